@@ -1,0 +1,184 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+)
+
+// Token-scoping queries. The second is the statement the incident's stuck
+// sessions showed as their last query ("SELECT email_team_members…").
+const (
+	sqlLookupToken = `SELECT t.user_email, u.is_active
+FROM api_tokens t JOIN email_users u ON u.email = t.user_email
+WHERE t.token_hash = $1 AND t.is_active AND (t.expires_at IS NULL OR t.expires_at > now())`
+
+	sqlTeamMemberships = `SELECT email_team_members.team_id, email_team_members.role
+FROM email_team_members JOIN email_teams ON email_teams.id = email_team_members.team_id
+WHERE email_team_members.user_email = $1 AND email_team_members.is_active AND email_teams.is_active`
+)
+
+// Scope is what token scoping learned about the caller.
+type Scope struct {
+	Email string
+	Teams []int64
+}
+
+type scopeKey struct{}
+
+// cleanupFunc ends a request's database session.
+type cleanupFunc func(ctx context.Context, sess *Session) error
+
+// cleanupCommitInFinally is the Go twin of ContextForge's token-scoping
+// middleware before PR #1886 (issue #1885):
+//
+//	finally:
+//	    db.commit()
+//	    db.close()
+//
+// When the commit raises — here: the request's context was cancelled because
+// the client gave up, as asyncio cancels a task when its client disconnects —
+// the close is skipped and the session stays "idle in transaction" on the
+// server, holding a pool slot, until idle_in_transaction_session_timeout.
+func cleanupCommitInFinally(ctx context.Context, sess *Session) error {
+	if err := sess.Commit(ctx); err != nil {
+		return err // BUG (#1885): sess.Close() never runs on this path
+	}
+	sess.Close()
+	return nil
+}
+
+// cleanupFixed is PR #1886's fix: a nested try/finally, so the close (which
+// rolls back whatever is open) runs whether or not the commit failed.
+//
+//	try:
+//	    db.commit()
+//	finally:
+//	    db.close()
+func cleanupFixed(ctx context.Context, sess *Session) error {
+	defer sess.Close()
+	return sess.Commit(ctx)
+}
+
+// tokenScoping authenticates the bearer token and reads the caller's team
+// memberships in one database session per HTTP request, as ContextForge's
+// middleware did, then runs the rest of the request inside it and ends the
+// session with the variant's cleanup. The result reaches the MCP layer as
+// go-sdk TokenInfo (via auth.RequireBearerToken, which also writes the 401).
+func (g *Gateway) tokenScoping(next http.Handler) http.Handler {
+	verify := auth.RequireBearerToken(func(ctx context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
+		sc, _ := r.Context().Value(scopeKey{}).(*Scope)
+		if sc == nil {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{UserID: sc.Email, Expiration: time.Now().Add(time.Hour), Extra: map[string]any{"scope": sc}}, nil
+	}, nil)(next)
+
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, ok := bearerToken(r)
+		if !ok {
+			verify.ServeHTTP(w, r) // answers 401 without touching the database
+			return
+		}
+		ctx := r.Context()
+		sess, err := g.store.NewSession(ctx)
+		if err != nil {
+			g.dbUnavailable(w, err)
+			return
+		}
+		defer sess.Detach()
+		defer func() {
+			if err := g.cleanup(ctx, sess); err != nil {
+				g.log.Warn("token scoping: ending the database session failed", "err", err, "variant", g.variants.String())
+			}
+		}()
+		sc, err := lookupScope(ctx, sess, token)
+		if err != nil && !errors.Is(err, errBadToken) {
+			g.dbUnavailable(w, err)
+			return
+		}
+		if sc != nil {
+			r = r.WithContext(context.WithValue(ctx, scopeKey{}, sc))
+		}
+		verify.ServeHTTP(w, r)
+	})
+}
+
+var errBadToken = errors.New("unknown, inactive or expired token")
+
+// lookupScope runs the two token-scoping queries.
+func lookupScope(ctx context.Context, sess *Session, token string) (*Scope, error) {
+	var sc Scope
+	var active bool
+	rows, err := sess.Query(ctx, sqlLookupToken, hashToken(token))
+	if err != nil {
+		return nil, fmt.Errorf("look up token: %w", err)
+	}
+	found, err := scanOne(rows, &sc.Email, &active)
+	if err != nil {
+		return nil, fmt.Errorf("look up token: %w", err)
+	}
+	if !found || !active {
+		return nil, errBadToken
+	}
+	rows, err = sess.Query(ctx, sqlTeamMemberships, sc.Email)
+	if err != nil {
+		return nil, fmt.Errorf("read team memberships: %w", err)
+	}
+	var team int64
+	var role string
+	_, err = pgx.ForEachRow(rows, []any{&team, &role}, func() error {
+		sc.Teams = append(sc.Teams, team)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read team memberships: %w", err)
+	}
+	return &sc, nil
+}
+
+func scanOne(rows pgx.Rows, dest ...any) (bool, error) {
+	defer rows.Close()
+	if !rows.Next() {
+		return false, rows.Err()
+	}
+	if err := rows.Scan(dest...); err != nil {
+		return false, err
+	}
+	return true, rows.Err()
+}
+
+func bearerToken(r *http.Request) (string, bool) {
+	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
+		return "", false
+	}
+	return strings.TrimSpace(tok), true
+}
+
+// dbUnavailable answers 503 when the database (or the pool) cannot serve
+// the request, so clients see a retryable status rather than a hang.
+func (g *Gateway) dbUnavailable(w http.ResponseWriter, err error) {
+	if errors.Is(err, context.Canceled) {
+		return // the client is gone; nobody reads the answer
+	}
+	g.log.Warn("database unavailable", "err", err)
+	w.Header().Set("Retry-After", "1")
+	http.Error(w, "database unavailable: "+err.Error(), http.StatusServiceUnavailable)
+}
+
+// HashToken is how bearer tokens are stored in api_tokens: SHA-256, hex.
+func HashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+func hashToken(token string) string { return HashToken(token) }

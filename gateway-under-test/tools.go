@@ -1,0 +1,139 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Tool queries.
+const (
+	sqlTeamTools = `SELECT tools.name, tools.description FROM tools
+WHERE tools.team_id = ANY($1) ORDER BY tools.name LIMIT 100`
+
+	sqlReport = `SELECT pg_sleep($1), count(*) FROM tool_invocations WHERE user_email = $2`
+
+	sqlRecordNote = `INSERT INTO tool_invocations (user_email, tool_name, note) VALUES ($1, $2, $3)`
+)
+
+type teamToolsOut struct {
+	Tools []teamTool `json:"tools"`
+}
+
+type teamTool struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+type reportIn struct {
+	Seconds float64 `json:"seconds" jsonschema:"how long the report takes to compute, in seconds (0 to 30)"`
+}
+
+type reportOut struct {
+	Invocations int64 `json:"invocations"`
+}
+
+type noteIn struct {
+	Note string `json:"note" jsonschema:"free text to record (at most 1000 characters)"`
+}
+
+type noteOut struct {
+	Recorded bool `json:"recorded"`
+}
+
+// errNoScope means a tool ran without token scoping: a wiring bug.
+var errNoScope = errors.New("no token scope on the request")
+
+func scopeOf(req *mcp.CallToolRequest) (*Scope, error) {
+	if req.Extra == nil || req.Extra.TokenInfo == nil {
+		return nil, errNoScope
+	}
+	sc, ok := req.Extra.TokenInfo.Extra["scope"].(*Scope)
+	if !ok {
+		return nil, errNoScope
+	}
+	return sc, nil
+}
+
+// withSession runs fn in its own unit of work and always closes it: the
+// tools are not where this gateway's leaks live.
+func (g *Gateway) withSession(ctx context.Context, fn func(*Session) error) error {
+	sess, err := g.store.NewSession(ctx)
+	if err != nil {
+		return err
+	}
+	defer sess.Detach()
+	defer sess.Close()
+	if err := fn(sess); err != nil {
+		return err
+	}
+	return sess.Commit(ctx)
+}
+
+// addTools registers the gateway's database-backed tools.
+func (g *Gateway) addTools(s *mcp.Server) {
+	mcp.AddTool(s, &mcp.Tool{Name: "get_team_tools", Description: "List the tools registered for the caller's teams (a read)."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, teamToolsOut, error) {
+			var out teamToolsOut
+			sc, err := scopeOf(req)
+			if err != nil {
+				return nil, out, err
+			}
+			err = g.withSession(ctx, func(sess *Session) error {
+				rows, err := sess.Query(ctx, sqlTeamTools, sc.Teams)
+				if err != nil {
+					return err
+				}
+				var t teamTool
+				_, err = pgx.ForEachRow(rows, []any{&t.Name, &t.Description}, func() error {
+					out.Tools = append(out.Tools, t)
+					return nil
+				})
+				return err
+			})
+			return nil, out, err
+		})
+
+	mcp.AddTool(s, &mcp.Tool{Name: "generate_report", Description: "Compute a report on the caller's activity; takes `seconds` of database time (a slow read)."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in reportIn) (*mcp.CallToolResult, reportOut, error) {
+			var out reportOut
+			sc, err := scopeOf(req)
+			if err != nil {
+				return nil, out, err
+			}
+			if in.Seconds < 0 || in.Seconds > 30 {
+				return nil, out, fmt.Errorf("seconds must be between 0 and 30, got %g", in.Seconds)
+			}
+			err = g.withSession(ctx, func(sess *Session) error {
+				rows, err := sess.Query(ctx, sqlReport, in.Seconds, sc.Email)
+				if err != nil {
+					return err
+				}
+				var slept any
+				_, err = scanOne(rows, &slept, &out.Invocations)
+				return err
+			})
+			return nil, out, err
+		})
+
+	mcp.AddTool(s, &mcp.Tool{Name: "record_note", Description: "Record a note for the caller (a write)."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in noteIn) (*mcp.CallToolResult, noteOut, error) {
+			var out noteOut
+			sc, err := scopeOf(req)
+			if err != nil {
+				return nil, out, err
+			}
+			if len(in.Note) > 1000 {
+				return nil, out, fmt.Errorf("note is %d characters, at most 1000 allowed", len(in.Note))
+			}
+			err = g.withSession(ctx, func(sess *Session) error {
+				_, err := sess.Exec(ctx, sqlRecordNote, sc.Email, "record_note", in.Note)
+				return err
+			})
+			out.Recorded = err == nil
+			return nil, out, err
+		})
+}
