@@ -1,0 +1,42 @@
+# leakbench — make targets. `make loadtest` is the only command a new machine
+# needs: it installs PostgreSQL 15 and PgBouncer where it can (Debian/Ubuntu,
+# as root) and otherwise says what to install.
+
+GO       ?= go
+BIN      := bin/leakbench
+OUT      ?= out/signoff
+VERSION  := $(shell git describe --always --dirty 2>/dev/null || echo dev)
+PKGS     := ./...
+
+.PHONY: all build deps test test-short loadtest bench lint fuzz clean
+
+all: build
+
+build:
+	CGO_ENABLED=0 $(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/leakbench
+
+# deps installs what the local stack runs: PostgreSQL 15 and PgBouncer.
+deps:
+	@./scripts/deps.sh
+
+# test runs unit tests and the integration tests on a real local stack.
+test: deps
+	$(GO) test -count=1 -timeout 15m $(PKGS)
+
+test-short:
+	$(GO) test -short -count=1 $(PKGS)
+
+# loadtest is the CI gate: a before/after sign-off; exit 0 pass, 99 fail.
+loadtest: deps build
+	./$(BIN) signoff --profile ci --out $(OUT) --force
+
+bench: deps
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 20m $(PKGS)
+
+lint:
+	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
+	$(GO) vet $(PKGS)
+	@if command -v staticcheck >/dev/null 2>&1; then staticcheck $(PKGS); else echo "staticcheck not installed; skipped (go install honnef.co/go/tools/cmd/staticcheck@v0.8.2)"; fi
+
+clean:
+	rm -rf bin out
