@@ -196,22 +196,43 @@ func (s *Store) reapDead() {
 	}
 }
 
-// close stops the reaper and closes the pool. Leaked sessions are released
-// first so that pool.Close does not wait for them forever.
+// close stops the reaper and closes the pool. Leaked (detached) sessions
+// are closed here, since nobody else ever will. Sessions still owned by a
+// running handler — go-sdk does not cancel a stateful tool handler when its
+// client goes away — are given time to finish; if they do not, the pool is
+// abandoned rather than closed, because pgxpool.Close would wait for them
+// forever (the servers behind are being stopped anyway).
 func (s *Store) close() {
 	close(s.stop)
 	<-s.done
-	s.mu.Lock()
-	open := s.open
-	s.open = map[*Session]struct{}{}
-	s.mu.Unlock()
-	for sess := range open {
-		if sess.conn != nil {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s.mu.Lock()
+		var leaked []*Session
+		owned := 0
+		for sess := range s.open {
+			if sess.detached.Load() {
+				leaked = append(leaked, sess)
+				delete(s.open, sess)
+			} else {
+				owned++
+			}
+		}
+		s.mu.Unlock()
+		for _, sess := range leaked {
 			sess.conn.Conn().PgConn().Close(context.Background()) //nolint:errcheck // shutting down
 			sess.conn.Release()
 		}
+		if owned == 0 {
+			s.pool.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			s.log.Warn("closing the gateway with database sessions still in use; abandoning the pool", "sessions", owned)
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	s.pool.Close()
 }
 
 // unclosed counts sessions whose request finished without closing them.

@@ -1,0 +1,152 @@
+package scenarios
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// BenchmarkCallTool measures one tools/call of the lean client. The server
+// runs in the same process, so ns/op and allocs/op include its share; the
+// "canned" case answers with fixed bytes and shows the client's own cost.
+func BenchmarkCallTool(b *testing.B) {
+	args := map[string]any{"text": "hello"}
+	run := func(b *testing.B, url string) {
+		c := NewClient(url, ClientOptions{})
+		defer c.CloseIdleConnections()
+		ctx := context.Background()
+		s := c.NewSession("bench-token")
+		if err := s.Initialize(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := s.CallTool(ctx, "echo", args); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		_ = s.Close(ctx)
+	}
+	b.Run("sdk-json", func(b *testing.B) { run(b, newSDKServer(b, sdkOpts{JSON: true}).URL) })
+	b.Run("sdk-sse", func(b *testing.B) { run(b, newSDKServer(b, sdkOpts{}).URL) })
+	b.Run("canned-json", func(b *testing.B) {
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			switch {
+			case contains(body, `"initialize"`):
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"c","version":"1"}}}`)
+			case contains(body, `"notifications/initialized"`):
+				w.WriteHeader(http.StatusAccepted)
+			default:
+				// Our ids count up from 1 per session; echo back the
+				// id the client sent to stay a valid answer.
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, `{"jsonrpc":"2.0","id":`+idOf(body)+`,"result":{"content":[{"type":"text","text":"hello"}]}}`)
+			}
+		}))
+		defer ts.Close()
+		run(b, ts.URL)
+	})
+}
+
+// BenchmarkCallToolSDKClient is the same call through the go-sdk client,
+// for comparison.
+func BenchmarkCallToolSDKClient(b *testing.B) {
+	srv := newSDKServer(b, sdkOpts{JSON: true})
+	ctx := context.Background()
+	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v0"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello"}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := cs.CallTool(ctx, params); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkIdleSessionCost reports what an initialized, idle session costs:
+// goroutines and heap bytes per session, lean client versus go-sdk client.
+// The go-sdk server runs in-process, so both figures include its share
+// (the same server in both cases); the difference is the client's. This is
+// why the engine uses the lean client.
+func BenchmarkIdleSessionCost(b *testing.B) {
+	const n = 50
+	measure := func(b *testing.B, open func(ctx context.Context) func()) {
+		ctx := context.Background()
+		for b.Loop() {
+			var ms0, ms1 runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&ms0)
+			g0 := runtime.NumGoroutine()
+			closers := make([]func(), 0, n)
+			for range n {
+				closers = append(closers, open(ctx))
+			}
+			time.Sleep(50 * time.Millisecond) // let background streams settle
+			runtime.GC()
+			runtime.ReadMemStats(&ms1)
+			b.ReportMetric(float64(runtime.NumGoroutine()-g0)/n, "goroutines/session")
+			b.ReportMetric(float64(int64(ms1.HeapAlloc)-int64(ms0.HeapAlloc))/n, "heapB/session")
+			for _, c := range closers {
+				c()
+			}
+		}
+	}
+	b.Run("lean", func(b *testing.B) {
+		srv := newSDKServer(b, sdkOpts{JSON: true})
+		c := NewClient(srv.URL, ClientOptions{MaxConns: n})
+		defer c.CloseIdleConnections()
+		measure(b, func(ctx context.Context) func() {
+			s := c.NewSession("")
+			if err := s.Initialize(ctx); err != nil {
+				b.Fatal(err)
+			}
+			return func() { _ = s.Close(ctx) }
+		})
+	})
+	b.Run("go-sdk", func(b *testing.B) {
+		srv := newSDKServer(b, sdkOpts{JSON: true})
+		hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}}
+		defer hc.CloseIdleConnections()
+		client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v0"}, nil)
+		measure(b, func(ctx context.Context) func() {
+			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc}, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return func() { _ = cs.Close() }
+		})
+	})
+}
+
+func contains(b []byte, s string) bool { return bytes.Contains(b, []byte(s)) }
+
+func indexOf(b []byte, s string) int { return bytes.Index(b, []byte(s)) }
+
+// idOf extracts the numeric id from a request body like {"jsonrpc":"2.0","id":12,...}.
+func idOf(body []byte) string {
+	i := indexOf(body, `"id":`)
+	if i < 0 {
+		return "null"
+	}
+	j := i + len(`"id":`)
+	k := j
+	for k < len(body) && body[k] >= '0' && body[k] <= '9' {
+		k++
+	}
+	return string(body[j:k])
+}

@@ -1,0 +1,153 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+)
+
+// Error kinds: a small closed set, so that results from different runs and
+// different targets can be compared kind by kind. Every error returned by a
+// [Session] is an [*Error] carrying one of them; [Classify] maps any error to
+// one of them.
+const (
+	// KindTimeout: our per-request timeout fired and the client gave up
+	// (and closed the request, which the target observes).
+	KindTimeout = "timeout"
+	// KindHTTP: the target answered with a non-2xx status ([Error.Status]).
+	KindHTTP = "http"
+	// KindJSONRPC: the target answered with a JSON-RPC error object ([Error.Code]).
+	KindJSONRPC = "jsonrpc"
+	// KindTool: tools/call returned a result with isError: true.
+	KindTool = "tool"
+	// KindConn: the connection failed: refused, reset, closed early (EOF).
+	KindConn = "conn"
+	// KindProtocol: the answer was not valid JSON, SSE or JSON-RPC, or
+	// broke the MCP Streamable HTTP rules.
+	KindProtocol = "protocol"
+	// KindCanceled: the run's own context ended; not a failure of the target.
+	KindCanceled = "canceled"
+)
+
+// Kinds lists every error kind, in a stable order.
+var Kinds = kindList[:]
+
+var kindList = [...]string{KindTimeout, KindHTTP, KindJSONRPC, KindTool, KindConn, KindProtocol, KindCanceled}
+
+// ErrSessionExpired matches (with [errors.Is]) an HTTP 404 answer to a request
+// that carried an Mcp-Session-Id: the target forgot the session and the client
+// must initialize again.
+var ErrSessionExpired = errors.New("mcp session expired")
+
+// Error is the error returned by every [Session] method.
+type Error struct {
+	Kind   string // one of the Kind constants
+	Op     string // "initialize", "tools/list", "tools/call", "ping", "close"
+	Status int    // HTTP status, for KindHTTP
+	Code   int64  // JSON-RPC error code, for KindJSONRPC
+	Msg    string // short human-readable detail; never contains the bearer token
+	Err    error  // underlying error, if any
+
+	expired bool // 404 on a request that carried a session id
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Op)
+	b.WriteString(": ")
+	b.WriteString(e.Kind)
+	switch e.Kind {
+	case KindHTTP:
+		fmt.Fprintf(&b, " %d", e.Status)
+	case KindJSONRPC:
+		fmt.Fprintf(&b, " %d", e.Code)
+	}
+	if e.Msg != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Msg)
+	}
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is reports whether e matches target; it makes errors.Is(err,
+// ErrSessionExpired) work.
+func (e *Error) Is(target error) bool {
+	return target == ErrSessionExpired && e.expired
+}
+
+// Classify returns the kind of err: one of the Kind constants, or "" for nil.
+// Errors that did not come from a [Session] are classified by what they wrap;
+// anything unrecognized is KindProtocol.
+func Classify(err error) string {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return KindCanceled
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, errRequestTimeout):
+		return KindTimeout
+	case isConnError(err):
+		return KindConn
+	}
+	return KindProtocol
+}
+
+// errRequestTimeout is the cause set on a request's context when our
+// per-request timeout fires, so that it can be told apart from the run ending.
+var errRequestTimeout = errors.New("request timeout")
+
+// isConnError reports whether err is a transport-level failure.
+func isConnError(err error) bool {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, net.ErrClosed) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne)
+}
+
+// transportError wraps an error from sending a request or reading its body.
+// ctx is the caller's context, reqCtx the per-request one derived from it.
+func transportError(ctx, reqCtx context.Context, op string, err error) *Error {
+	switch {
+	case ctx.Err() != nil:
+		return &Error{Kind: KindCanceled, Op: op, Err: context.Cause(ctx)}
+	case reqCtx.Err() != nil && errors.Is(context.Cause(reqCtx), errRequestTimeout):
+		return &Error{Kind: KindTimeout, Op: op, Err: errRequestTimeout}
+	}
+	var pe *protocolError
+	if errors.As(err, &pe) {
+		return &Error{Kind: KindProtocol, Op: op, Msg: pe.msg}
+	}
+	if isConnError(err) {
+		return &Error{Kind: KindConn, Op: op, Err: err}
+	}
+	// An error from the HTTP client that is neither a network error nor
+	// ours (e.g. a malformed response status line) is a protocol error.
+	return &Error{Kind: KindProtocol, Op: op, Err: err}
+}
+
+// protocolError is a malformed answer found by the response parser.
+type protocolError struct{ msg string }
+
+func (e *protocolError) Error() string { return e.msg }
+
+func protocolErrorf(format string, args ...any) error {
+	return &protocolError{msg: fmt.Sprintf(format, args...)}
+}

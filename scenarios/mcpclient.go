@@ -1,0 +1,427 @@
+package scenarios
+
+// A lean MCP client over Streamable HTTP (protocol 2025-06-18).
+//
+// It is hand-written on purpose instead of using the go-sdk client
+// (mcp.Client + mcp.StreamableClientTransport): the SDK keeps, per session,
+// several goroutines and a standalone SSE GET stream open for server-initiated
+// messages, which costs memory and a connection per virtual user and makes
+// thousands of virtual users on a laptop measure the load generator rather
+// than the target. A load-test user only needs request/response: an idle
+// Session here is a few small fields, with no goroutine and no connection
+// of its own; all sessions share one http.Client and its keep-alive pool.
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// ProtocolVersion is the MCP protocol version the client asks for.
+const ProtocolVersion = "2025-06-18"
+
+// acceptedVersions are the versions the client can speak: Streamable HTTP
+// with the semantics implemented here.
+var acceptedVersions = map[string]bool{"2025-03-26": true, "2025-06-18": true, "2025-11-25": true}
+
+// Defaults for ClientOptions.
+const (
+	DefaultRequestTimeout = 10 * time.Second
+	defaultClientName     = "leakbench"
+	defaultClientVersion  = "0.1.0"
+	maxToolPages          = 100                   // bound on tools/list pagination
+	drainGrace            = 50 * time.Millisecond // wait for the end of an SSE stream, to reuse the connection
+	drainLimit            = 64 << 10
+)
+
+// ClientOptions configures a [Client].
+type ClientOptions struct {
+	// RequestTimeout bounds every request; when it fires the request is
+	// abandoned and its connection closed. Default DefaultRequestTimeout.
+	RequestTimeout time.Duration
+	// MaxConns is the expected number of concurrent sessions; the idle
+	// connection pool is sized for it. Default 100.
+	MaxConns int
+	// ClientName and ClientVersion go into initialize's clientInfo.
+	// Defaults "leakbench" and this package's version.
+	ClientName, ClientVersion string
+}
+
+// Client holds what all sessions share: the target URL and one http.Client.
+// It is safe for concurrent use.
+type Client struct {
+	target  string
+	timeout time.Duration
+	info    clientInfo
+	hc      *http.Client
+}
+
+type clientInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// NewClient returns a client for the MCP endpoint at target
+// (e.g. "http://127.0.0.1:8080/mcp").
+func NewClient(target string, opts ClientOptions) *Client {
+	if opts.RequestTimeout <= 0 {
+		opts.RequestTimeout = DefaultRequestTimeout
+	}
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = 100
+	}
+	if opts.ClientName == "" {
+		opts.ClientName = defaultClientName
+	}
+	if opts.ClientVersion == "" {
+		opts.ClientVersion = defaultClientVersion
+	}
+	tr := &http.Transport{
+		Proxy:               nil, // load goes straight to the target, never via a proxy
+		DialContext:         (&net.Dialer{Timeout: opts.RequestTimeout, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        opts.MaxConns,
+		MaxIdleConnsPerHost: opts.MaxConns,
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: opts.RequestTimeout,
+		// HTTP/1.1 only: one request per connection at a time, so a request
+		// we abandon closes its connection, exactly as a browser or
+		// script client giving up would.
+		ForceAttemptHTTP2: false,
+		TLSNextProto:      map[string]func(string, *tls.Conn) http.RoundTripper{},
+	}
+	return &Client{
+		target:  target,
+		timeout: opts.RequestTimeout,
+		info:    clientInfo{Name: opts.ClientName, Version: opts.ClientVersion},
+		hc:      &http.Client{Transport: tr},
+	}
+}
+
+// CloseIdleConnections closes the pooled keep-alive connections. Call it when
+// done with the client so that no connection goroutine outlives it.
+func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
+
+// NewSession returns an uninitialized session that authenticates with token
+// (no Authorization header if token is empty).
+func (c *Client) NewSession(token string) *Session {
+	return &Session{c: c, token: token}
+}
+
+// Session is one MCP session: one virtual user. It is not safe for
+// concurrent use: a user sends one request at a time.
+type Session struct {
+	c         *Client
+	token     string
+	id        string // Mcp-Session-Id; "" for stateless servers
+	version   string // negotiated protocol version; "" before Initialize
+	nextID    int64
+	sessioned bool // the last request carried a session id
+}
+
+// ID returns the Mcp-Session-Id the server assigned ("" if none).
+func (s *Session) ID() string { return s.id }
+
+// ProtocolVersion returns the negotiated protocol version ("" before
+// Initialize).
+func (s *Session) ProtocolVersion() string { return s.version }
+
+// Tool is a tool as listed by tools/list.
+type Tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+}
+
+// Content is one content block of a tool result.
+type Content struct {
+	Type string `json:"type"`
+	Text string `json:"text,omitempty"`
+}
+
+// CallToolResult is the result of tools/call.
+type CallToolResult struct {
+	Content           []Content       `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
+	IsError           bool            `json:"isError,omitempty"`
+}
+
+// Initialize performs the MCP handshake: initialize, then
+// notifications/initialized. Calling it again starts a new session (after a
+// 404, see [ErrSessionExpired]).
+func (s *Session) Initialize(ctx context.Context) error {
+	const op = "initialize"
+	s.id, s.version = "", ""
+	params := map[string]any{
+		"protocolVersion": ProtocolVersion,
+		"capabilities":    struct{}{},
+		"clientInfo":      s.c.info,
+	}
+	var res struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	hdr, err := s.call(ctx, op, "initialize", params, &res)
+	if err != nil {
+		return err
+	}
+	if !acceptedVersions[res.ProtocolVersion] {
+		return &Error{Kind: KindProtocol, Op: op, Msg: fmt.Sprintf("server chose unsupported protocol version %q", truncate(res.ProtocolVersion, 32))}
+	}
+	s.id = hdr.Get("Mcp-Session-Id")
+	s.version = res.ProtocolVersion
+	return s.notify(ctx, op, "notifications/initialized")
+}
+
+// ListTools lists all tools, following nextCursor pages (at most 100).
+func (s *Session) ListTools(ctx context.Context) ([]Tool, error) {
+	const op = "tools/list"
+	var tools []Tool
+	cursor := ""
+	for page := 0; page < maxToolPages; page++ {
+		var params any
+		if cursor != "" {
+			params = map[string]string{"cursor": cursor}
+		}
+		var res struct {
+			Tools      []Tool `json:"tools"`
+			NextCursor string `json:"nextCursor"`
+		}
+		if _, err := s.call(ctx, op, "tools/list", params, &res); err != nil {
+			return tools, err
+		}
+		tools = append(tools, res.Tools...)
+		if res.NextCursor == "" {
+			return tools, nil
+		}
+		if res.NextCursor == cursor {
+			return tools, &Error{Kind: KindProtocol, Op: op, Msg: "nextCursor repeats the cursor sent"}
+		}
+		cursor = res.NextCursor
+	}
+	return tools, &Error{Kind: KindProtocol, Op: op, Msg: fmt.Sprintf("more than %d pages", maxToolPages)}
+}
+
+// CallTool calls tool name with args. A result with isError: true is
+// returned together with an *Error of kind KindTool.
+func (s *Session) CallTool(ctx context.Context, name string, args map[string]any) (*CallToolResult, error) {
+	const op = "tools/call"
+	params := struct {
+		Name      string         `json:"name"`
+		Arguments map[string]any `json:"arguments,omitempty"`
+	}{name, args}
+	var res CallToolResult
+	if _, err := s.call(ctx, op, "tools/call", params, &res); err != nil {
+		return nil, err
+	}
+	if res.IsError {
+		msg := "isError result"
+		for _, c := range res.Content {
+			if c.Type == "text" && c.Text != "" {
+				msg = s.redact(truncate(c.Text, 200))
+				break
+			}
+		}
+		return &res, &Error{Kind: KindTool, Op: op, Msg: msg}
+	}
+	return &res, nil
+}
+
+// Ping sends a ping request.
+func (s *Session) Ping(ctx context.Context) error {
+	_, err := s.call(ctx, "ping", "ping", nil, nil)
+	return err
+}
+
+// Close ends the session with an HTTP DELETE. A server that does not allow
+// it (405) or has already forgotten the session (404) is not an error. A
+// session without an id (stateless server) has nothing to close.
+func (s *Session) Close(ctx context.Context) error {
+	const op = "close"
+	if s.id == "" {
+		return nil
+	}
+	defer func() { s.id, s.version = "", "" }()
+	resp, cancel, err := s.send(ctx, op, http.MethodDelete, nil)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	defer resp.Body.Close()
+	drain(resp.Body)
+	switch {
+	case resp.StatusCode/100 == 2, resp.StatusCode == http.StatusMethodNotAllowed, resp.StatusCode == http.StatusNotFound:
+		return nil
+	}
+	return s.statusError(op, resp)
+}
+
+// call sends a JSON-RPC request and decodes its result into out (if non-nil).
+// It returns the answer's headers.
+func (s *Session) call(ctx context.Context, op, method string, params, out any) (http.Header, error) {
+	s.nextID++
+	id := s.nextID
+	body, err := json.Marshal(struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      int64  `json:"id"`
+		Method  string `json:"method"`
+		Params  any    `json:"params,omitempty"`
+	}{"2.0", id, method, params})
+	if err != nil {
+		return nil, &Error{Kind: KindProtocol, Op: op, Msg: "encode request", Err: err}
+	}
+	resp, cancel, err := s.send(ctx, op, http.MethodPost, body)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return nil, s.statusError(op, resp)
+	}
+	mediaType := baseMediaType(resp.Header.Get("Content-Type"))
+	rr, err := parseResponse(mediaType, resp.Body, id)
+	if err != nil {
+		return nil, s.bodyError(ctx, resp, op, err)
+	}
+	if mediaType == mediaSSE {
+		// Let the stream end so the connection can be reused, but do not
+		// wait for a server that keeps it open.
+		t := time.AfterFunc(drainGrace, cancel)
+		drain(resp.Body)
+		t.Stop()
+	}
+	if rr.Error != nil {
+		return nil, &Error{Kind: KindJSONRPC, Op: op, Code: rr.Error.Code, Msg: s.redact(truncate(rr.Error.Message, 200))}
+	}
+	if out != nil {
+		if err := json.Unmarshal(rr.Result, out); err != nil {
+			return nil, &Error{Kind: KindProtocol, Op: op, Msg: "malformed " + method + " result: " + jsonErrMsg(err)}
+		}
+	}
+	return resp.Header, nil
+}
+
+// notify sends a JSON-RPC notification; the server must answer 202 Accepted.
+func (s *Session) notify(ctx context.Context, op, method string) error {
+	body := []byte(`{"jsonrpc":"2.0","method":"` + method + `"}`)
+	resp, cancel, err := s.send(ctx, op, http.MethodPost, body)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	defer resp.Body.Close()
+	drain(resp.Body)
+	switch {
+	case resp.StatusCode == http.StatusAccepted:
+		return nil
+	case resp.StatusCode/100 == 2:
+		return &Error{Kind: KindProtocol, Op: op, Msg: fmt.Sprintf("%s: want 202 Accepted, got %d", method, resp.StatusCode)}
+	}
+	return s.statusError(op, resp)
+}
+
+// send sends one HTTP request under the per-request timeout. On success the
+// caller must close the body and then call cancel.
+func (s *Session) send(ctx context.Context, op, method string, body []byte) (*http.Response, context.CancelFunc, error) {
+	reqCtx, cancel := context.WithTimeoutCause(ctx, s.c.timeout, errRequestTimeout)
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(reqCtx, method, s.c.target, rd)
+	if err != nil {
+		cancel()
+		return nil, nil, &Error{Kind: KindProtocol, Op: op, Msg: "build request", Err: err}
+	}
+	h := req.Header
+	h["Accept"] = acceptHeader
+	if body != nil {
+		h["Content-Type"] = contentTypeHeader
+	}
+	h["User-Agent"] = []string{s.c.info.Name + "/" + s.c.info.Version}
+	if s.token != "" {
+		h["Authorization"] = []string{"Bearer " + s.token}
+	}
+	s.sessioned = s.id != ""
+	if s.id != "" {
+		h["Mcp-Session-Id"] = []string{s.id}
+	}
+	if s.version != "" {
+		h["Mcp-Protocol-Version"] = []string{s.version}
+	}
+	resp, err := s.c.hc.Do(req)
+	if err != nil {
+		e := transportError(ctx, reqCtx, op, err)
+		cancel()
+		return nil, nil, e
+	}
+	return resp, cancel, nil
+}
+
+var (
+	acceptHeader      = []string{"application/json, text/event-stream"}
+	contentTypeHeader = []string{"application/json"}
+)
+
+// statusError builds the error for a non-2xx answer, with a sanitized
+// snippet of its body for diagnosis.
+func (s *Session) statusError(op string, resp *http.Response) error {
+	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
+	drain(resp.Body)
+	e := &Error{Kind: KindHTTP, Op: op, Status: resp.StatusCode, Msg: s.redact(cleanSnippet(snippet))}
+	if resp.StatusCode == http.StatusNotFound && s.sessioned {
+		e.expired = true
+	}
+	return e
+}
+
+// bodyError classifies a failure while reading an answer body.
+func (s *Session) bodyError(ctx context.Context, resp *http.Response, op string, err error) error {
+	e := transportError(ctx, resp.Request.Context(), op, err)
+	e.Msg = s.redact(e.Msg)
+	return e
+}
+
+// redact removes the session's bearer token from text that came from the
+// target: a hostile or careless server may echo it back.
+func (s *Session) redact(text string) string {
+	if s.token == "" || !strings.Contains(text, s.token) {
+		return text
+	}
+	return strings.ReplaceAll(text, s.token, "[REDACTED]")
+}
+
+// cleanSnippet makes a body prefix printable on one line.
+func cleanSnippet(b []byte) string {
+	s := strings.Map(func(r rune) rune {
+		if r == unicode.ReplacementChar || !unicode.IsPrint(r) {
+			return ' '
+		}
+		return r
+	}, string(b))
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// drain reads what is left of a body (up to a bound), so that the
+// keep-alive connection can be reused.
+func drain(r io.Reader) { _, _ = io.Copy(io.Discard, io.LimitReader(r, drainLimit)) }
+
+// baseMediaType returns the lower-case media type without parameters.
+func baseMediaType(ct string) string {
+	ct, _, _ = strings.Cut(ct, ";")
+	return strings.ToLower(strings.TrimSpace(ct))
+}
+
+// isCanceled reports whether err is the run's own context ending.
+func isCanceled(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Kind == KindCanceled
+}

@@ -1,0 +1,271 @@
+package scenarios
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strconv"
+)
+
+// MaxBodyBytes bounds how much of one answer the client reads, so that a
+// hostile or broken target cannot make it run out of memory.
+const MaxBodyBytes = 4 << 20
+
+const (
+	mediaJSON = "application/json"
+	mediaSSE  = "text/event-stream"
+)
+
+// rpcError is a JSON-RPC error object.
+type rpcError struct {
+	Code    int64           `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// rpcResponse is the answer to one of our requests: exactly one of Result and
+// Error is set.
+type rpcResponse struct {
+	Result json.RawMessage
+	Error  *rpcError
+}
+
+// rpcMessage is any JSON-RPC 2.0 message, as far as we need to look into it.
+type rpcMessage struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Result  json.RawMessage `json:"result"`
+	Error   *rpcError       `json:"error"`
+}
+
+// parseResponse reads, from an answer body of the given media type
+// (lower-case, without parameters), the JSON-RPC response to request id.
+//
+// An application/json body must hold that one response (or a batch
+// containing it). A text/event-stream body is read event by event until the
+// event carrying it; other events, server requests and notifications are
+// skipped. Format errors are *protocolError; I/O errors are returned as they
+// come, so the caller can tell a dropped connection from a malformed answer.
+func parseResponse(mediaType string, body io.Reader, id int64) (*rpcResponse, error) {
+	r := &limitedReader{r: body, n: MaxBodyBytes}
+	switch mediaType {
+	case mediaJSON:
+		data, err := io.ReadAll(r)
+		if err != nil {
+			return nil, err
+		}
+		resp, ok, err := decodeMessage(data, id, true)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, protocolErrorf("JSON body holds no response to request %d", id)
+		}
+		return resp, nil
+	case mediaSSE:
+		return parseSSE(r, id)
+	default:
+		return nil, protocolErrorf("unexpected Content-Type %q", truncate(mediaType, 64))
+	}
+}
+
+// errBodyTooLarge is returned once an answer passes MaxBodyBytes.
+var errBodyTooLarge = &protocolError{msg: "answer body exceeds " + strconv.Itoa(MaxBodyBytes) + " bytes"}
+
+// limitedReader is io.LimitReader that fails loudly instead of hitting EOF.
+type limitedReader struct {
+	r io.Reader
+	n int64
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		var one [1]byte
+		n, err := l.r.Read(one[:])
+		if n > 0 {
+			return 0, errBodyTooLarge
+		}
+		return 0, err
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	n, err := l.r.Read(p)
+	l.n -= int64(n)
+	return n, err
+}
+
+// decodeMessage decodes one JSON-RPC message (or batch) and reports whether it
+// is the response to request id. In strict mode (a JSON body, which must be
+// our response) anything else is a protocol error; otherwise (an SSE event)
+// requests, notifications and responses to other ids are skipped.
+func decodeMessage(data []byte, id int64, strict bool) (*rpcResponse, bool, error) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return nil, false, protocolErrorf("empty JSON-RPC message")
+	}
+	if data[0] == '[' {
+		var batch []rpcMessage
+		if err := json.Unmarshal(data, &batch); err != nil {
+			return nil, false, protocolErrorf("malformed JSON-RPC batch: %v", jsonErrMsg(err))
+		}
+		for i := range batch {
+			resp, ok, err := matchMessage(&batch[i], id, false)
+			if err != nil || ok {
+				return resp, ok, err
+			}
+		}
+		if strict {
+			return nil, false, protocolErrorf("JSON-RPC batch holds no response to request %d", id)
+		}
+		return nil, false, nil
+	}
+	var m rpcMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, false, protocolErrorf("malformed JSON-RPC message: %v", jsonErrMsg(err))
+	}
+	return matchMessage(&m, id, strict)
+}
+
+func matchMessage(m *rpcMessage, id int64, strict bool) (*rpcResponse, bool, error) {
+	if m.JSONRPC != "2.0" {
+		return nil, false, protocolErrorf("jsonrpc member is %q, want \"2.0\"", truncate(m.JSONRPC, 32))
+	}
+	if m.Method != "" {
+		if strict {
+			return nil, false, protocolErrorf("expected a response, got a %q message", truncate(m.Method, 64))
+		}
+		return nil, false, nil // a server request or notification
+	}
+	hasResult, hasError := len(m.Result) > 0, m.Error != nil
+	if hasResult == hasError {
+		return nil, false, protocolErrorf("JSON-RPC response must have exactly one of result and error")
+	}
+	idRaw := bytes.TrimSpace(m.ID)
+	switch {
+	case hasError && (len(idRaw) == 0 || string(idRaw) == "null"):
+		// The server could not read our request's id; the error is ours.
+	case len(idRaw) == 0:
+		return nil, false, protocolErrorf("JSON-RPC response without id")
+	default:
+		got, err := strconv.ParseInt(string(idRaw), 10, 64)
+		if err != nil || got != id {
+			if strict {
+				return nil, false, protocolErrorf("response id %s does not match request id %d", truncate(string(idRaw), 32), id)
+			}
+			return nil, false, nil
+		}
+	}
+	return &rpcResponse{Result: m.Result, Error: m.Error}, true, nil
+}
+
+// parseSSE reads a text/event-stream (WHATWG HTML §9.2.6) until the event
+// carrying the response to request id.
+func parseSSE(r io.Reader, id int64) (*rpcResponse, error) {
+	br := bufio.NewReaderSize(r, 4096)
+	var (
+		scratch []byte // long lines
+		data    []byte // the data buffer of the event being read
+		hasData bool
+		event   []byte
+		first   = true
+	)
+	dispatch := func() (*rpcResponse, bool, error) {
+		defer func() { data, hasData, event = data[:0], false, event[:0] }()
+		if !hasData || (len(event) > 0 && string(event) != "message") {
+			return nil, false, nil
+		}
+		return decodeMessage(data, id, false)
+	}
+	field := func(line []byte) {
+		if len(line) == 0 || line[0] == ':' {
+			return // blank lines are handled by the caller; ':' starts a comment
+		}
+		name, value, found := bytes.Cut(line, []byte{':'})
+		if found && len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+		switch string(name) {
+		case "data":
+			if hasData {
+				data = append(data, '\n')
+			}
+			data = append(data, value...)
+			hasData = true
+		case "event":
+			event = append(event[:0], value...)
+		}
+		// "id", "retry" and unknown fields do not matter here.
+	}
+	for {
+		chunk, err := readLine(br, &scratch)
+		if first {
+			chunk = bytes.TrimPrefix(chunk, []byte("\xef\xbb\xbf"))
+			first = false
+		}
+		eof := false
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				return nil, err
+			}
+			eof = true
+		}
+		// chunk ends at '\n' (or EOF); a lone '\r' also ends a line.
+		chunk = bytes.TrimSuffix(chunk, []byte{'\n'})
+		chunk = bytes.TrimSuffix(chunk, []byte{'\r'})
+		for {
+			line, rest, more := bytes.Cut(chunk, []byte{'\r'})
+			if len(line) == 0 && !(eof && !more) {
+				resp, ok, err := dispatch()
+				if err != nil || ok {
+					return resp, err
+				}
+			} else {
+				field(line)
+			}
+			if !more {
+				break
+			}
+			chunk = rest
+		}
+		if eof {
+			// The spec drops an event not ended by a blank line; we are
+			// lenient and still look at it.
+			resp, ok, err := dispatch()
+			if err != nil || ok {
+				return resp, err
+			}
+			return nil, protocolErrorf("event stream ended without a response to request %d", id)
+		}
+	}
+}
+
+// readLine returns the bytes up to and including the next '\n' (or up to
+// EOF). The slice is valid until the next call.
+func readLine(br *bufio.Reader, scratch *[]byte) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return line, err
+	}
+	buf := append((*scratch)[:0], line...)
+	for errors.Is(err, bufio.ErrBufferFull) {
+		line, err = br.ReadSlice('\n')
+		buf = append(buf, line...)
+	}
+	*scratch = buf
+	return buf, err
+}
+
+// jsonErrMsg shortens a JSON decoding error.
+func jsonErrMsg(err error) string { return truncate(err.Error(), 120) }
+
+// truncate cuts s to at most n bytes, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
