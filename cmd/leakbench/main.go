@@ -1,0 +1,130 @@
+// Command leakbench load-tests services in front of PostgreSQL — MCP gateways
+// first — and proves with forensic evidence whether they leak database
+// connections under real concurrency, and whether a fix makes that go away.
+//
+// Each subcommand lives in its own file, fills an options struct from its
+// flags and calls the library; subcommands return errors and only main exits.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+
+	"github.com/leakbench/leakbench/internal/redact"
+	"github.com/leakbench/leakbench/internal/runner"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+// Exit codes. 99 for failed verdicts follows k6's convention for failed
+// thresholds, so CI systems that know k6 read it right.
+const (
+	exitOK          = 0
+	exitRunFailed   = 1
+	exitUsage       = 2
+	exitInterrupted = 130
+	exitVerdict     = 99
+)
+
+// errVerdict means the run worked but its verdict failed.
+var errVerdict = errors.New("verdict failed")
+
+// errUsage wraps command-line mistakes.
+var errUsage = errors.New("usage")
+
+type command struct {
+	summary string
+	run     func(ctx context.Context, args []string) error
+}
+
+var commands = map[string]command{
+	"signoff": {"run a scenario against the leaky (before) and fixed (after) gateway and compare", cmdSignoff},
+	"run":     {"run a scenario against one gateway variant and write a run directory", cmdRun},
+	"report":  {"re-render report.md of a run directory from its summary.json", cmdReport},
+	"compare": {"compare two run directories (before, after) and write the verdict", cmdCompare},
+	"gateway": {"serve the reference MCP gateway (for your own experiments)", cmdGateway},
+	"version": {"print leakbench's version", func(context.Context, []string) error { fmt.Println(version); return nil }},
+}
+
+func usage() {
+	fmt.Fprintf(os.Stderr, "leakbench %s — proves whether a service leaks PostgreSQL connections under load.\n\nUsage: leakbench COMMAND [flags]\n\nCommands:\n", version)
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(os.Stderr, "  %-8s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintf(os.Stderr, "\nRun 'leakbench COMMAND -h' for a command's flags.\nExit codes: 0 pass, 99 a verdict failed, 2 bad usage, 130 interrupted, 1 the run could not be done.\n")
+}
+
+func main() {
+	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
+		usage()
+		if len(os.Args) < 2 {
+			os.Exit(exitUsage)
+		}
+		return
+	}
+	cmd, ok := commands[os.Args[1]]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "leakbench: unknown command %q\n\n", os.Args[1])
+		usage()
+		os.Exit(exitUsage)
+	}
+	// The first Ctrl-C cancels the run's context: the run stops its load,
+	// stops everything it started and writes what it has. A second Ctrl-C
+	// is not caught and ends the process at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	err := cmd.run(ctx, os.Args[2:])
+	stop()
+	os.Exit(exitCode(err))
+}
+
+func exitCode(err error) int {
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case errors.Is(err, errVerdict):
+		fmt.Fprintf(os.Stderr, "leakbench: %s\n", redact.String(err.Error()))
+		return exitVerdict
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(os.Stderr, "leakbench: %s\n", redact.String(err.Error()))
+		return exitUsage
+	case errors.Is(err, runner.ErrInterrupted):
+		fmt.Fprintf(os.Stderr, "leakbench: interrupted; everything started was stopped and the run directory says so\n")
+		return exitInterrupted
+	default:
+		fmt.Fprintf(os.Stderr, "leakbench: %s\n", redact.String(err.Error()))
+		return exitRunFailed
+	}
+}
+
+// parseFlags parses args, turning flag errors into usage errors.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	fs.SetOutput(os.Stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if fs.NArg() > 0 && fs.Name() != "compare" && fs.Name() != "report" {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	return nil
+}

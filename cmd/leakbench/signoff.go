@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/leakbench/leakbench/gateway-under-test"
+	"github.com/leakbench/leakbench/internal/runner"
+)
+
+func cmdSignoff(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("signoff", flag.ContinueOnError)
+	profile := fs.String("profile", "ci", "built-in profile: ci (both runs in about 90 s on 2 cores)")
+	out := fs.String("out", "", "directory for the run directories (before/, after/) and the comparison (required)")
+	force := fs.Bool("force", false, "replace the contents of a non-empty --out directory")
+	before := fs.String("variant-before", "", "gateway variant of the before run (default from the profile: commit-in-finally); known: "+gateway.VariantNames())
+	after := fs.String("variant-after", "", "gateway variant of the after run (default from the profile: fixed)")
+	duration := fs.Duration("duration", 0, "override the profile's load duration")
+	users := fs.Int("users", 0, "override the profile's number of virtual users")
+	fs.Usage = func() {
+		fmt.Fprintf(os.Stderr, "Usage: leakbench signoff --out DIR [flags]\n\nRuns the same load against the leaky gateway (before) and the fixed one (after), each on a fresh\nlocal PostgreSQL + PgBouncer, probes pg_stat_activity and PgBouncer, and compares.\nExit 0 when before shows the leak and after shows none, 99 when a check fails.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *out == "" {
+		return fmt.Errorf("%w: --out DIR is required", errUsage)
+	}
+	p, err := runner.LookupProfile(*profile)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if err := overrideProfile(&p, *before, *after, *duration, *users); err != nil {
+		return err
+	}
+	start := time.Now()
+	cmp, err := runner.Signoff(ctx, runner.SignoffOptions{Profile: p, Out: *out, Force: *force, Log: os.Stderr, Version: version})
+	if err != nil {
+		return err
+	}
+	fmt.Println()
+	if err := cmp.WriteTable(os.Stdout); err != nil {
+		return err
+	}
+	fmt.Printf("\nsign-off took %s; report: %s/report.md\n", time.Since(start).Round(time.Second), *out)
+	if !cmp.Pass {
+		return fmt.Errorf("%w: see %s/report.md", errVerdict, *out)
+	}
+	return nil
+}
+
+func overrideProfile(p *runner.Profile, before, after string, duration time.Duration, users int) error {
+	for _, v := range []string{before, after} {
+		if v == "" {
+			continue
+		}
+		if _, err := gateway.ParseVariants(v); err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+	}
+	if before != "" {
+		p.VariantBefore = before
+	}
+	if after != "" {
+		p.VariantAfter = after
+	}
+	if duration < 0 || users < 0 {
+		return fmt.Errorf("%w: --duration and --users must be positive", errUsage)
+	}
+	if duration > 0 {
+		p.Load.Duration = duration
+	}
+	if users > 0 {
+		p.Load.Users = users
+	}
+	return nil
+}

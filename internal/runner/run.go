@@ -1,0 +1,230 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/internal/redact"
+	"github.com/leakbench/leakbench/probes"
+	"github.com/leakbench/leakbench/reports"
+	"github.com/leakbench/leakbench/scenarios"
+)
+
+// ErrInterrupted is returned when the run's context was cancelled (Ctrl-C);
+// the run directory is still complete and says so.
+var ErrInterrupted = errors.New("run interrupted")
+
+// Options configures one run.
+type Options struct {
+	Profile Profile
+	// Variant is the gateway variant to start.
+	Variant string
+	// Name labels the run in reports ("before", "after").
+	Name string
+	// Dir is the run directory; it must not already hold a run unless Force.
+	Dir   string
+	Force bool
+	// Log receives progress lines; nil discards them.
+	Log io.Writer
+	// Version is leakbench's version, recorded in the summary.
+	Version string
+}
+
+// PrepareDir creates dir, refusing to overwrite a previous run unless force:
+// nothing the user already has is lost by accident.
+func PrepareDir(dir string, force bool) error {
+	if dir == "" {
+		return errors.New("no output directory given (--out)")
+	}
+	entries, err := os.ReadDir(dir)
+	if err == nil && len(entries) > 0 {
+		if !force {
+			return fmt.Errorf("%s is not empty; choose a new --out directory or pass --force to replace its contents", dir)
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("clear %s: %w", dir, err)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	return nil
+}
+
+// Run starts a stack with the variant, probes it while the load plays, lets
+// the probes watch for Profile.Drain after the load, and writes the run
+// directory. A summary is written on every path once the directory exists,
+// with EndReason saying how the run ended.
+func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
+	if err := PrepareDir(o.Dir, o.Force); err != nil {
+		return nil, err
+	}
+	logw := o.Log
+	if logw == nil {
+		logw = io.Discard
+	}
+	p := o.Profile
+	stackCfg := p.Stack
+	stackCfg.Variant = o.Variant
+	stackCfg.LogDir = filepath.Join(o.Dir, "logs")
+	sum = &reports.Summary{Name: o.Name, Profile: p.Name, Started: time.Now().UTC(), EndReason: reports.EndFailed,
+		Environment: reports.Environment{Provider: "local", Variant: o.Variant, LeakbenchVersion: o.Version}}
+	defer func() {
+		sum.Ended = time.Now().UTC()
+		if err != nil {
+			sum.Error = redact.String(err.Error())
+			if errors.Is(err, ErrInterrupted) {
+				sum.EndReason = reports.EndInterrupted
+			}
+		} else {
+			sum.EndReason = reports.EndCompleted
+		}
+		if werr := reports.WriteRun(o.Dir, sum); werr != nil {
+			err = errors.Join(err, werr)
+		}
+	}()
+	if err := writeConfig(o.Dir, o, stackCfg); err != nil {
+		return sum, err
+	}
+
+	fmt.Fprintf(logw, "[%s] starting PostgreSQL, PgBouncer and the %s gateway…\n", o.Name, o.Variant)
+	env, err := fixtures.Run(ctx, stackCfg)
+	defer func() {
+		if cerr := env.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("stop stack: %w", cerr))
+		}
+	}()
+	if err != nil {
+		return sum, interrupted(ctx, fmt.Errorf("start stack: %w", err))
+	}
+	fillEnvironment(&sum.Environment, env)
+
+	poller, err := probes.Start(ctx, probes.Config{
+		DSN: env.ProbeDSN, PgBouncerAdminDSN: env.PgBouncerAdminDSN, Database: env.Database,
+		Interval: p.ProbeInterval, StuckAfter: p.StuckAfter, RunDir: o.Dir,
+	})
+	if err != nil {
+		return sum, interrupted(ctx, fmt.Errorf("start probes: %w", err))
+	}
+	probeStopped := false
+	defer func() {
+		if !probeStopped {
+			_, _ = poller.Stop()
+		}
+	}()
+
+	load := p.Load
+	load.Target = env.GatewayURL
+	load.Tokens = env.Tokens
+	fmt.Fprintf(logw, "[%s] load: %d users for %s against %s\n", o.Name, load.Users, load.Duration, env.GatewayURL)
+	res, loadErr := scenarios.Run(ctx, load, &probeAnnotator{w: logw, prefix: "[" + o.Name + "] ", poller: poller})
+	sum.Load = res
+	if loadErr == nil && ctx.Err() == nil && p.Drain > 0 {
+		fmt.Fprintf(logw, "[%s] load done; probes watch %s more for sessions still held\n", o.Name, p.Drain)
+		drain(ctx, p.Drain, logw, o.Name, poller)
+	}
+	probeSum, stopErr := poller.Stop()
+	probeStopped = true
+	sum.Probe = probeSum
+	if loadErr != nil {
+		return sum, interrupted(ctx, fmt.Errorf("load: %w", loadErr))
+	}
+	if stopErr != nil {
+		return sum, fmt.Errorf("probes: %w", stopErr)
+	}
+	return sum, interrupted(ctx, nil)
+}
+
+// interrupted turns any outcome of a cancelled run into ErrInterrupted.
+func interrupted(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ErrInterrupted
+	}
+	return err
+}
+
+func drain(ctx context.Context, d time.Duration, w io.Writer, name string, p *probes.Poller) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	end := time.After(d)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-end:
+			return
+		case <-t.C:
+			fmt.Fprintf(w, "[%s] drain: %s\n", name, probeLine(p.Snapshot()))
+		}
+	}
+}
+
+func probeLine(s probes.Sample) string {
+	line := fmt.Sprintf("idle-in-tx %d stuck %d oldest %.1fs", s.States.IdleInTx+s.States.IdleInTxAborted, s.StuckIdleInTx, s.OldestIdleInTxSeconds)
+	if s.PgBouncer != nil {
+		line += fmt.Sprintf(" pgbouncer waiting %d", s.PgBouncer.ClWaiting)
+	}
+	return line
+}
+
+// probeAnnotator appends the probes' latest view to each progress line of
+// the engine, so one line shows load and leak together.
+type probeAnnotator struct {
+	mu     sync.Mutex
+	w      io.Writer
+	prefix string
+	poller *probes.Poller
+	buf    []byte
+}
+
+func (a *probeAnnotator) Write(p []byte) (int, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.buf = append(a.buf, p...)
+	for {
+		i := bytes.IndexByte(a.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		line := string(a.buf[:i])
+		a.buf = a.buf[i+1:]
+		fmt.Fprintf(a.w, "%s%s | %s\n", a.prefix, line, probeLine(a.poller.Snapshot()))
+	}
+}
+
+func fillEnvironment(e *reports.Environment, env *fixtures.Env) {
+	e.PostgresVersion = env.PostgresVersion
+	e.PgBouncerVersion = env.PgBouncerVersion
+	e.IdleInTxTimeoutSeconds = env.Config.IdleInTxTimeout.Seconds()
+	e.MaxConnections = env.Config.MaxConnections
+	e.PoolMode = env.Config.PoolMode
+	e.PgBouncerPoolSize = env.Config.PgBouncerPoolSize
+	e.GatewayPoolSize = env.Config.GatewayPoolSize
+	e.Target = env.GatewayURL
+}
+
+// writeConfig records the resolved configuration. Tokens and DSNs are not
+// part of it (their fields are excluded from JSON), so no secret lands here.
+func writeConfig(dir string, o Options, stack fixtures.Config) error {
+	cfg := struct {
+		Name    string          `json:"name"`
+		Variant string          `json:"variant"`
+		Profile Profile         `json:"profile"`
+		Stack   fixtures.Config `json:"stack"`
+		Version string          `json:"leakbench_version"`
+	}{o.Name, o.Variant, o.Profile, stack, o.Version}
+	raw, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode config: %w", err)
+	}
+	return os.WriteFile(filepath.Join(dir, "config.json"), append(raw, '\n'), 0o644)
+}

@@ -1,0 +1,133 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/reports"
+	"github.com/leakbench/leakbench/scenarios"
+)
+
+// shortProfile is the CI profile cut down for a test: the whole loop, both
+// runs, in about half a minute.
+func shortProfile() Profile {
+	p := CIProfile()
+	p.Stack.IdleInTxTimeout = 2 * time.Second
+	p.Stack.Users = 30
+	p.Load.Users = 20
+	p.Load.Duration = 6 * time.Second
+	p.Load.RampUp = 500 * time.Millisecond
+	p.Load.Tools = []scenarios.ToolCall{
+		{Name: "get_team_tools", Weight: 3},
+		{Name: "generate_report", Arguments: map[string]any{"seconds": 2}, Weight: 1},
+	}
+	p.Drain = 3 * time.Second
+	return p
+}
+
+// TestSignoffWholeLoop runs the walking skeleton end to end on a real local
+// stack: the leaky gateway must show stuck sessions killed by the timeout,
+// with the token-scoping SELECT as culprit; the fixed one none.
+func TestSignoffWholeLoop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: two local stacks under load")
+	}
+	out := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmp, err := Signoff(ctx, SignoffOptions{Profile: shortProfile(), Out: out, Version: "test"})
+	if errors.Is(err, fixtures.ErrMissingBinary) {
+		t.Skipf("PostgreSQL or PgBouncer not installed (run `make deps`): %v", err)
+	}
+	if err != nil {
+		t.Fatalf("signoff: %v", err)
+	}
+	for _, ch := range cmp.Checks {
+		if !ch.Pass {
+			t.Errorf("check failed: %s — %s", ch.Name, ch.Detail)
+		}
+	}
+	b := cmp.Before.Probe
+	if b.TimeoutTerminated == 0 {
+		t.Errorf("before: no session was killed by idle_in_transaction_session_timeout")
+	}
+	if len(b.Culprits) == 0 || !strings.Contains(b.Culprits[0].Fingerprint, "email_team_members") {
+		t.Errorf("before: top culprit is not the token-scoping SELECT: %+v", b.Culprits)
+	}
+	if b.LongestHoldSeconds < 1.5 || b.LongestHoldSeconds > 3.5 {
+		t.Errorf("before: longest hold %.2fs, want ≈ the 2 s timeout", b.LongestHoldSeconds)
+	}
+	if cmp.Before.Load.Requests == 0 || cmp.After.Load.Requests == 0 {
+		t.Errorf("no load was played: before %d, after %d requests", cmp.Before.Load.Requests, cmp.After.Load.Requests)
+	}
+	for _, f := range []string{"before/summary.json", "before/samples.jsonl", "before/episodes.jsonl", "before/report.md",
+		"after/summary.json", "after/samples.jsonl", "report.md", "compare.json"} {
+		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s missing or empty: %v", f, err)
+		}
+	}
+	// Re-reading what was written gives the same verdict.
+	before, err := reports.ReadRun(filepath.Join(out, "before"))
+	if err != nil {
+		t.Fatalf("read before: %v", err)
+	}
+	if before.Probe.StuckEpisodes != b.StuckEpisodes {
+		t.Errorf("summary.json round trip changed stuck episodes: %d vs %d", before.Probe.StuckEpisodes, b.StuckEpisodes)
+	}
+	assertNoSecrets(t, out, 30)
+}
+
+// assertNoSecrets fails if any seeded bearer token appears in any file
+// under dir.
+func assertNoSecrets(t *testing.T, dir string, users int) {
+	t.Helper()
+	var secrets []string
+	for i := 0; i < users; i++ {
+		secrets = append(secrets, fixtures.SeedToken(1, i))
+	}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, s := range secrets {
+			if strings.Contains(string(raw), s) {
+				t.Errorf("%s contains a bearer token", path)
+				return nil
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPrepareDirKeepsExistingRuns(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "summary.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := PrepareDir(dir, false); err == nil || !strings.Contains(err.Error(), "--force") {
+		t.Fatalf("PrepareDir on a non-empty dir: err = %v, want a refusal mentioning --force", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "summary.json")); err != nil {
+		t.Fatalf("refusal still removed the user's file: %v", err)
+	}
+	if err := PrepareDir(dir, true); err != nil {
+		t.Fatalf("PrepareDir with force: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("force left %d entries", len(entries))
+	}
+}

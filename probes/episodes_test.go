@@ -1,0 +1,225 @@
+package probes
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 1, 3, 12, 0, 0, 0, time.UTC)
+
+// at is t0 plus s seconds.
+func at(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+
+// row is backend pid (started at t0 + born seconds) in state since sc.
+func row(pid int32, born float64, state string, sc float64) backendRow {
+	return backendRow{PID: pid, BackendStart: at(born), State: state, StateChange: at(sc),
+		Query: fmt.Sprintf("SELECT %d", pid), ApplicationName: "app"}
+}
+
+// obs is one successful sample at t0 + at seconds.
+type obs struct {
+	at   float64
+	rows []backendRow
+}
+
+// ep is the part of an Episode a case checks, times in seconds after t0.
+type ep struct {
+	pid        int32
+	start, end float64
+	exact      bool
+	reason     string
+	aborted    bool
+}
+
+func TestTracker(t *testing.T) {
+	const iit, aborted = stateIdleInTx, stateIdleInTxAborted
+	cases := []struct {
+		name    string
+		timeout time.Duration
+		samples []obs
+		want    []ep
+	}{
+		{
+			name: "released exactly",
+			samples: []obs{
+				{0.1, []backendRow{row(1, 0, iit, 0.05)}},
+				{0.2, []backendRow{row(1, 0, iit, 0.05)}},
+				{0.3, []backendRow{row(1, 0, stateIdle, 0.25)}},
+			},
+			want: []ep{{1, 0.05, 0.25, true, EndReleased, false}},
+		},
+		{
+			name: "seen active: the wait ended when the next statement began",
+			samples: []obs{
+				{0.1, []backendRow{row(1, 0, iit, 0.05)}},
+				{0.2, []backendRow{row(1, 0, stateActive, 0.12)}},
+			},
+			want: []ep{{1, 0.05, 0.12, true, EndReleased, false}},
+		},
+		{
+			name: "idle in transaction again in the same transaction: two episodes",
+			samples: []obs{
+				{0.1, []backendRow{row(1, 0, iit, 0.05)}},
+				{0.2, []backendRow{row(1, 0, iit, 0.15)}},
+				{0.3, []backendRow{row(1, 0, stateIdle, 0.28)}},
+			},
+			want: []ep{{1, 0.05, 0.15, true, EndReleased, false}, {1, 0.15, 0.28, true, EndReleased, false}},
+		},
+		{
+			name:    "vanished at the timeout",
+			timeout: time.Second,
+			samples: []obs{
+				{0.1, []backendRow{row(1, 0, iit, 0.02)}},
+				{0.5, []backendRow{row(1, 0, iit, 0.02)}},
+				{1.0, []backendRow{row(1, 0, iit, 0.02)}},
+				{1.1, nil},
+			},
+			want: []ep{{1, 0.02, 1.05, false, EndTimeout, false}},
+		},
+		{
+			name:    "vanished a little late for the timeout (busy server)",
+			timeout: time.Second,
+			samples: []obs{
+				{1.4, []backendRow{row(1, 0, iit, 0)}},
+				{1.5, nil},
+			},
+			want: []ep{{1, 0, 1.45, false, EndTimeout, false}},
+		},
+		{
+			name:    "vanished too late for the timeout",
+			timeout: time.Second,
+			samples: []obs{
+				{1.6, []backendRow{row(1, 0, iit, 0)}},
+				{1.7, nil},
+			},
+			want: []ep{{1, 0, 1.65, false, EndTerminated, false}},
+		},
+		{
+			name:    "vanished early: terminated",
+			timeout: time.Second,
+			samples: []obs{
+				{0.1, []backendRow{row(1, 0, iit, 0.05)}},
+				{0.4, []backendRow{row(1, 0, iit, 0.05)}},
+				{0.5, nil},
+			},
+			want: []ep{{1, 0.05, 0.45, false, EndTerminated, false}},
+		},
+		{
+			name:    "vanished just before the timeout was due: terminated",
+			timeout: time.Second,
+			samples: []obs{
+				{0.8, []backendRow{row(1, 0, iit, 0)}},
+				{0.9, nil},
+			},
+			want: []ep{{1, 0, 0.85, false, EndTerminated, false}},
+		},
+		{
+			name: "no timeout configured: terminated",
+			samples: []obs{
+				{1.0, []backendRow{row(1, 0, iit, 0)}},
+				{1.1, nil},
+			},
+			want: []ep{{1, 0, 1.05, false, EndTerminated, false}},
+		},
+		{
+			name: "a failed sample widens the window: End is its middle",
+			samples: []obs{
+				{0.1, []backendRow{row(1, 0, iit, 0.05)}},
+				// the sample at 0.2 failed: no rows
+				{0.3, nil},
+			},
+			want: []ep{{1, 0.05, 0.2, false, EndTerminated, false}},
+		},
+		{
+			name: "pid reused by a new backend",
+			samples: []obs{
+				{0.1, []backendRow{row(7, 0, iit, 0.05)}},
+				{0.2, []backendRow{row(7, 0.12, iit, 0.15)}},
+				{0.3, []backendRow{row(7, 0.12, stateIdle, 0.25)}},
+			},
+			want: []ep{{7, 0.05, 0.15, false, EndTerminated, false}, {7, 0.15, 0.25, true, EndReleased, false}},
+		},
+		{
+			name: "aborted",
+			samples: []obs{
+				{0.1, []backendRow{row(1, 0, aborted, 0.05)}},
+				{0.2, []backendRow{row(1, 0, stateIdle, 0.18)}},
+			},
+			want: []ep{{1, 0.05, 0.18, true, EndReleased, true}},
+		},
+		{
+			name: "failed statement: idle in transaction, then aborted",
+			samples: []obs{
+				{0.1, []backendRow{row(1, 0, iit, 0.05)}},
+				{0.2, []backendRow{row(1, 0, aborted, 0.15)}},
+				{0.3, []backendRow{row(1, 0, stateIdle, 0.25)}},
+			},
+			want: []ep{{1, 0.05, 0.15, true, EndReleased, false}, {1, 0.15, 0.25, true, EndReleased, true}},
+		},
+		{
+			name: "open when sampling stops",
+			samples: []obs{
+				{0.1, []backendRow{row(2, 0, iit, 0.05), row(1, 0, iit, 0.01)}},
+				{0.2, []backendRow{row(2, 0, iit, 0.05), row(1, 0, iit, 0.01)}},
+			},
+			want: []ep{{1, 0.01, 0.2, false, EndOpenAtEnd, false}, {2, 0.05, 0.2, false, EndOpenAtEnd, false}},
+		},
+		{
+			name: "busy and idle backends make no episodes",
+			samples: []obs{
+				{0.1, []backendRow{row(1, 0, stateActive, 0.05), row(2, 0, stateIdle, 0.01)}},
+				{0.2, []backendRow{row(1, 0, stateIdle, 0.15)}},
+			},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tr := newTracker(c.timeout)
+			var got []Episode
+			for _, s := range c.samples {
+				got = append(got, tr.observe(at(s.at), s.rows)...)
+			}
+			got = append(got, tr.close()...)
+			if len(got) != len(c.want) {
+				t.Fatalf("got %d episodes, want %d: %+v", len(got), len(c.want), got)
+			}
+			for i, w := range c.want {
+				g := got[i]
+				gotEp := ep{g.PID, sec(g.Start), sec(g.End), g.EndExact, g.EndReason, g.Aborted}
+				if gotEp != w {
+					t.Errorf("episode %d: got %+v, want %+v", i, gotEp, w)
+				}
+				if d := g.HoldSeconds - (w.end - w.start); d > 1e-9 || d < -1e-9 {
+					t.Errorf("episode %d: hold %.6f, want %.6f", i, g.HoldSeconds, w.end-w.start)
+				}
+				if g.Query != fmt.Sprintf("SELECT %d", w.pid) || g.ApplicationName != "app" {
+					t.Errorf("episode %d: query %q application %q", i, g.Query, g.ApplicationName)
+				}
+			}
+		})
+	}
+}
+
+// sec is t in seconds after t0, rounded to the millisecond.
+func sec(t time.Time) float64 {
+	return float64(t.Sub(t0).Round(time.Millisecond)) / float64(time.Second)
+}
+
+func TestMeasure(t *testing.T) {
+	rows := []backendRow{
+		row(1, 0, stateIdleInTx, 1.0),
+		row(2, 0, stateIdleInTxAborted, 2.5),
+		row(3, 0, stateActive, 2.9),
+		row(4, 0, stateIdle, 0),
+		row(5, 0, "fastpath function call", 2.9),
+	}
+	rows[0].XactStart = at(0.5)
+	rows[2].XactStart = at(2.9)
+	var s Sample
+	measure(&s, at(3), rows, time.Second)
+	want := StateCounts{Active: 1, Idle: 1, IdleInTx: 1, IdleInTxAborted: 1, Other: 1}
+	if s.States != want || s.StuckIdleInTx != 1 || s.OldestIdleInTxSeconds != 2 || s.OldestXactSeconds != 2.5 || !s.Time.Equal(at(3)) {
+		t.Errorf("got %+v, want states %+v, 1 stuck, oldest idle in tx 2 s, oldest xact 2.5 s", s, want)
+	}
+}

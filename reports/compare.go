@@ -1,0 +1,135 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Check is one verdict item; each becomes a JUnit test case later.
+type Check struct {
+	Name   string `json:"name"`
+	Pass   bool   `json:"pass"`
+	Detail string `json:"detail"`
+}
+
+// Comparison is a sign-off: before and after side by side, and the verdict.
+type Comparison struct {
+	SchemaVersion int      `json:"schema_version"`
+	Before        *Summary `json:"before"`
+	After         *Summary `json:"after"`
+	BeforeDir     string   `json:"before_dir"`
+	AfterDir      string   `json:"after_dir"`
+	Pass          bool     `json:"pass"`
+	Checks        []Check  `json:"checks"`
+}
+
+// Compare judges a sign-off: the before run must show the leak (so the test
+// can see one at all) and the after run must show none.
+func Compare(before, after *Summary, beforeDir, afterDir string) *Comparison {
+	c := &Comparison{SchemaVersion: SchemaVersion, Before: before, After: after, BeforeDir: beforeDir, AfterDir: afterDir}
+	for _, r := range []struct {
+		name string
+		s    *Summary
+	}{{"before", before}, {"after", after}} {
+		c.Checks = append(c.Checks, Check{
+			Name:   r.name + " run completed",
+			Pass:   r.s.EndReason == EndCompleted && r.s.Probe != nil && r.s.Load != nil,
+			Detail: fmt.Sprintf("ended: %s %s", r.s.EndReason, r.s.Error),
+		})
+	}
+	if before.Probe != nil {
+		culprit := "none"
+		if len(before.Probe.Culprits) > 0 {
+			culprit = truncate(before.Probe.Culprits[0].Fingerprint, 120)
+		}
+		c.Checks = append(c.Checks, Check{
+			Name: "before reproduces the leak",
+			Pass: before.Probe.StuckEpisodes > 0,
+			Detail: fmt.Sprintf("%d stuck episodes, %d killed by the timeout, longest hold %s; top culprit: %s",
+				before.Probe.StuckEpisodes, before.Probe.TimeoutTerminated, seconds(before.Probe.LongestHoldSeconds), culprit),
+		})
+	}
+	if after.Probe != nil {
+		c.Checks = append(c.Checks, Check{
+			Name:   "after has no stuck session",
+			Pass:   after.Probe.StuckEpisodes == 0 && after.Probe.MaxStuckIdleInTx == 0,
+			Detail: fmt.Sprintf("%d stuck episodes, at most %d stuck at once, longest hold %s", after.Probe.StuckEpisodes, after.Probe.MaxStuckIdleInTx, seconds(after.Probe.LongestHoldSeconds)),
+		})
+	}
+	c.Pass = true
+	for _, ch := range c.Checks {
+		c.Pass = c.Pass && ch.Pass
+	}
+	return c
+}
+
+// Write writes compare.json and report.md into dir.
+func (c *Comparison) Write(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	if err := writeJSON(filepath.Join(dir, CompareFile), c); err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(dir, ReportFile), func(f *os.File) error { return c.WriteMarkdown(f) })
+}
+
+// WriteMarkdown writes the sign-off: verdict, table, checks, culprits.
+func (c *Comparison) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	verdict := "PASS — the leak shows in before and is gone in after"
+	if !c.Pass {
+		verdict = "FAIL — see the checks below"
+	}
+	fmt.Fprintf(&b, "# leakbench sign-off: %s\n\n", verdict)
+	fmt.Fprintf(&b, "| | before (`%s`) | after (`%s`) |\n|---|---|---|\n", c.Before.Environment.Variant, c.After.Environment.Variant)
+	for _, row := range tableRows {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", row.label, row.value(c.Before), row.value(c.After))
+	}
+	b.WriteString("\n## Checks\n\n")
+	for _, ch := range c.Checks {
+		mark := "pass"
+		if !ch.Pass {
+			mark = "**FAIL**"
+		}
+		fmt.Fprintf(&b, "- %s: %s — %s\n", mark, ch.Name, mdEscape(ch.Detail))
+	}
+	if c.Before.Probe != nil && len(c.Before.Probe.Culprits) > 0 {
+		b.WriteString("\n### Before")
+		writeCulprits(&b, c.Before, 3)
+	}
+	if c.After.Probe != nil && len(c.After.Probe.Culprits) > 0 {
+		b.WriteString("\n### After")
+		writeCulprits(&b, c.After, 3)
+	}
+	fmt.Fprintf(&b, "\nRun directories: `%s`, `%s`.\n", c.BeforeDir, c.AfterDir)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteTable writes the before/after table as plain text for a terminal.
+func (c *Comparison) WriteTable(w io.Writer) error {
+	width := 0
+	for _, row := range tableRows {
+		width = max(width, len([]rune(row.label)))
+	}
+	colw := 28
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-*s  %-*s  %s\n", width, "", colw, "before ("+c.Before.Environment.Variant+")", "after ("+c.After.Environment.Variant+")")
+	for _, row := range tableRows {
+		label := strings.ReplaceAll(row.label, "`", "")
+		fmt.Fprintf(&b, "%-*s  %-*s  %s\n", width, label, colw, row.value(c.Before), row.value(c.After))
+	}
+	for _, ch := range c.Checks {
+		mark := "PASS"
+		if !ch.Pass {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(&b, "%s  %s: %s\n", mark, ch.Name, ch.Detail)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

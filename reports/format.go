@@ -1,0 +1,114 @@
+package reports
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/leakbench/leakbench/probes"
+	"github.com/leakbench/leakbench/scenarios"
+)
+
+// metricRow is one line of the incident-shaped table.
+type metricRow struct {
+	label string
+	value func(*Summary) string
+}
+
+// tableRows are the table's lines, in the incident's order.
+var tableRows = []metricRow{
+	{"Stuck `idle in transaction` (max at one instant)", func(s *Summary) string { return probeInt(s, func(p *probes.Summary) int { return p.MaxStuckIdleInTx }) }},
+	{"Stuck episodes (held ≥ stuck threshold)", func(s *Summary) string { return probeInt(s, func(p *probes.Summary) int { return p.StuckEpisodes }) }},
+	{"Killed by idle_in_transaction_session_timeout", func(s *Summary) string {
+		return probeInt(s, func(p *probes.Summary) int { return p.TimeoutTerminated })
+	}},
+	{"Longest hold", func(s *Summary) string {
+		if s.Probe == nil {
+			return "n/a"
+		}
+		return seconds(s.Probe.LongestHoldSeconds)
+	}},
+	{"Connection release p50 / p99 / max", func(s *Summary) string {
+		if s.Probe == nil || s.Probe.Episodes == 0 {
+			return "no episode seen"
+		}
+		return seconds(s.Probe.ReleaseP50Seconds) + " / " + seconds(s.Probe.ReleaseP99Seconds) + " / " + seconds(s.Probe.ReleaseMaxSeconds)
+	}},
+	{"PgBouncer clients waiting (max) / worst wait", poolState},
+	{"Requests", func(s *Summary) string {
+		if s.Load == nil {
+			return "n/a"
+		}
+		return fmt.Sprintf("%d (%.0f/s)", s.Load.Requests, rate(s.Load))
+	}},
+	{"Error rate", func(s *Summary) string {
+		if s.Load == nil {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.1f%%", 100*s.Load.ErrorRate())
+	}},
+	{"Latency p95 / p99", func(s *Summary) string {
+		if s.Load == nil {
+			return "n/a"
+		}
+		all, ok := s.Load.Latency["all"]
+		if !ok || all.Count == 0 {
+			return "n/a"
+		}
+		return millis(all.P95Ms) + " / " + millis(all.P99Ms)
+	}},
+}
+
+func probeInt(s *Summary, f func(*probes.Summary) int) string {
+	if s.Probe == nil {
+		return "n/a"
+	}
+	return fmt.Sprint(f(s.Probe))
+}
+
+func poolState(s *Summary) string {
+	if s.Probe == nil || !s.Probe.PgBouncerSampled {
+		return "not sampled"
+	}
+	return fmt.Sprintf("%d / %s", s.Probe.PgBouncerMaxClWaiting, seconds(s.Probe.PgBouncerMaxWaitSeconds))
+}
+
+func rate(r *scenarios.Result) float64 {
+	d := r.Ended.Sub(r.Started).Seconds()
+	if d <= 0 {
+		return 0
+	}
+	return float64(r.Requests) / d
+}
+
+func seconds(v float64) string {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "n/a"
+	case v < 1:
+		return fmt.Sprintf("%.0f ms", v*1000)
+	default:
+		return fmt.Sprintf("%.1f s", v)
+	}
+}
+
+func millis(v float64) string {
+	if v >= 1000 {
+		return fmt.Sprintf("%.2f s", v/1000)
+	}
+	return fmt.Sprintf("%.1f ms", v)
+}
+
+// mdEscape makes text safe inside a Markdown table cell or inline code.
+func mdEscape(s string) string {
+	s = strings.ReplaceAll(s, "|", `\|`)
+	s = strings.ReplaceAll(s, "`", "'")
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

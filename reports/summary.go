@@ -1,0 +1,122 @@
+package reports
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/leakbench/leakbench/probes"
+	"github.com/leakbench/leakbench/scenarios"
+)
+
+// SchemaVersion is the version of summary.json and compare.json. It changes
+// when a field changes meaning or disappears; adding a field keeps it.
+const SchemaVersion = 1
+
+// File names inside a run directory.
+const (
+	SummaryFile  = "summary.json"
+	ReportFile   = "report.md"
+	CompareFile  = "compare.json"
+	SamplesFile  = "samples.jsonl"
+	EpisodesFile = "episodes.jsonl"
+)
+
+// How a run ended.
+const (
+	EndCompleted   = "completed"
+	EndInterrupted = "interrupted"
+	EndFailed      = "failed"
+)
+
+// Environment records what the run ran against.
+type Environment struct {
+	Provider               string  `json:"provider"`
+	Variant                string  `json:"variant"`
+	PostgresVersion        string  `json:"postgres_version"`
+	PgBouncerVersion       string  `json:"pgbouncer_version"`
+	IdleInTxTimeoutSeconds float64 `json:"idle_in_transaction_session_timeout_seconds"`
+	MaxConnections         int     `json:"max_connections"`
+	PoolMode               string  `json:"pool_mode"`
+	PgBouncerPoolSize      int     `json:"pgbouncer_pool_size"`
+	GatewayPoolSize        int     `json:"gateway_pool_size"`
+	Target                 string  `json:"target"`
+	LeakbenchVersion       string  `json:"leakbench_version"`
+}
+
+// Summary is one run's summary.json.
+type Summary struct {
+	SchemaVersion int               `json:"schema_version"`
+	Name          string            `json:"name"`
+	Profile       string            `json:"profile"`
+	Started       time.Time         `json:"started"`
+	Ended         time.Time         `json:"ended"`
+	EndReason     string            `json:"end_reason"`
+	Error         string            `json:"error,omitempty"`
+	Environment   Environment       `json:"environment"`
+	Probe         *probes.Summary   `json:"probe"`
+	Load          *scenarios.Result `json:"load"`
+}
+
+// WriteRun writes summary.json and report.md into dir. The JSON is written
+// to a temporary file and renamed, so a reader never sees half of it.
+func WriteRun(dir string, s *Summary) error {
+	s.SchemaVersion = SchemaVersion
+	if err := writeJSON(filepath.Join(dir, SummaryFile), s); err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(dir, ReportFile), func(f *os.File) error { return s.WriteMarkdown(f) })
+}
+
+// ErrNotRun means a directory holds no leakbench run.
+var ErrNotRun = errors.New("not a leakbench run directory")
+
+// ReadRun reads a run directory's summary.json.
+func ReadRun(dir string) (*Summary, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, SummaryFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w (no %s; was the run killed before it finished?)", dir, ErrNotRun, SummaryFile)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", SummaryFile, err)
+	}
+	var s Summary
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("%s/%s: %w", dir, SummaryFile, err)
+	}
+	if s.SchemaVersion != SchemaVersion {
+		return nil, fmt.Errorf("%s/%s has schema version %d; this leakbench reads version %d", dir, SummaryFile, s.SchemaVersion, SchemaVersion)
+	}
+	return &s, nil
+}
+
+func writeJSON(path string, v any) error {
+	return writeFileAtomic(path, func(f *os.File) error {
+		enc := json.NewEncoder(f)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	})
+}
+
+func writeFileAtomic(path string, write func(*os.File) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	defer os.Remove(f.Name())
+	if err := write(f); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	return nil
+}
