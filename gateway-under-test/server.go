@@ -133,9 +133,12 @@ func (g *Gateway) Wait() error {
 func (g *Gateway) Close(ctx context.Context) error {
 	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	err := g.srv.Shutdown(sctx)
-	if err != nil {
-		err = errors.Join(err, g.srv.Close())
+	var err error
+	if serr := g.srv.Shutdown(sctx); serr != nil {
+		// Requests still waiting for the database (a leaky variant has
+		// exhausted the pool) do not stop on their own: cut them off.
+		g.log.Warn("requests still in flight at shutdown; closing their connections", "err", serr)
+		err = g.srv.Close()
 	}
 	g.store.close()
 	return err
