@@ -1,0 +1,168 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// buildCLI builds the leakbench binary once per test binary.
+func buildCLI(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "leakbench")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("build leakbench: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func stackDirs(t *testing.T) map[string]bool {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(os.TempDir(), "leakbench-stack-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := map[string]bool{}
+	for _, d := range m {
+		set[d] = true
+	}
+	return set
+}
+
+// processesMentioning lists pids whose command line contains s.
+func processesMentioning(s string) []string {
+	var pids []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		if strings.Contains(string(raw), s) {
+			pids = append(pids, e.Name())
+		}
+	}
+	return pids
+}
+
+// TestSignalStopsRunCleanly interrupts a run mid-load with SIGINT and with
+// SIGTERM: leakbench must exit 130, leave no PostgreSQL, PgBouncer or temp
+// directory behind, and leave a run directory that says it was interrupted.
+func TestSignalStopsRunCleanly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: starts a local stack")
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go toolchain not on PATH")
+	}
+	bin := buildCLI(t)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			before := stackDirs(t)
+			out := filepath.Join(t.TempDir(), "run")
+			cmd := exec.Command(bin, "run", "--variant", "commit-in-finally", "--out", out, "--duration", "60s", "--users", "10")
+			stderr, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// Wait until the load is running, then signal.
+			sc := bufio.NewScanner(stderr)
+			started := false
+			var seen []string
+			for sc.Scan() {
+				seen = append(seen, sc.Text())
+				if strings.Contains(sc.Text(), "elapsed") {
+					started = true
+					break
+				}
+			}
+			if !started {
+				cmd.Process.Kill()
+				cmd.Wait()
+				if strings.Contains(strings.Join(seen, "\n"), "missing program") {
+					t.Skip("PostgreSQL or PgBouncer not installed (make deps)")
+				}
+				t.Fatalf("load never started; stderr:\n%s", strings.Join(seen, "\n"))
+			}
+			var newDirs []string
+			for d := range stackDirs(t) {
+				if !before[d] {
+					newDirs = append(newDirs, d)
+				}
+			}
+			go io.Copy(io.Discard, stderr)
+			sent := time.Now()
+			_ = cmd.Process.Signal(sig)
+			err = cmd.Wait()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != exitInterrupted {
+				t.Fatalf("exit after %s: %v, want exit code %d", sig, err, exitInterrupted)
+			}
+			t.Logf("stopped %s after the signal", time.Since(sent).Round(time.Millisecond))
+			if len(newDirs) == 0 {
+				t.Fatalf("could not see the run's stack directory")
+			}
+			for _, d := range newDirs {
+				if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("stack directory %s left behind", d)
+				}
+				if pids := processesMentioning(d); len(pids) > 0 {
+					t.Errorf("processes of the stack still running: %v", pids)
+				}
+			}
+			raw, err := os.ReadFile(filepath.Join(out, "summary.json"))
+			if err != nil {
+				t.Fatalf("interrupted run has no summary.json: %v", err)
+			}
+			var sum struct {
+				EndReason string `json:"end_reason"`
+			}
+			if err := json.Unmarshal(raw, &sum); err != nil || sum.EndReason != "interrupted" {
+				t.Fatalf("summary end_reason = %q (err %v), want interrupted", sum.EndReason, err)
+			}
+		})
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"nope"}, exitUsage, "unknown command"},
+		{[]string{"signoff"}, exitUsage, "--out DIR is required"},
+		{[]string{"signoff", "--out", "x", "--variant-before", "leak-now"}, exitUsage, "unknown gateway variant"},
+		{[]string{"run", "--out", "x", "--profile", "huge"}, exitUsage, "unknown profile"},
+		{[]string{"compare", "a"}, exitUsage, "BEFORE_DIR AFTER_DIR"},
+		{[]string{"report", t.TempDir()}, exitRunFailed, "not a leakbench run directory"},
+		{[]string{"gateway"}, exitUsage, "--dsn"},
+	}
+	bin := buildCLI(t)
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			cmd := exec.Command(bin, tt.args...)
+			cmd.Env = append(os.Environ(), "LEAKBENCH_GATEWAY_DSN=")
+			out, err := cmd.CombinedOutput()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != tt.code {
+				t.Fatalf("exit = %v, want code %d; output:\n%s", err, tt.code, out)
+			}
+			if !strings.Contains(string(out), tt.want) {
+				t.Fatalf("output lacks %q:\n%s", tt.want, out)
+			}
+		})
+	}
+}
