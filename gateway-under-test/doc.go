@@ -1,18 +1,49 @@
 // Package gateway is leakbench's reference MCP gateway: a real MCP server
-// (the official go-sdk, Streamable HTTP at /mcp) with bearer-token auth and a
-// token-scoping step that reads the caller's team memberships from PostgreSQL
-// on every request, as IBM ContextForge's middleware/token_scoping.py did.
+// (the official go-sdk, Streamable HTTP at /mcp, stateful by default or
+// stateless, JSON or SSE answers) with bearer-token auth and a
+// token-scoping step that reads the caller's team memberships from
+// PostgreSQL on every request, as IBM ContextForge's
+// middleware/token_scoping.py did.
+//
+// It serves initialize, ping, tools/list (the built-in tools plus the tools
+// registered for the caller's teams, cursor-paginated), tools/call,
+// resources/list and resources/read (the teams' documents),
+// resources/templates/list, prompts/list and prompts/get. Its tools:
+//
+//   - get_team_tools (a read), record_note (a write), generate_report (a
+//     slow read: pg_sleep);
+//   - start_run and wait_for_run: a run is done after Config.RunDelay;
+//     wait_for_run polls it every Config.PollInterval for up to 30 s;
+//   - call_upstream: forwards to a slow upstream HTTP service (package
+//     upstream), as a federating gateway does;
+//   - each team's registered tools (the tools table).
+//
+// /metrics exports the pool (mcp_gateway_db_pool_*), HTTP requests
+// (mcp_gateway_http_*), MCP requests by method (mcp_gateway_mcp_*) and tool
+// calls (mcp_gateway_tool_calls_total).
 //
 // It exists to be load-tested. Each documented connection-leak pattern is
-// reproduced faithfully as a variant, next to its fix, so that what
-// leakbench's probes see here is what they will see in a real service:
+// reproduced faithfully as a variant, its buggy code next to the fixed
+// twin in the same file, so that what leakbench's probes see here is what
+// they will see in a real service:
 //
-//   - VariantFixed: releases its database session on every path.
-//   - VariantCommitInFinally: ContextForge #1885 / PR #1886. The session
-//     cleanup is `commit; close` — when the commit fails (the request's
-//     context was cancelled because the client gave up), the close never
-//     runs and the server session stays "idle in transaction" until
-//     PostgreSQL's idle_in_transaction_session_timeout kills it.
+//   - VariantFixed: holds a connection only while it uses it — released
+//     before any network I/O or sleep, on every failure path.
+//   - VariantCommitInFinally (scoping.go): ContextForge #1885 / PR #1886.
+//     The session cleanup is `commit; close` — when the commit fails (the
+//     request's context was cancelled because the client gave up), the
+//     close never runs and the session stays "idle in transaction", its
+//     last query the membership SELECT, until PostgreSQL's
+//     idle_in_transaction_session_timeout kills it (25P03).
+//   - VariantHeldWhileWaiting (scoping.go): an MCP server whose
+//     wait_for_run kept the authentication request's pooled connection for
+//     its whole polling loop. The pool runs dry (acquired = max, acquire
+//     waits and timeouts climb) while PostgreSQL sees only idle sessions.
+//   - VariantHeldAcrossUpstream (callupstream.go): ContextForge #2518 /
+//     #2323. A transaction stays open while call_upstream waits on the
+//     upstream: idle in transaction for the upstream's latency, killed by
+//     the timeout when the upstream is slower, and the call fails on the
+//     connection's next use.
 //
 // Database access goes through a unit-of-work Session (the analogue of an ORM
 // session) that issues BEGIN/COMMIT itself on a pooled connection. pgx's own
@@ -21,7 +52,7 @@
 // mid-transaction. ORMs (SQLAlchemy in the incident) do not do that, which is
 // why the incident happened; the Session reproduces their behaviour.
 //
-//	gw, err := gateway.Start(ctx, gateway.Config{DSN: dsn, Variant: "fixed"})
+//	gw, err := gateway.Start(ctx, gateway.Config{DSN: dsn, Variant: "fixed", UpstreamURL: up.URL()})
 //	if err != nil { ... }
 //	defer gw.Close(ctx)
 //	fmt.Println(gw.URL()) // http://127.0.0.1:PORT/mcp

@@ -2,86 +2,14 @@ package gateway_test
 
 import (
 	"context"
-	"errors"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// bearerTransport adds a bearer token to every request.
-type bearerTransport struct{ token string }
-
-func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return http.DefaultTransport.RoundTrip(r)
-}
-
-func startStack(t *testing.T, variant string, iit time.Duration) *fixtures.Env {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	env, err := fixtures.Run(ctx, fixtures.Config{Variant: variant, IdleInTxTimeout: iit, Users: 20, GatewayPoolSize: 10, PgBouncerPoolSize: 10})
-	t.Cleanup(func() {
-		if err := env.Close(); err != nil {
-			t.Errorf("close stack: %v", err)
-		}
-	})
-	if errors.Is(err, fixtures.ErrMissingBinary) {
-		t.Skipf("PostgreSQL or PgBouncer not installed (run `make deps`): %v", err)
-	}
-	if err != nil {
-		t.Fatalf("start stack: %v", err)
-	}
-	return env
-}
-
-func connect(t *testing.T, ctx context.Context, env *fixtures.Env, user int) *mcp.ClientSession {
-	t.Helper()
-	client := mcp.NewClient(&mcp.Implementation{Name: "leak-test", Version: "0"}, nil)
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
-		Endpoint:             env.GatewayURL,
-		HTTPClient:           &http.Client{Transport: bearerTransport{env.Tokens[user]}},
-		DisableStandaloneSSE: true,
-	}, nil)
-	if err != nil {
-		t.Fatalf("connect MCP client: %v", err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
-}
-
-type backend struct {
-	state, query string
-	stateChange  time.Time
-}
-
-func idleInTx(t *testing.T, ctx context.Context, env *fixtures.Env) []backend {
-	t.Helper()
-	conn, err := pgx.Connect(ctx, env.ProbeDSN)
-	if err != nil {
-		t.Fatalf("connect probe: %v", err)
-	}
-	defer conn.Close(ctx)
-	rows, err := conn.Query(ctx, `SELECT state, query, state_change FROM pg_stat_activity
-WHERE datname = $1 AND backend_type = 'client backend' AND state LIKE 'idle in transaction%'`, env.Database)
-	if err != nil {
-		t.Fatalf("query pg_stat_activity: %v", err)
-	}
-	var out []backend
-	var b backend
-	_, err = pgx.ForEachRow(rows, []any{&b.state, &b.query, &b.stateChange}, func() error { out = append(out, b); return nil })
-	if err != nil {
-		t.Fatalf("read pg_stat_activity: %v", err)
-	}
-	return out
-}
 
 // abortReports has each of n clients call a slow tool and give up on it
 // after abortAfter, as a load-test client with a timeout does.
@@ -89,55 +17,83 @@ func abortReports(t *testing.T, ctx context.Context, env *fixtures.Env, n int, a
 	t.Helper()
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
-		cs := connect(t, ctx, env, i)
+		cs := connect(t, ctx, env.GatewayURL, env.Tokens[i])
 		// A healthy call first: proves the path works and warms the pool.
 		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_team_tools"}); err != nil {
 			t.Fatalf("get_team_tools: %v", err)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			cctx, cancel := context.WithTimeout(ctx, abortAfter)
 			defer cancel()
 			_, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "generate_report", Arguments: map[string]any{"seconds": 1.5}})
 			if err == nil {
 				t.Errorf("generate_report(1.5 s) returned before the client's %s timeout", abortAfter)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 }
 
+// commitInFinallyLoad is the load both commit-in-finally tests run: four
+// clients give up on a slow report after 300 ms.
+func commitInFinallyLoad(t *testing.T, variant string) (*fixtures.Env, *sampler) {
+	const timeout = 3 * time.Second
+	env := startStack(t, fixtures.Config{Variant: variant, IdleInTxTimeout: timeout})
+	s := startSampler(t, env, 100*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	abortReports(t, ctx, env, 4, 300*time.Millisecond)
+	return env, s
+}
+
 // TestCommitInFinallyLeaks proves the leak: clients that give up leave the
 // token-scoping session idle in transaction, its last query the membership
-// SELECT, until idle_in_transaction_session_timeout kills it.
+// SELECT, until idle_in_transaction_session_timeout (3 s here) kills it —
+// and the gateway keeps serving afterwards.
 func TestCommitInFinallyLeaks(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: starts PostgreSQL and PgBouncer")
-	}
+	skipShort(t)
 	const timeout = 3 * time.Second
-	env := startStack(t, "commit-in-finally", timeout)
+	env, s := commitInFinallyLoad(t, "commit-in-finally")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
-	abortReports(t, ctx, env, 4, 300*time.Millisecond)
 	time.Sleep(time.Second) // well past the aborts, well before the timeout
-	stuck := idleInTx(t, ctx, env)
-	if len(stuck) < 4 {
-		t.Fatalf("want at least 4 sessions idle in transaction after 4 aborted requests, got %d: %+v", len(stuck), stuck)
+	m := scrape(t, env.GatewayMetricsURL)
+	if got := m["mcp_gateway_db_pool_unclosed_sessions"]; got < 4 {
+		t.Errorf("unclosed sessions on /metrics = %g, want at least 4", got)
 	}
-	for _, b := range stuck {
-		if !strings.Contains(b.query, "FROM email_team_members") {
-			t.Errorf("stuck session's last query is not the token-scoping SELECT: %q", b.query)
+	if got := m["mcp_gateway_db_pool_acquired_connections"]; got < 4 {
+		t.Errorf("acquired connections on /metrics = %g, want at least 4 (held by the leaked sessions)", got)
+	}
+	if got := s.MaxState("idle in transaction"); got < 4 {
+		t.Fatalf("at most %d sessions idle in transaction at once, want at least 4", got)
+	}
+
+	// The server's timeout releases them: capacity comes back.
+	if !waitFor(timeout+2*time.Second, func() bool { return len(s.Episodes(time.Second)) >= 4 && allEnded(s.Episodes(time.Second)) }) {
+		t.Fatalf("stuck sessions not ended within the timeout + 2 s: %+v", s.Episodes(time.Second))
+	}
+	stuck := s.Episodes(time.Second)
+	for _, e := range stuck {
+		if !strings.Contains(e.query, "FROM email_team_members") {
+			t.Errorf("stuck session's last query is not the token-scoping SELECT: %q", e.query)
+		}
+		if !e.killed {
+			t.Errorf("stuck session (pid %d) was released, not killed by the server", e.pid)
+		}
+		if h := e.hold(); h < timeout-100*time.Millisecond || h > timeout+time.Second {
+			t.Errorf("stuck session (pid %d) held %s, want the %s timeout within 1 s", e.pid, h, timeout)
 		}
 	}
-	// The server's timeout releases them: capacity comes back.
-	time.Sleep(timeout + time.Second)
-	if left := idleInTx(t, ctx, env); len(left) != 0 {
-		t.Fatalf("sessions still idle in transaction after idle_in_transaction_session_timeout: %+v", left)
+	t.Logf("%d stuck episodes, holds %s", len(stuck), holds(stuck))
+	if n := idleTimeoutKills(t, env); n < 4 {
+		t.Errorf("postgres log shows %d idle-in-transaction timeouts (25P03), want at least 4", n)
 	}
-	// The gateway keeps serving after the server killed the leaked sessions.
-	cs := connect(t, ctx, env, 10)
+	// The gateway's pool notices the dead connections and replaces them.
+	if !waitFor(2*time.Second, func() bool { return scrape(t, env.GatewayMetricsURL)["mcp_gateway_db_pool_unclosed_sessions"] == 0 }) {
+		t.Errorf("unclosed sessions not reaped after the server killed them")
+	}
+	cs := connect(t, ctx, env.GatewayURL, env.Tokens[10])
 	for i := 0; i < 20; i++ {
 		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_team_tools"}); err != nil {
 			t.Fatalf("call %d after the leaked sessions were killed: %v", i, err)
@@ -147,15 +103,41 @@ func TestCommitInFinallyLeaks(t *testing.T) {
 
 // TestFixedDoesNotLeak runs the same aborts against the fixed variant.
 func TestFixedDoesNotLeak(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: starts PostgreSQL and PgBouncer")
-	}
-	env := startStack(t, "fixed", 3*time.Second)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	abortReports(t, ctx, env, 4, 300*time.Millisecond)
+	skipShort(t)
+	env, s := commitInFinallyLoad(t, "fixed")
 	time.Sleep(time.Second)
-	if stuck := idleInTx(t, ctx, env); len(stuck) != 0 {
-		t.Fatalf("fixed variant left sessions idle in transaction: %+v", stuck)
+	if got := scrape(t, env.GatewayMetricsURL)["mcp_gateway_db_pool_unclosed_sessions"]; got != 0 {
+		t.Errorf("unclosed sessions on /metrics = %g, want 0", got)
 	}
+	// The abandoned reports finish on their own (1.5 s) and release.
+	waitFor(2*time.Second, func() bool { return scrape(t, env.GatewayMetricsURL)["mcp_gateway_db_pool_acquired_connections"] == 0 })
+	if got := scrape(t, env.GatewayMetricsURL)["mcp_gateway_db_pool_acquired_connections"]; got != 0 {
+		t.Errorf("acquired connections = %g once the reports finished, want 0", got)
+	}
+	if long := s.Episodes(200 * time.Millisecond); len(long) != 0 {
+		t.Fatalf("fixed variant held sessions idle in transaction: %+v", long)
+	}
+	if n := idleTimeoutKills(t, env); n != 0 {
+		t.Errorf("postgres log shows %d idle-in-transaction timeouts, want 0", n)
+	}
+}
+
+func allEnded(es []episode) bool {
+	for _, e := range es {
+		if e.end.IsZero() {
+			return false
+		}
+	}
+	return true
+}
+
+func holds(es []episode) string {
+	var b strings.Builder
+	for i, e := range es {
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		b.WriteString(e.hold().Round(10 * time.Millisecond).String())
+	}
+	return b.String()
 }

@@ -34,9 +34,6 @@ type Scope struct {
 
 type scopeKey struct{}
 
-// cleanupFunc ends a request's database session.
-type cleanupFunc func(ctx context.Context, sess *Session) error
-
 // cleanupCommitInFinally is the Go twin of ContextForge's token-scoping
 // middleware before PR #1886 (issue #1885):
 //
@@ -69,10 +66,16 @@ func cleanupFixed(ctx context.Context, sess *Session) error {
 }
 
 // tokenScoping authenticates the bearer token and reads the caller's team
-// memberships in one database session per HTTP request, as ContextForge's
-// middleware did, then runs the rest of the request inside it and ends the
-// session with the variant's cleanup. The result reaches the MCP layer as
-// go-sdk TokenInfo (via auth.RequireBearerToken, which also writes the 401).
+// memberships — two queries on every HTTP request, as ContextForge's
+// middleware did — and hands the result to the MCP layer as go-sdk
+// TokenInfo (via auth.RequireBearerToken, which also writes the 401s).
+//
+// How long the scoping session lives is what the variants change:
+//   - fixed: released before the request is dispatched (scopeThenRelease);
+//   - commit-in-finally: held for the whole request, ended by the buggy
+//     cleanup (scopeAroundRequest);
+//   - held-while-waiting: committed, but the connection held for the whole
+//     request (scopeHeldForRequest).
 func (g *Gateway) tokenScoping(next http.Handler) http.Handler {
 	verify := auth.RequireBearerToken(func(ctx context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
 		sc, _ := r.Context().Value(scopeKey{}).(*Scope)
@@ -82,34 +85,121 @@ func (g *Gateway) tokenScoping(next http.Handler) http.Handler {
 		return &auth.TokenInfo{UserID: sc.Email, Expiration: time.Now().Add(time.Hour), Extra: map[string]any{"scope": sc}}, nil
 	}, nil)(next)
 
+	scope := g.scopeThenRelease
+	switch {
+	case g.variants[VariantCommitInFinally]:
+		scope = g.scopeAroundRequest
+	case g.variants[VariantHeldWhileWaiting]:
+		scope = g.scopeHeldForRequest
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, ok := bearerToken(r)
 		if !ok {
+			// RFC 6750 §3: a 401 names the scheme the client should use.
+			w.Header().Set("WWW-Authenticate", `Bearer realm="mcp"`)
 			verify.ServeHTTP(w, r) // answers 401 without touching the database
 			return
 		}
-		ctx := r.Context()
-		sess, err := g.store.NewSession(ctx)
-		if err != nil {
-			g.dbUnavailable(w, err)
-			return
-		}
-		defer sess.Detach()
-		defer func() {
-			if err := g.cleanup(ctx, sess); err != nil {
-				g.log.Warn("token scoping: ending the database session failed", "err", err, "variant", g.variants.String())
-			}
-		}()
-		sc, err := lookupScope(ctx, sess, token)
-		if err != nil && !errors.Is(err, errBadToken) {
-			g.dbUnavailable(w, err)
-			return
-		}
-		if sc != nil {
-			r = r.WithContext(context.WithValue(ctx, scopeKey{}, sc))
-		}
-		verify.ServeHTTP(w, r)
+		scope(w, r, token, verify)
 	})
+}
+
+// serveScoped dispatches the request with its scope, or lets verify answer
+// 401 when the token was not accepted (sc == nil).
+func serveScoped(w http.ResponseWriter, r *http.Request, sc *Scope, verify http.Handler) {
+	if sc == nil {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="mcp", error="invalid_token", error_description="unknown, inactive or expired token"`)
+	} else {
+		r = r.WithContext(context.WithValue(r.Context(), scopeKey{}, sc))
+	}
+	verify.ServeHTTP(w, r)
+}
+
+// scopeThenRelease is the fixed token scoping: authenticate on a
+// short-lived session that is committed and closed (nested finally, PR
+// #1886) before the request is dispatched, so that nothing a tool does
+// afterwards — waiting, polling, calling the upstream — holds it. This is
+// also the fix of the held-while-waiting incident: "authenticate on a
+// short-lived connection closed before dispatch".
+func (g *Gateway) scopeThenRelease(w http.ResponseWriter, r *http.Request, token string, verify http.Handler) {
+	sc, err := g.lookupAndRelease(r.Context(), token)
+	if err != nil {
+		g.dbUnavailable(w, err)
+		return
+	}
+	serveScoped(w, r, sc, verify) // no connection held from here on
+}
+
+func (g *Gateway) lookupAndRelease(ctx context.Context, token string) (sc *Scope, err error) {
+	sess, err := g.store.NewSession(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer sess.Detach()
+	defer func() {
+		if cerr := cleanupFixed(ctx, sess); cerr != nil && err == nil {
+			err = fmt.Errorf("token scoping: end the database session: %w", cerr)
+		}
+	}()
+	sc, err = lookupScope(ctx, sess, token)
+	if errors.Is(err, errBadToken) {
+		return nil, nil
+	}
+	return sc, err
+}
+
+// scopeAroundRequest is ContextForge's middleware shape: one session per
+// HTTP request, opened for token scoping and ended after the rest of the
+// request has run, with commit-in-finally's cleanup. A request whose client
+// gives up mid-way has its context cancelled, the commit fails, and the
+// session leaks idle in transaction, its last query the membership SELECT.
+// Any hang-up before the server has finished the request will do — even a
+// client that hangs up the instant it has read its answer, as go-sdk's
+// client may on SSE answers — so under load it leaks without timeouts too.
+func (g *Gateway) scopeAroundRequest(w http.ResponseWriter, r *http.Request, token string, verify http.Handler) {
+	ctx := r.Context()
+	sess, err := g.store.NewSession(ctx)
+	if err != nil {
+		g.dbUnavailable(w, err)
+		return
+	}
+	defer sess.Detach()
+	defer func() {
+		if err := cleanupCommitInFinally(ctx, sess); err != nil {
+			g.log.Warn("token scoping: ending the database session failed", "err", err, "variant", g.variants.String())
+		}
+	}()
+	sc, err := lookupScope(ctx, sess, token)
+	if err != nil && !errors.Is(err, errBadToken) {
+		g.dbUnavailable(w, err)
+		return
+	}
+	serveScoped(w, r, sc, verify)
+}
+
+// scopeHeldForRequest is the held-while-waiting bug, the twin of
+// scopeThenRelease: an MCP server (FastAPI) authenticated through a
+// request-scoped get_db dependency, so the pooled connection stayed checked
+// out until the response was sent — through wait_for_run's whole polling
+// loop, up to 30 s. Its connection is in autocommit, so between statements
+// the backend is plain "idle": invisible to idle-in-transaction dashboards,
+// while concurrent waiters exhaust the pool (acquired = max, acquire waits
+// and timeouts climb). The fix (PR #917): scopeThenRelease.
+func (g *Gateway) scopeHeldForRequest(w http.ResponseWriter, r *http.Request, token string, verify http.Handler) {
+	ctx := r.Context()
+	sess, err := g.store.NewAutocommitSession(ctx)
+	if err != nil {
+		g.dbUnavailable(w, err)
+		return
+	}
+	defer sess.Detach()
+	defer sess.Close() // BUG: released only when the whole request is done
+	sc, err := lookupScope(ctx, sess, token)
+	if err != nil && !errors.Is(err, errBadToken) {
+		g.dbUnavailable(w, err)
+		return
+	}
+	serveScoped(w, r, sc, verify)
 }
 
 var errBadToken = errors.New("unknown, inactive or expired token")

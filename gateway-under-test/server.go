@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,8 +13,25 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
+
+// Defaults of Config's zero values.
+const (
+	DefaultListen          = "127.0.0.1:8080"
+	DefaultPoolSize        = 20
+	DefaultPoolTimeout     = 30 * time.Second
+	DefaultRunDelay        = 5 * time.Second
+	DefaultPollInterval    = 500 * time.Millisecond
+	DefaultUpstreamTimeout = 30 * time.Second
+	DefaultPageSize        = 50
+	DefaultMaxBodyBytes    = 1 << 20
+	DefaultSessionTimeout  = 10 * time.Minute
+)
+
+// MaxWait is the longest wait_for_run waits, as in the documented incident.
+const MaxWait = 30 * time.Second
 
 // Config configures the gateway. Zero values mean the defaults.
 type Config struct {
@@ -32,56 +50,117 @@ type Config struct {
 	Stateless bool
 	// JSONResponse answers with application/json instead of SSE.
 	JSONResponse bool
+	// UpstreamURL is the base URL of the upstream HTTP service that
+	// call_upstream calls (see package upstream). Empty: call_upstream fails.
+	UpstreamURL string
+	// UpstreamTimeout bounds one upstream call. Default 30 s.
+	UpstreamTimeout time.Duration
+	// RunDelay is how long after start_run a run is done. Default 5 s.
+	RunDelay time.Duration
+	// PollInterval is how often wait_for_run checks its run. Default 500 ms.
+	PollInterval time.Duration
+	// PageSize is the most items tools/list, resources/list and
+	// prompts/list return per page. Default 50.
+	PageSize int
+	// MaxBodyBytes bounds a request body; larger ones get 413. Default 1 MiB.
+	MaxBodyBytes int64
+	// SessionTimeout closes stateful MCP sessions idle this long, so
+	// abandoned sessions do not pile up under load. Default 10 min;
+	// negative: never.
+	SessionTimeout time.Duration
 	// Logger receives the gateway's logs; nil discards them.
 	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	if c.PoolSize == 0 {
+		c.PoolSize = DefaultPoolSize
+	}
+	def(&c.PoolTimeout, DefaultPoolTimeout)
+	def(&c.RunDelay, DefaultRunDelay)
+	def(&c.PollInterval, DefaultPollInterval)
+	def(&c.UpstreamTimeout, DefaultUpstreamTimeout)
+	def(&c.SessionTimeout, DefaultSessionTimeout)
+	if c.Listen == "" {
+		c.Listen = DefaultListen
+	}
+	if c.PageSize == 0 {
+		c.PageSize = DefaultPageSize
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	switch {
+	case c.DSN == "":
+		return errors.New("no database DSN given")
+	case c.PoolSize < 1:
+		return fmt.Errorf("pool size must be at least 1, got %d", c.PoolSize)
+	case c.PoolTimeout < 0 || c.RunDelay < 0 || c.UpstreamTimeout < 0:
+		return errors.New("pool timeout, run delay and upstream timeout must not be negative")
+	case c.PollInterval < 10*time.Millisecond:
+		return fmt.Errorf("poll interval %s: want at least 10ms (a tighter loop only loads the database)", c.PollInterval)
+	case c.PageSize < 1:
+		return fmt.Errorf("page size must be at least 1, got %d", c.PageSize)
+	case c.MaxBodyBytes < 1024:
+		return fmt.Errorf("max body size %d bytes: want at least 1024 (an initialize request must fit)", c.MaxBodyBytes)
+	}
+	return nil
 }
 
 // Gateway is a running reference gateway.
 type Gateway struct {
 	cfg      Config
 	variants VariantSet
-	cleanup  cleanupFunc
 	store    *Store
+	upstream *http.Client
 	log      *slog.Logger
 	srv      *http.Server
 	ln       net.Listener
 	served   chan error
+	// stopping is cancelled by Close, so that tool handlers which outlive
+	// their HTTP request (go-sdk does not cancel a stateful handler when its
+	// client goes away) stop waiting and polling.
+	stopping context.Context
+	stop     context.CancelFunc
 }
 
 // Start validates cfg, connects the pool, and serves MCP at /mcp and
 // Prometheus metrics at /metrics until Close.
 func Start(ctx context.Context, cfg Config) (*Gateway, error) {
-	if cfg.PoolSize == 0 {
-		cfg.PoolSize = 20
-	}
-	if cfg.PoolTimeout == 0 {
-		cfg.PoolTimeout = 30 * time.Second
-	}
-	if cfg.Listen == "" {
-		cfg.Listen = "127.0.0.1:8080"
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	if cfg.PoolSize < 1 {
-		return nil, fmt.Errorf("pool size must be at least 1, got %d", cfg.PoolSize)
-	}
-	if cfg.DSN == "" {
-		return nil, errors.New("no database DSN given")
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
 	}
 	variants, err := ParseVariants(cfg.Variant)
 	if err != nil {
 		return nil, err
 	}
-	g := &Gateway{cfg: cfg, variants: variants, cleanup: cleanupFixed, log: cfg.Logger, served: make(chan error, 1)}
-	if variants[VariantCommitInFinally] {
-		g.cleanup = cleanupCommitInFinally
-	}
+	g := &Gateway{cfg: cfg, variants: variants, log: cfg.Logger, served: make(chan error, 1)}
+	g.stopping, g.stop = context.WithCancel(context.Background())
+	// Under load every virtual user calls the upstream at once: keep enough
+	// idle connections to it that calls do not churn through local ports.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 256
+	g.upstream = &http.Client{Transport: tr, Timeout: cfg.UpstreamTimeout}
+
 	g.store, err = openStore(ctx, cfg.DSN, cfg.PoolSize, cfg.PoolTimeout, g.log)
 	if err != nil {
 		return nil, err
 	}
-	g.ln, err = net.Listen("tcp", cfg.Listen)
+	var lc net.ListenConfig
+	g.ln, err = lc.Listen(ctx, "tcp", cfg.Listen)
 	if err != nil {
 		g.store.close()
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
@@ -91,19 +170,95 @@ func Start(ctx context.Context, cfg Config) (*Gateway, error) {
 	return g, nil
 }
 
-// Handler returns the gateway's HTTP handler: /mcp and /metrics.
+// Handler returns the gateway's HTTP handler: /mcp and /metrics. Each call
+// builds a fresh MCP server and metrics registry.
 func (g *Gateway) Handler() http.Handler {
-	server := mcp.NewServer(&mcp.Implementation{Name: "leakbench-reference-gateway", Version: "0.1.0"}, nil)
-	g.addTools(server)
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-		&mcp.StreamableHTTPOptions{Stateless: g.cfg.Stateless, JSONResponse: g.cfg.JSONResponse, Logger: g.log})
-
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(newPoolCollector(g.store))
+	reg.MustRegister(newPoolCollector(g.store),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := newMetrics(reg)
+
+	server := g.newMCPServer(m)
+	sessionTimeout := g.cfg.SessionTimeout
+	if sessionTimeout < 0 {
+		sessionTimeout = 0 // go-sdk: zero means never
+	}
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+		&mcp.StreamableHTTPOptions{
+			Stateless:           g.cfg.Stateless,
+			JSONResponse:        g.cfg.JSONResponse,
+			Logger:              g.log,
+			SessionTimeout:      sessionTimeout,
+			MaxRequestBodyBytes: g.cfg.MaxBodyBytes,
+		})
+
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.tokenScoping(mcpHandler))
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("/mcp", m.instrumentHTTP("/mcp", g.limitBody(g.tokenScoping(mcpHandler))))
+	mux.Handle("/metrics", m.instrumentHTTP("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
 	return mux
+}
+
+// newMCPServer builds the MCP server: the built-in tools, the per-team tool
+// registry and documents, the prompts, and the middleware that measures
+// every MCP request.
+func (g *Gateway) newMCPServer(m *metrics) *mcp.Server {
+	server := mcp.NewServer(&mcp.Implementation{Name: "leakbench-reference-gateway", Version: "0.2.0"},
+		&mcp.ServerOptions{
+			PageSize:     g.cfg.PageSize,
+			Instructions: "leakbench's reference MCP gateway: team-scoped tools, documents and prompts backed by PostgreSQL.",
+			// No logging capability: this gateway sends no log messages.
+			Capabilities: &mcp.ServerCapabilities{},
+		})
+	builtin := map[string]bool{}
+	g.addTools(server, builtin)
+	g.addResources(server)
+	g.addPrompts(server)
+	server.AddReceivingMiddleware(m.mcpMiddleware(builtin), g.registryMiddleware(builtin))
+	return server
+}
+
+// limitBody answers 413 for a body larger than the limit before any work
+// is done for it — in particular before token scoping takes a database
+// connection. A body without a Content-Length (chunked) is read here, up
+// to the limit, for the same reason: were it cut off later, inside go-sdk,
+// the client would abort its upload after the token-scoping session was
+// opened, and a variant that leaks on a cancelled request would leak on a
+// bad body too. go-sdk reads every body whole anyway.
+func (g *Gateway) limitBody(next http.Handler) http.Handler {
+	tooLarge := func(w http.ResponseWriter) {
+		// The rest of the body is not read: close rather than reuse.
+		w.Header().Set("Connection", "close")
+		http.Error(w, fmt.Sprintf("request body exceeds %d bytes", g.cfg.MaxBodyBytes), http.StatusRequestEntityTooLarge)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > g.cfg.MaxBodyBytes {
+			tooLarge(w)
+			return
+		}
+		if r.ContentLength < 0 && r.Body != nil {
+			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.cfg.MaxBodyBytes))
+			var mbe *http.MaxBytesError
+			switch {
+			case errors.As(err, &mbe):
+				tooLarge(w)
+				return
+			case err != nil:
+				http.Error(w, "read request body: "+err.Error(), http.StatusBadRequest)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.ContentLength = int64(len(body))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// bound derives a context that also ends when the gateway closes.
+func (g *Gateway) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(g.stopping, cancel)
+	return ctx, func() { stop(); cancel() }
 }
 
 // Addr is the address the gateway listens on.
@@ -131,6 +286,7 @@ func (g *Gateway) Wait() error {
 // Close stops serving (waiting up to 5 s for requests in flight) and closes
 // the pool, including the connections of leaked sessions.
 func (g *Gateway) Close(ctx context.Context) error {
+	g.stop()
 	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	var err error
@@ -141,5 +297,6 @@ func (g *Gateway) Close(ctx context.Context) error {
 		err = g.srv.Close()
 	}
 	g.store.close()
+	g.upstream.CloseIdleConnections()
 	return err
 }

@@ -24,6 +24,9 @@ type Store struct {
 	poolTimeout time.Duration
 	log         *slog.Logger
 
+	// poolTimeouts counts acquires that gave up after the pool timeout.
+	poolTimeouts atomic.Int64
+
 	mu   sync.Mutex
 	open map[*Session]struct{} // sessions acquired and not yet closed
 	stop chan struct{}
@@ -67,6 +70,9 @@ type Session struct {
 	store *Store
 	conn  *pgxpool.Conn
 	inTx  bool
+	// autocommit sessions never BEGIN: each statement is its own
+	// transaction, and between statements the backend is plain "idle".
+	autocommit bool
 	// detached is set when the request that opened the session has
 	// finished with it. A detached session still open was leaked.
 	detached atomic.Bool
@@ -80,16 +86,28 @@ func (sess *Session) Detach() { sess.detached.Store(true) }
 // NewSession checks a connection out of the pool, waiting at most the pool
 // timeout.
 func (s *Store) NewSession(ctx context.Context) (*Session, error) {
+	return s.newSession(ctx, false)
+}
+
+// NewAutocommitSession is NewSession for a session that runs every
+// statement in its own transaction, like a SQLAlchemy engine configured
+// with isolation_level="AUTOCOMMIT" or a bare pgx connection.
+func (s *Store) NewAutocommitSession(ctx context.Context) (*Session, error) {
+	return s.newSession(ctx, true)
+}
+
+func (s *Store) newSession(ctx context.Context, autocommit bool) (*Session, error) {
 	actx, cancel := context.WithTimeout(ctx, s.poolTimeout)
 	defer cancel()
 	conn, err := s.pool.Acquire(actx)
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			s.poolTimeouts.Add(1)
 			return nil, ErrPoolTimeout
 		}
 		return nil, fmt.Errorf("acquire database connection: %w", err)
 	}
-	sess := &Session{store: s, conn: conn}
+	sess := &Session{store: s, conn: conn, autocommit: autocommit}
 	s.mu.Lock()
 	s.open[sess] = struct{}{}
 	s.mu.Unlock()
@@ -97,7 +115,7 @@ func (s *Store) NewSession(ctx context.Context) (*Session, error) {
 }
 
 func (sess *Session) begin(ctx context.Context) error {
-	if sess.inTx {
+	if sess.inTx || sess.autocommit {
 		return nil
 	}
 	if _, err := sess.conn.Exec(ctx, "BEGIN"); err != nil {

@@ -44,22 +44,32 @@ type noteOut struct {
 	Recorded bool `json:"recorded"`
 }
 
-// errNoScope means a tool ran without token scoping: a wiring bug.
+// errNoScope means a request ran without token scoping: a wiring bug.
 var errNoScope = errors.New("no token scope on the request")
 
-func scopeOf(req *mcp.CallToolRequest) (*Scope, error) {
-	if req.Extra == nil || req.Extra.TokenInfo == nil {
+// scopeOf returns the token scope of an MCP request.
+func scopeOf(req mcp.Request) (*Scope, error) {
+	extra := req.GetExtra()
+	if extra == nil || extra.TokenInfo == nil {
 		return nil, errNoScope
 	}
-	sc, ok := req.Extra.TokenInfo.Extra["scope"].(*Scope)
+	sc, ok := extra.TokenInfo.Extra["scope"].(*Scope)
 	if !ok {
 		return nil, errNoScope
 	}
 	return sc, nil
 }
 
-// withSession runs fn in its own unit of work and always closes it: the
-// tools are not where this gateway's leaks live.
+// addTool registers a built-in tool and notes its name, so that the
+// registry middleware can tell built-in tools from registered ones.
+func addTool[In, Out any](s *mcp.Server, builtin map[string]bool, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) {
+	builtin[t.Name] = true
+	mcp.AddTool(s, t, h)
+}
+
+// withSession runs fn in its own unit of work, commits, and always closes
+// it — on every path, before the caller does anything else: this is how
+// the fixed code paths hold a connection only while they use it.
 func (g *Gateway) withSession(ctx context.Context, fn func(*Session) error) error {
 	sess, err := g.store.NewSession(ctx)
 	if err != nil {
@@ -73,9 +83,12 @@ func (g *Gateway) withSession(ctx context.Context, fn func(*Session) error) erro
 	return sess.Commit(ctx)
 }
 
-// addTools registers the gateway's database-backed tools.
-func (g *Gateway) addTools(s *mcp.Server) {
-	mcp.AddTool(s, &mcp.Tool{Name: "get_team_tools", Description: "List the tools registered for the caller's teams (a read)."},
+// addTools registers the gateway's built-in, database-backed tools.
+func (g *Gateway) addTools(s *mcp.Server, builtin map[string]bool) {
+	g.addRunTools(s, builtin)
+	g.addUpstreamTool(s, builtin)
+
+	addTool(s, builtin, &mcp.Tool{Name: "get_team_tools", Description: "List the tools registered for the caller's teams (a read)."},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, teamToolsOut, error) {
 			var out teamToolsOut
 			sc, err := scopeOf(req)
@@ -94,10 +107,13 @@ func (g *Gateway) addTools(s *mcp.Server) {
 				})
 				return err
 			})
-			return nil, out, err
+			if err != nil {
+				return nil, out, fmt.Errorf("read team tools: %w", err)
+			}
+			return nil, out, nil
 		})
 
-	mcp.AddTool(s, &mcp.Tool{Name: "generate_report", Description: "Compute a report on the caller's activity; takes `seconds` of database time (a slow read)."},
+	addTool(s, builtin, &mcp.Tool{Name: "generate_report", Description: "Compute a report on the caller's activity; takes `seconds` of database time (a slow read)."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in reportIn) (*mcp.CallToolResult, reportOut, error) {
 			var out reportOut
 			sc, err := scopeOf(req)
@@ -116,10 +132,13 @@ func (g *Gateway) addTools(s *mcp.Server) {
 				_, err = scanOne(rows, &slept, &out.Invocations)
 				return err
 			})
-			return nil, out, err
+			if err != nil {
+				return nil, out, fmt.Errorf("generate report: %w", err)
+			}
+			return nil, out, nil
 		})
 
-	mcp.AddTool(s, &mcp.Tool{Name: "record_note", Description: "Record a note for the caller (a write)."},
+	addTool(s, builtin, &mcp.Tool{Name: "record_note", Description: "Record a note for the caller (a write)."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in noteIn) (*mcp.CallToolResult, noteOut, error) {
 			var out noteOut
 			sc, err := scopeOf(req)
@@ -134,6 +153,9 @@ func (g *Gateway) addTools(s *mcp.Server) {
 				return err
 			})
 			out.Recorded = err == nil
-			return nil, out, err
+			if err != nil {
+				return nil, out, fmt.Errorf("record note: %w", err)
+			}
+			return nil, out, nil
 		})
 }

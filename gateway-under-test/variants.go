@@ -12,12 +12,23 @@ type Variant string
 const (
 	// VariantFixed releases every database session on every path.
 	VariantFixed Variant = "fixed"
-	// VariantCommitInFinally reproduces ContextForge #1885.
+	// VariantCommitInFinally reproduces ContextForge #1885 / PR #1886: a
+	// failing commit skips the release; sessions stay idle in transaction
+	// until idle_in_transaction_session_timeout (scoping.go).
 	VariantCommitInFinally Variant = "commit-in-finally"
+	// VariantHeldWhileWaiting reproduces an MCP server whose wait_for_run
+	// kept the authentication request's pooled connection for its whole
+	// polling loop: the pool runs dry while the server sees plain idle
+	// sessions (scoping.go).
+	VariantHeldWhileWaiting Variant = "held-while-waiting"
+	// VariantHeldAcrossUpstream reproduces ContextForge #2518 / #2323: a
+	// transaction stays open while call_upstream waits on the upstream
+	// (callupstream.go).
+	VariantHeldAcrossUpstream Variant = "held-across-upstream"
 )
 
 // Variants lists every known variant, for help texts and validation.
-var Variants = []Variant{VariantFixed, VariantCommitInFinally}
+var Variants = []Variant{VariantFixed, VariantCommitInFinally, VariantHeldWhileWaiting, VariantHeldAcrossUpstream}
 
 // VariantSet is the set of variants enabled at once.
 type VariantSet map[Variant]bool

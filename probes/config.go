@@ -1,26 +1,29 @@
 package probes
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 )
 
 // Config configures a Poller. It can be written into a run's record as it
-// is: the DSNs, which carry passwords, are not marshalled.
+// is: the DSNs, which carry passwords, are not marshalled, and scrape URLs
+// are marshalled with any password masked.
 type Config struct {
 	// DSN reaches PostgreSQL directly (not through PgBouncer) as a role
 	// with pg_monitor (pg_read_all_stats is what matters: without it other
 	// roles' sessions show no state and no query).
 	DSN string `json:"-"`
-	// PgBouncerAdminDSN reaches PgBouncer's admin console as an admin or
-	// stats user. Empty: no PgBouncer sampling.
+	// PgBouncerAdminDSN reaches PgBouncer's admin console as a user listed
+	// in its stats_users or admin_users. Empty: no PgBouncer sampling.
 	PgBouncerAdminDSN string `json:"-"`
 	// Database is the datname to watch; empty means the DSN's database.
 	Database string `json:"database"`
-	// Interval between samples. Default 250 ms.
+	// Interval between samples. Default 100 ms.
 	Interval time.Duration `json:"interval"`
 	// StuckAfter is how long a backend must sit idle in transaction to
 	// count as stuck. Default 1 s.
@@ -28,12 +31,47 @@ type Config struct {
 	// RunDir, when set, receives samples.jsonl and episodes.jsonl,
 	// appended to as sampling goes (created if missing).
 	RunDir string `json:"-"`
+
+	// Scrape lists Prometheus endpoints of the service under test whose
+	// connection-pool series the probe reads every ScrapeInterval.
+	Scrape []ScrapeTarget `json:"scrape,omitempty"`
+	// ScrapeInterval between scrapes. Default 1 s.
+	ScrapeInterval time.Duration `json:"scrape_interval,omitempty"`
+	// Mappings adds pool mappings (or replaces built-in ones) that a
+	// ScrapeTarget can name, for exporters whose series names the probe
+	// does not know.
+	Mappings map[string]PoolMapping `json:"mappings,omitempty"`
+	// MetricsAddr, when set, serves the probe's own metrics at
+	// http://MetricsAddr/metrics while it runs (":0" picks a free port;
+	// see Poller.MetricsURL).
+	MetricsAddr string `json:"metrics_addr,omitempty"`
+	// OnWarning, when set, is called when a source starts failing, fails
+	// differently, or works again (Warning.Recovered). It is called from
+	// the sampling goroutines and must not block.
+	OnWarning func(Warning) `json:"-"`
+}
+
+// ScrapeTarget is one Prometheus endpoint of the service under test.
+type ScrapeTarget struct {
+	URL string `json:"url"`
+	// Mapping names the PoolMapping to read: a built-in one ("gateway",
+	// "go_sql", "hikaricp", "sqlalchemy"), one of Config.Mappings, or
+	// empty (or "auto") to use the first built-in mapping whose series the
+	// endpoint exports.
+	Mapping string `json:"mapping,omitempty"`
+}
+
+// MarshalJSON masks a password in the URL.
+func (t ScrapeTarget) MarshalJSON() ([]byte, error) {
+	type plain ScrapeTarget
+	return json.Marshal(plain{URL: redactURL(t.URL), Mapping: t.Mapping})
 }
 
 // Defaults of Config.
 const (
-	DefaultInterval   = 250 * time.Millisecond
-	DefaultStuckAfter = time.Second
+	DefaultInterval       = 100 * time.Millisecond
+	DefaultStuckAfter     = time.Second
+	DefaultScrapeInterval = time.Second
 )
 
 // MinInterval is the shortest Interval accepted: below it the probe's own
@@ -50,6 +88,9 @@ func (c Config) withDefaults() Config {
 	if c.StuckAfter == 0 {
 		c.StuckAfter = DefaultStuckAfter
 	}
+	if c.ScrapeInterval == 0 {
+		c.ScrapeInterval = DefaultScrapeInterval
+	}
 	return c
 }
 
@@ -63,7 +104,58 @@ func (c Config) validate() error {
 	if c.StuckAfter < 0 {
 		return fmt.Errorf("%w: stuck-after %s is negative", ErrConfig, c.StuckAfter)
 	}
+	if len(c.Scrape) > 0 && c.ScrapeInterval < 100*time.Millisecond {
+		return fmt.Errorf("%w: scrape interval %s is below the minimum 100ms", ErrConfig, c.ScrapeInterval)
+	}
+	for _, t := range c.Scrape {
+		u, err := url.Parse(t.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("%w: scrape URL %q: want http://host:port/path (usually …/metrics)", ErrConfig, redactURL(t.URL))
+		}
+		if _, err := c.mapping(t.Mapping); err != nil {
+			return err
+		}
+	}
+	for name, m := range c.Mappings {
+		if m.Acquired == "" && m.Max == "" {
+			return fmt.Errorf("%w: mapping %q names neither an acquired nor a max series", ErrConfig, name)
+		}
+	}
 	return nil
+}
+
+// mapping resolves a ScrapeTarget's mapping name; nil means auto.
+func (c Config) mapping(name string) (*PoolMapping, error) {
+	if name == "" || name == "auto" {
+		return nil, nil
+	}
+	if m, ok := c.Mappings[name]; ok {
+		m.Name = name
+		return &m, nil
+	}
+	for _, m := range builtinMappings {
+		if m.Name == name {
+			return &m, nil
+		}
+	}
+	known := make([]string, 0, len(builtinMappings)+len(c.Mappings))
+	for _, m := range builtinMappings {
+		known = append(known, m.Name)
+	}
+	for n := range c.Mappings {
+		known = append(known, n)
+	}
+	return nil, fmt.Errorf("%w: unknown pool mapping %q (known: auto, %s)", ErrConfig, name, strings.Join(known, ", "))
+}
+
+// redactURL masks the password of a URL's user info; text that is not a
+// URL is returned as it is (it cannot carry user info that url.Parse finds).
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return s
+	}
+	return u.Redacted()
 }
 
 // parseSetting reads a time setting as SHOW prints it: a number with one of

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -52,7 +54,7 @@ func (l *link) get(ctx context.Context) (*pgx.Conn, error) {
 		return l.conn, nil
 	}
 	if wait := time.Until(l.retryAt); wait > 0 {
-		return nil, fmt.Errorf("%s: not connected (next attempt in %s): %w", l.what, wait.Round(time.Millisecond), l.lastErr)
+		return nil, fmt.Errorf("%s: connect: %w (next attempt in %s)", l.what, l.lastErr, wait.Round(time.Millisecond))
 	}
 	conn, err := pgx.ConnectConfig(ctx, l.cfg)
 	if l.what == "postgres" && isPgBouncerRefusal(err) {
@@ -62,7 +64,10 @@ func (l *link) get(ctx context.Context) (*pgx.Conn, error) {
 		l.backoff = min(max(2*l.backoff, l.minWait), maxBackoff)
 		l.retryAt = time.Now().Add(l.backoff)
 		l.lastErr = l.redact(err)
-		return nil, fmt.Errorf("%s: connect: %w", l.what, l.lastErr)
+		if h := hint(l.what, l.cfg.User, net.JoinHostPort(l.cfg.Host, strconv.Itoa(int(l.cfg.Port))), err); h != "" {
+			l.lastErr = &hintedError{err: l.lastErr, hint: h}
+		}
+		return nil, fmt.Errorf("%s: connect: %w (next attempt in %s)", l.what, l.lastErr, l.backoff)
 	}
 	l.conn, l.backoff = conn, 0
 	return conn, nil
@@ -106,6 +111,15 @@ func isPgBouncerRefusal(err error) bool {
 	return errors.As(err, &pgErr) && pgErr.Code == "08P01" && // protocol_violation
 		strings.Contains(pgErr.Message, "unsupported startup parameter")
 }
+
+// hintedError adds what to do to a connection error.
+type hintedError struct {
+	err  error
+	hint string
+}
+
+func (e *hintedError) Error() string { return e.err.Error() + " — " + e.hint }
+func (e *hintedError) Unwrap() error { return e.err }
 
 type redactedError struct {
 	msg string

@@ -35,6 +35,28 @@ type Episode struct {
 	// ClientAddr is the backend's peer: for sessions through PgBouncer,
 	// PgBouncer's address.
 	ClientAddr string `json:"client_addr"`
+	// PgBouncer ties the backend to PgBouncer's server connection and the
+	// client holding it, when PgBouncer is watched and the episode lasted
+	// long enough to be looked up (StuckAfter).
+	PgBouncer *BouncerLink `json:"pgbouncer,omitempty"`
+}
+
+// BouncerLink is the PgBouncer server connection whose remote_pid is an
+// episode's backend, and the client it was linked to.
+type BouncerLink struct {
+	User     string `json:"user"`
+	Database string `json:"database"`
+	// ServerLocalPort is PgBouncer's end of the server connection: the
+	// backend's client_port in pg_stat_activity.
+	ServerLocalPort int `json:"server_local_port"`
+	// ServerState: "active" while a client holds the server.
+	ServerState string `json:"server_state"`
+	// The client: its address as PgBouncer sees it, its application_name
+	// and when it connected; empty when no client was linked.
+	ClientAddr            string    `json:"client_addr,omitempty"`
+	ClientPort            int       `json:"client_port,omitempty"`
+	ClientApplicationName string    `json:"client_application_name,omitempty"`
+	ClientConnectTime     time.Time `json:"client_connect_time,omitzero"`
 }
 
 // Episode.EndReason values.
@@ -71,8 +93,9 @@ type backendKey struct {
 }
 
 type openEpisode struct {
-	ep       Episode
-	lastSeen time.Time // server time of the last sample that saw it
+	ep          Episode
+	lastSeen    time.Time // server time of the last sample that saw it
+	fingerprint string    // of ep.Query, computed when first asked for
 }
 
 // tracker turns successive samples of pg_stat_activity into episodes. It
@@ -146,6 +169,56 @@ func (t *tracker) vanished(o *openEpisode, now time.Time) Episode {
 		}
 	}
 	return finish(o.ep, end, false, reason)
+}
+
+// tracked appends the pids of the open episodes to buf: the backends
+// whose rows the next read must return whatever their state.
+func (t *tracker) tracked(buf []int32) []int32 {
+	buf = buf[:0]
+	for k := range t.open {
+		buf = append(buf, k.pid)
+	}
+	return buf
+}
+
+// unlinked returns the pids of open episodes at least age old at now that
+// have no PgBouncer link yet.
+func (t *tracker) unlinked(now time.Time, age time.Duration) []int32 {
+	var pids []int32
+	for k, o := range t.open {
+		if o.ep.PgBouncer == nil && now.Sub(o.ep.Start) >= age {
+			pids = append(pids, k.pid)
+		}
+	}
+	return pids
+}
+
+// link attaches PgBouncer links, by backend pid, to the open episodes.
+func (t *tracker) link(links map[int32]*BouncerLink) {
+	for k, o := range t.open {
+		if l := links[k.pid]; l != nil && o.ep.PgBouncer == nil {
+			o.ep.PgBouncer = l
+		}
+	}
+}
+
+// oldest describes the open episode that started first at now; nil when
+// none is open.
+func (t *tracker) oldest(now time.Time) *OpenEpisode {
+	var o *openEpisode
+	for _, x := range t.open {
+		if o == nil || x.ep.Start.Before(o.ep.Start) || x.ep.Start.Equal(o.ep.Start) && x.ep.PID < o.ep.PID {
+			o = x
+		}
+	}
+	if o == nil {
+		return nil
+	}
+	if o.fingerprint == "" {
+		o.fingerprint = Fingerprint(o.ep.Query)
+	}
+	return &OpenEpisode{PID: o.ep.PID, Start: o.ep.Start, AgeSeconds: max(now.Sub(o.ep.Start).Seconds(), 0),
+		Fingerprint: o.fingerprint, ApplicationName: o.ep.ApplicationName}
 }
 
 // close ends the episodes still open when sampling stops, at the last

@@ -4,19 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"time"
 )
-
-// sampler reads one more source into each Sample. The Poller owns the
-// ticker and calls every sampler in turn; a sampler only reads. PgBouncer's
-// pools are one; a scrape of the service's own pool metrics is meant to be
-// the next.
-type sampler interface {
-	sample(ctx context.Context, s *Sample) error
-	close()
-}
 
 // sampleTimeout bounds one tick's reads, past the server's own
 // statement_timeout so that it normally fires first.
@@ -26,40 +18,54 @@ const sampleTimeout = statementTimeout + time.Second
 const setupTimeout = 2*connectTimeout + 2*sampleTimeout
 
 // Poller samples PostgreSQL (and PgBouncer) on a ticker in its own
-// goroutine, tracks idle-in-transaction episodes, and writes samples and
-// episodes to the run directory as they come.
+// goroutine, tracks idle-in-transaction episodes, scrapes the service's
+// own pool metrics in another, and writes samples and episodes to the run
+// directory as they come.
 type Poller struct {
-	cfg      Config
-	timeout  time.Duration
-	pg       *pgSampler
-	samplers []sampler
-	track    *tracker
-	sum      *summarizer
-	rec      *recorder // nil without RunDir
+	cfg     Config
+	timeout time.Duration
+	pg      *pgSampler
+	bouncer *poolSampler // nil without PgBouncer
+	scraper *scraper     // nil without scrape targets
+	track   *tracker
+	sum     *summarizer
+	rec     *recorder // nil without RunDir
+	metrics *probeMetrics
+	server  *metricsServer // nil without MetricsAddr
+	warn    *warnings
+
+	tracked   []int32   // pids of open episodes, for the next read
+	prevStart time.Time // when the previous sample began
 
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	mu   sync.Mutex
-	last Sample
+	mu                      sync.Mutex
+	last                    Sample
+	episodes, stuckEpisodes int
 
 	stopOnce sync.Once
 	summary  *Summary
 	stopErr  error
 }
 
-// Start connects to PostgreSQL (and PgBouncer's console when configured),
-// checks that the role can see other sessions, reads
-// idle_in_transaction_session_timeout, opens the run directory's files and
-// starts sampling. ctx bounds this setup only: sampling goes on until Stop.
-// Errors name what failed and never include a DSN's password; bad
-// configuration wraps ErrConfig.
+// Start connects to PostgreSQL, checks that the role can see other
+// sessions, reads idle_in_transaction_session_timeout, opens the run
+// directory's files and starts sampling. ctx bounds this setup only:
+// sampling goes on until Stop.
+//
+// PostgreSQL is the one source Start insists on: it returns an error when
+// it cannot read it. PgBouncer and the scrape targets are tried at once,
+// but a failure there is a Warning (Config.OnWarning, Summary.Warnings and
+// the samples' Error) and they are retried on every tick, so that a
+// mistake in one never stops the others. Errors name what failed and what
+// to do, and never include a password; bad configuration wraps ErrConfig.
 func Start(ctx context.Context, cfg Config) (p *Poller, err error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("start probe: %w", err)
 	}
-	p = &Poller{cfg: cfg, done: make(chan struct{})}
+	p = &Poller{cfg: cfg, done: make(chan struct{}), metrics: newProbeMetrics(), warn: newWarnings(cfg.OnWarning)}
 	setupCtx, cancel := context.WithTimeout(ctx, setupTimeout)
 	defer cancel()
 	defer func() {
@@ -67,6 +73,9 @@ func Start(ctx context.Context, cfg Config) (p *Poller, err error) {
 			p.closeSources()
 			if p.rec != nil {
 				_ = p.rec.close()
+			}
+			if p.server != nil {
+				_ = p.server.close()
 			}
 			p, err = nil, fmt.Errorf("start probe: %w", err)
 		}
@@ -79,12 +88,14 @@ func Start(ctx context.Context, cfg Config) (p *Poller, err error) {
 	}
 	p.cfg.Database = p.pg.db
 	if cfg.PgBouncerAdminDSN != "" {
-		pools, err := newPoolSampler(cfg.PgBouncerAdminDSN, p.cfg.Database, cfg.Interval)
-		if err != nil {
+		if p.bouncer, err = newPoolSampler(cfg.PgBouncerAdminDSN, p.cfg.Database, cfg.Interval); err != nil {
 			return p, err
 		}
-		p.samplers = append(p.samplers, pools)
-		if _, err := pools.read(setupCtx); err != nil { // fail early on a wrong DSN
+		_, _, err := p.bouncer.read(setupCtx, nil) // warn at once about a wrong DSN
+		p.warn.report("pgbouncer", err, time.Now())
+	}
+	if len(cfg.Scrape) > 0 {
+		if p.scraper, err = newScraper(cfg, p.warn); err != nil {
 			return p, err
 		}
 	}
@@ -93,10 +104,19 @@ func Start(ctx context.Context, cfg Config) (p *Poller, err error) {
 			return p, err
 		}
 	}
+	if cfg.MetricsAddr != "" {
+		if p.server, err = serveMetrics(cfg.MetricsAddr, p.metrics.reg); err != nil {
+			return p, err
+		}
+	}
 	p.track = newTracker(p.timeout)
 	p.sum = newSummarizer(cfg.Interval, cfg.StuckAfter, p.timeout)
+	p.sum.scrapeInterval = cfg.ScrapeInterval
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	p.cancel = stop
+	if p.scraper != nil {
+		go p.scraper.run(runCtx)
+	}
 	go p.run(runCtx)
 	return p, nil
 }
@@ -109,6 +129,15 @@ func (p *Poller) Config() Config { return p.cfg }
 // the probe read it at Start; 0 when off.
 func (p *Poller) IdleInTxTimeout() time.Duration { return p.timeout }
 
+// MetricsURL is where the probe's own metrics are served; empty without
+// Config.MetricsAddr.
+func (p *Poller) MetricsURL() string {
+	if p.server == nil {
+		return ""
+	}
+	return p.server.url()
+}
+
 // Snapshot returns the latest sample (the zero Sample before the first).
 func (p *Poller) Snapshot() Sample {
 	p.mu.Lock()
@@ -116,22 +145,55 @@ func (p *Poller) Snapshot() Sample {
 	return p.last
 }
 
+// Status is what a live view shows: the latest sample, the latest scrape
+// of the service's own pool (most samples have none), the episodes so far
+// and the sources failing now.
+type Status struct {
+	Sample        Sample
+	AppPool       *AppPoolSample
+	AppPoolTime   time.Time
+	Episodes      int
+	StuckEpisodes int
+	Warnings      []Warning
+}
+
+// Status returns the Poller's current Status.
+func (p *Poller) Status() Status {
+	p.mu.Lock()
+	st := Status{Sample: p.last, Episodes: p.episodes, StuckEpisodes: p.stuckEpisodes}
+	p.mu.Unlock()
+	if p.scraper != nil {
+		st.AppPool, st.AppPoolTime = p.scraper.last()
+	}
+	st.Warnings = p.warn.current()
+	return st
+}
+
 // Stop stops sampling, ends the episodes still open (EndReason
-// "open_at_end"), closes the connections and files, and returns the
-// summary with any error writing the files. Calling it again returns the
-// same.
+// "open_at_end"), closes the connections, files and metrics server, and
+// returns the summary with any error writing the files. Calling it again
+// returns the same.
 func (p *Poller) Stop() (*Summary, error) {
 	p.stopOnce.Do(func() {
 		p.cancel()
 		<-p.done
+		if p.scraper != nil {
+			p.scraper.close()
+		}
 		for _, e := range p.track.close() {
 			p.episode(e)
 		}
 		p.closeSources()
+		var errs []error
 		if p.rec != nil {
-			p.stopErr = p.rec.close()
+			errs = append(errs, p.rec.close())
 		}
+		if p.server != nil {
+			errs = append(errs, p.server.close())
+		}
+		p.stopErr = errors.Join(errs...)
 		s := p.sum.summary()
+		s.Warnings = p.warn.all()
 		p.summary = &s
 	})
 	return p.summary, p.stopErr
@@ -154,39 +216,66 @@ func (p *Poller) run(ctx context.Context) {
 }
 
 // sampleOnce takes one sample from every source. A failed read makes the
-// sample a gap with an Error, never a stop. A sample cut short by Stop is
-// dropped.
+// sample carry an Error (a gap when PostgreSQL failed), never a stop. A
+// sample cut short by Stop is dropped.
 func (p *Poller) sampleOnce(ctx context.Context) {
+	began := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, sampleTimeout)
 	defer cancel()
 	var s Sample
+	if !p.prevStart.IsZero() {
+		s.SkippedTicks = max(int(math.Round(float64(began.Sub(p.prevStart))/float64(p.cfg.Interval)))-1, 0)
+	}
+	p.prevStart = began
 	var errs []string
-	now, rows, err := p.pg.read(ctx)
+	a, err := p.pg.read(ctx, p.tracked)
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return
 	}
+	p.warn.report("postgres", err, began)
 	if err != nil {
-		s.Time = time.Now().UTC()
+		s.Time, s.Gap = began.UTC(), true
 		errs = append(errs, err.Error())
 	} else {
-		measure(&s, now, rows, p.cfg.StuckAfter)
-		for _, e := range p.track.observe(now, rows) {
+		s.Time, s.States, s.Database = a.now, a.states, a.db
+		if !a.oldestXact.IsZero() {
+			s.OldestXactSeconds = max(a.now.Sub(a.oldestXact).Seconds(), 0)
+		}
+		measureIdleInTx(&s, a.now, a.rows, p.cfg.StuckAfter)
+		for _, e := range p.track.observe(a.now, a.rows) {
 			p.episode(e)
 		}
+		s.OldestIdleInTx = p.track.oldest(a.now)
+		p.tracked = p.track.tracked(p.tracked)
 	}
-	for _, x := range p.samplers {
-		if err := x.sample(ctx, &s); err != nil {
-			if errors.Is(ctx.Err(), context.Canceled) {
-				return
-			}
-			errs = append(errs, err.Error())
+	if p.bouncer != nil {
+		var want []int32
+		if err == nil {
+			// Half the stuck threshold: the link is there by the time an
+			// episode counts as stuck, even if it ends soon after.
+			want = p.track.unlinked(a.now, p.cfg.StuckAfter/2)
+		}
+		pools, links, berr := p.bouncer.read(ctx, want)
+		if errors.Is(ctx.Err(), context.Canceled) {
+			return
+		}
+		p.warn.report("pgbouncer", berr, began)
+		if berr != nil {
+			errs = append(errs, berr.Error())
+		} else {
+			s.PgBouncer = &pools
+			p.track.link(links)
 		}
 	}
+	if p.scraper != nil {
+		s.AppPool = p.scraper.take()
+	}
 	s.Error = strings.Join(errs, "; ")
+	s.TookSeconds = time.Since(began).Seconds()
 	p.sum.addSample(s)
+	p.metrics.sample(&s)
 	if p.rec != nil {
-		p.rec.sample(s)
-		p.rec.tick(time.Now())
+		p.rec.sample(&s)
 	}
 	p.mu.Lock()
 	p.last = s
@@ -195,16 +284,23 @@ func (p *Poller) sampleOnce(ctx context.Context) {
 
 func (p *Poller) episode(e Episode) {
 	p.sum.addEpisode(e)
+	p.metrics.episode(e)
 	if p.rec != nil {
-		p.rec.episode(e)
+		p.rec.episode(&e)
 	}
+	p.mu.Lock()
+	p.episodes++
+	if e.HoldSeconds >= p.cfg.StuckAfter.Seconds() {
+		p.stuckEpisodes++
+	}
+	p.mu.Unlock()
 }
 
 func (p *Poller) closeSources() {
 	if p.pg != nil {
 		p.pg.close()
 	}
-	for _, x := range p.samplers {
-		x.close()
+	if p.bouncer != nil {
+		p.bouncer.close()
 	}
 }

@@ -10,19 +10,8 @@ import (
 )
 
 const (
-	// activitySQL reads the watched database's client backends, other than
-	// the probe's own, with the server's clock. The LEFT JOIN returns one
-	// row of NULLs besides now() when there are none. Run in autocommit:
-	// inside a transaction pg_stat_activity would stay frozen at its first
-	// read.
-	activitySQL = `SELECT now(), a.pid, a.backend_start, a.xact_start, a.state_change,
-       coalesce(a.state, ''), coalesce(a.query, ''), coalesce(a.application_name, ''),
-       coalesce(host(a.client_addr), '')
-FROM (SELECT) AS one
-LEFT JOIN pg_stat_activity AS a
-       ON a.backend_type = 'client backend' AND a.datname = $1 AND a.pid <> pg_backend_pid()`
-
 	currentDatabaseSQL = `SELECT current_database()`
+	versionSQL         = `SELECT current_setting('server_version_num')::int`
 
 	// timeoutSQL reads the timeout as it applies to the probe's session:
 	// a per-role or per-database override for the application's role is
@@ -52,11 +41,38 @@ const probeApplicationName = "leakbench-probe"
 // first.
 const statementTimeout = time.Second
 
-// pgSampler reads pg_stat_activity on one dedicated connection.
+// pgSampler reads pg_stat_activity and pg_stat_database on one dedicated
+// connection.
 type pgSampler struct {
-	link *link
-	db   string
-	rows []backendRow // reused between reads
+	link     *link
+	db       string
+	scanSQL  string       // activity by one scan of pg_stat_activity
+	pickSQL  string       // activity by backend, for those in a transaction
+	inTx     int          // backends in a transaction at the previous read
+	strategy string       // "scan" or "pick" forces one (benchmarks); "": by inTx
+	rows     []backendRow // reused between reads
+	prev     dbCounters
+	hasPrev  bool
+	dbReadAt time.Time
+}
+
+// dbStatsEvery spaces the reads of pg_stat_database.
+const dbStatsEvery = time.Second
+
+// activity is one read of the server.
+type activity struct {
+	now        time.Time
+	states     StateCounts
+	oldestXact time.Time // zero: no open transaction
+	db         *DatabaseSample
+	rows       []backendRow // idle in transaction, or asked for
+}
+
+// dbCounters are pg_stat_database's cumulative counters.
+type dbCounters struct {
+	commit, rollback         int64
+	idleInTxMs               float64
+	fatal, killed, abandoned int64
 }
 
 func newPGSampler(dsn string, interval time.Duration) (*pgSampler, error) {
@@ -84,7 +100,8 @@ func (s *pgSampler) setup(ctx context.Context, db string) (timeout time.Duration
 		return 0, s.link.failed(fmt.Errorf("check privileges: %w", err))
 	}
 	if !allStats {
-		return 0, fmt.Errorf("%w: role %q cannot see other roles' sessions: grant it pg_monitor (or pg_read_all_stats)", ErrConfig, s.link.cfg.User)
+		return 0, fmt.Errorf("%w: role %q cannot see other roles' sessions: grant it pg_monitor (GRANT pg_monitor TO %s;) or pg_read_all_stats",
+			ErrConfig, s.link.cfg.User, pgx.Identifier{s.link.cfg.User}.Sanitize())
 	}
 	if db == "" {
 		if err := conn.QueryRow(ctx, currentDatabaseSQL).Scan(&db); err != nil {
@@ -92,6 +109,11 @@ func (s *pgSampler) setup(ctx context.Context, db string) (timeout time.Duration
 		}
 	}
 	s.db = db
+	var version int
+	if err := conn.QueryRow(ctx, versionSQL).Scan(&version); err != nil {
+		return 0, s.link.failed(fmt.Errorf("read server version: %w", err))
+	}
+	s.scanSQL, s.pickSQL = activitySQL(scanSQL, version), activitySQL(pickSQL, version)
 	var setting string
 	if err := conn.QueryRow(ctx, timeoutSQL).Scan(&setting); err != nil {
 		return 0, s.link.failed(fmt.Errorf("read idle_in_transaction_session_timeout: %w", err))
@@ -102,46 +124,96 @@ func (s *pgSampler) setup(ctx context.Context, db string) (timeout time.Duration
 	return timeout, nil
 }
 
-// read returns the server's now() and the database's client backends.
-func (s *pgSampler) read(ctx context.Context) (time.Time, []backendRow, error) {
+// read returns one look at the server; tracked are the pids whose rows
+// are wanted whatever their state. The returned rows are reused by the
+// next read.
+func (s *pgSampler) read(ctx context.Context, tracked []int32) (activity, error) {
+	var a activity
 	conn, err := s.link.get(ctx)
 	if err != nil {
-		return time.Time{}, nil, err
+		return a, err
 	}
-	rows, err := conn.Query(ctx, activitySQL, s.db)
+	readDB := time.Since(s.dbReadAt) >= dbStatsEvery
+	sql := s.scanSQL
+	if s.strategy == "pick" || s.strategy == "" && s.inTx < pickMax {
+		sql = s.pickSQL
+	}
+	rows, err := conn.Query(ctx, sql, s.db, tracked, readDB)
 	if err != nil {
-		return time.Time{}, nil, s.link.failed(err)
+		return a, s.link.failed(err)
 	}
 	defer rows.Close()
-	s.rows = s.rows[:0]
 	var (
-		now                                time.Time
-		pid                                pgtype.Int4
-		backendStart, xactStart, stateChng pgtype.Timestamptz
-		r                                  backendRow
+		outside, inside, active, iit, iita    int64
+		oldestXact                            pgtype.Timestamptz
+		commit, rollback                      pgtype.Int8
+		idleInTxMs                            pgtype.Float8
+		fatal, killed, abandoned              pgtype.Int8
+		pids, ports                           []int32
+		backendStarts, xactStarts, stateChngs []pgtype.Timestamptz
+		states, queries, apps, addrs          []string
 	)
-	for rows.Next() {
-		err := rows.Scan(&now, &pid, &backendStart, &xactStart, &stateChng,
-			&r.State, &r.Query, &r.ApplicationName, &r.ClientAddr)
-		if err != nil {
-			return time.Time{}, nil, s.link.failed(err)
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return a, s.link.failed(err)
 		}
-		if !pid.Valid {
-			continue // no backends: the row of NULLs
+		return a, s.link.failed(fmt.Errorf("activity query returned no rows"))
+	}
+	err = rows.Scan(&a.now, &oldestXact, &outside, &inside, &active, &iit, &iita,
+		&pids, &backendStarts, &xactStarts, &stateChngs, &states, &queries, &apps, &addrs, &ports,
+		&commit, &rollback, &idleInTxMs, &fatal, &killed, &abandoned)
+	if err != nil {
+		return a, s.link.failed(fmt.Errorf("read activity: %w", err))
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return a, s.link.failed(err)
+	}
+	for _, n := range []int{len(ports), len(backendStarts), len(xactStarts), len(stateChngs), len(states), len(queries), len(apps), len(addrs)} {
+		if n != len(pids) {
+			return a, fmt.Errorf("postgres: activity arrays of different lengths")
 		}
-		r.PID = pid.Int32
-		r.BackendStart = utc(backendStart)
-		r.XactStart = utc(xactStart)
-		r.StateChange = utc(stateChng)
+	}
+	s.rows = s.rows[:0]
+	for i, pid := range pids {
+		r := backendRow{PID: pid, BackendStart: utc(backendStarts[i]), XactStart: utc(xactStarts[i]), StateChange: utc(stateChngs[i]),
+			State: states[i], Query: queries[i], ApplicationName: apps[i], ClientAddr: addrs[i], ClientPort: ports[i]}
 		s.rows = append(s.rows, r)
 	}
-	if err := rows.Err(); err != nil {
-		return time.Time{}, nil, s.link.failed(err)
+	a.now = a.now.UTC()
+	a.states = StateCounts{Active: int(active), Idle: int(outside), IdleInTx: int(iit), IdleInTxAborted: int(iita),
+		Other: int(inside - active - iit - iita)}
+	s.inTx = int(inside)
+	a.oldestXact = utc(oldestXact)
+	a.rows = s.rows
+	if readDB {
+		s.dbReadAt = time.Now()
 	}
-	if now.IsZero() {
-		return time.Time{}, nil, s.link.failed(fmt.Errorf("activity query returned no rows"))
+	if commit.Valid { // else not read, or no statistics entry yet
+		a.db = s.delta(dbCounters{commit: commit.Int64, rollback: rollback.Int64,
+			idleInTxMs: idleInTxMs.Float64, fatal: fatal.Int64, killed: killed.Int64, abandoned: abandoned.Int64})
 	}
-	return now.UTC(), s.rows, nil
+	return a, nil
+}
+
+// delta returns the change since the previous read: nil on the first read
+// and after a statistics reset (a counter went back), which restart the
+// baseline.
+func (s *pgSampler) delta(c dbCounters) *DatabaseSample {
+	p, had := s.prev, s.hasPrev
+	s.prev, s.hasPrev = c, true
+	if !had {
+		return nil
+	}
+	d := &DatabaseSample{
+		XactCommit: c.commit - p.commit, XactRollback: c.rollback - p.rollback,
+		IdleInTxSeconds: (c.idleInTxMs - p.idleInTxMs) / 1000,
+		SessionsFatal:   c.fatal - p.fatal, SessionsKilled: c.killed - p.killed, SessionsAbandoned: c.abandoned - p.abandoned,
+	}
+	if d.XactCommit < 0 || d.XactRollback < 0 || d.IdleInTxSeconds < 0 || d.SessionsFatal < 0 || d.SessionsKilled < 0 || d.SessionsAbandoned < 0 {
+		return nil
+	}
+	return d
 }
 
 func (s *pgSampler) close() { s.link.close() }

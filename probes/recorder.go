@@ -1,96 +1,81 @@
 package probes
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 )
 
 // Files a Poller writes into Config.RunDir, one JSON value per line,
 // appended as sampling goes so that a killed run keeps what it saw.
+// SummaryFile is where `leakbench probe` writes the Summary. FORMAT.md
+// describes them.
 const (
 	SamplesFile  = "samples.jsonl"
 	EpisodesFile = "episodes.jsonl"
+	SummaryFile  = "probe-summary.json"
 )
 
-// flushEvery bounds how much a crash can lose.
-const flushEvery = time.Second
-
-// recorder appends samples and episodes to their files. After its first
-// write error it stops writing and reports that error at close.
+// recorder appends samples and episodes to their files. Each record is
+// handed to the operating system with one write(2) as soon as it is taken:
+// a process killed at any instant leaves every record before it complete
+// in the file (the kernel's page cache keeps it), at the cost of ten small
+// writes a second. There is no fsync: a machine that loses power may lose
+// the last seconds. After its first write error it stops writing and
+// reports that error at close.
 type recorder struct {
-	files     []*os.File
-	samples   *bufio.Writer
-	episodes  *bufio.Writer
-	lastFlush time.Time
-	err       error
+	samples, episodes *os.File
+	buf               []byte
+	err               error
 }
 
 func openRecorder(dir string) (*recorder, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create run directory: %w", err)
 	}
-	r := &recorder{lastFlush: time.Now()}
-	for _, name := range []string{SamplesFile, EpisodesFile} {
-		f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-		if err != nil {
-			r.close()
-			return nil, fmt.Errorf("open %s: %w", name, err)
-		}
-		r.files = append(r.files, f)
+	r := &recorder{}
+	var err error
+	if r.samples, err = openAppend(dir, SamplesFile); err != nil {
+		return nil, err
 	}
-	r.samples = bufio.NewWriter(r.files[0])
-	r.episodes = bufio.NewWriter(r.files[1])
+	if r.episodes, err = openAppend(dir, EpisodesFile); err != nil {
+		r.samples.Close()
+		return nil, err
+	}
 	return r, nil
 }
 
-func (r *recorder) sample(s Sample)   { r.write(r.samples, s, SamplesFile) }
-func (r *recorder) episode(e Episode) { r.write(r.episodes, e, EpisodesFile) }
+func openAppend(dir, name string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", name, err)
+	}
+	return f, nil
+}
 
-func (r *recorder) write(w *bufio.Writer, v any, name string) {
+func (r *recorder) sample(s *Sample)   { r.write(r.samples, s) }
+func (r *recorder) episode(e *Episode) { r.write(r.episodes, e) }
+
+func (r *recorder) write(f *os.File, v any) {
 	if r.err != nil {
 		return
 	}
 	b, err := json.Marshal(v)
 	if err == nil {
-		_, err = w.Write(append(b, '\n'))
+		r.buf = append(append(r.buf[:0], b...), '\n')
+		_, err = f.Write(r.buf)
 	}
 	if err != nil {
-		r.err = fmt.Errorf("write %s: %w", name, err)
+		r.err = fmt.Errorf("write %s: %w", filepath.Base(f.Name()), err)
 	}
 }
 
-// tick flushes when the last flush is flushEvery old.
-func (r *recorder) tick(now time.Time) {
-	if now.Sub(r.lastFlush) >= flushEvery {
-		r.flush()
-		r.lastFlush = now
-	}
-}
-
-func (r *recorder) flush() {
-	if r.err != nil {
-		return
-	}
-	for i, w := range []*bufio.Writer{r.samples, r.episodes} {
-		if err := w.Flush(); err != nil {
-			r.err = fmt.Errorf("write %s: %w", filepath.Base(r.files[i].Name()), err)
-			return
-		}
-	}
-}
-
-// close flushes and closes the files and returns the first error.
+// close closes the files and returns the first error.
 func (r *recorder) close() error {
-	if r.samples != nil {
-		r.flush()
-	}
 	errs := []error{r.err}
-	for _, f := range r.files {
+	for _, f := range []*os.File{r.samples, r.episodes} {
 		if err := f.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close %s: %w", filepath.Base(f.Name()), err))
 		}

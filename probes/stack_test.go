@@ -5,31 +5,41 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/leakbench/leakbench/fixtures"
+	"go.uber.org/goleak"
 )
 
 // stuckSQL is the statement the test sessions sit idle after: the
 // incident's token-scoping lookup.
 const stuckSQL = `SELECT 1 FROM email_team_members WHERE user_email = 'x'`
 
-func startStack(tb testing.TB, idleInTxTimeout time.Duration) *fixtures.Env {
+// The integration stack: idle_in_transaction_session_timeout 5 s (longer
+// than the 4 s span the accuracy test holds), and a PgBouncer pool of 5
+// server connections so that 6 clients in transactions exhaust it.
+const (
+	stackTimeout  = 5 * time.Second
+	stackPoolSize = 5
+)
+
+func startStack(tb testing.TB, cfg fixtures.Config) *fixtures.Env {
 	tb.Helper()
 	if testing.Short() {
 		tb.Skip("integration test: starts PostgreSQL and PgBouncer")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	env, err := fixtures.Run(ctx, fixtures.Config{NoGateway: true, IdleInTxTimeout: idleInTxTimeout, Users: 10})
+	env, err := fixtures.Run(ctx, cfg)
 	tb.Cleanup(func() {
 		if err := env.Close(); err != nil {
 			tb.Errorf("close stack: %v", err)
@@ -130,6 +140,8 @@ func commitAfter(t *testing.T, ctx context.Context, observer *pgx.Conn, s *sessi
 	return held
 }
 
+// readJSONL parses every complete line of path; a last line without its
+// newline is an interrupted write and is skipped, as FORMAT.md says.
 func readJSONL[T any](t *testing.T, path string) []T {
 	t.Helper()
 	f, err := os.Open(path)
@@ -138,224 +150,45 @@ func readJSONL[T any](t *testing.T, path string) []T {
 	}
 	defer f.Close()
 	var out []T
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
+	r := bufio.NewReader(f)
+	for {
+		line, err := r.ReadBytes('\n')
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatalf("read %s: %v", path, err)
+		}
 		var v T
-		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+		if err := json.Unmarshal(line, &v); err != nil {
 			t.Fatalf("%s line %d: %v", filepath.Base(path), len(out)+1, err)
 		}
 		out = append(out, v)
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatalf("read %s: %v", path, err)
-	}
-	return out
 }
 
-// waitGoroutines fails when the goroutine count does not come back to base.
-func waitGoroutines(t *testing.T, base int) {
+// waitFor polls cond every 10 ms until it holds or d passes.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for runtime.NumGoroutine() > base {
+	for deadline := time.Now().Add(d); !cond(); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<16)
-			t.Fatalf("%d goroutines after Stop, %d before Start:\n%s", runtime.NumGoroutine(), base, buf[:runtime.Stack(buf, true)])
+			t.Fatalf("%s: not within %s", what, d)
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
-func TestPollerOnStack(t *testing.T) {
-	const iit = 3 * time.Second
-	env := startStack(t, iit)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	observer := connect(t, ctx, env.PostgresDSN)
-
-	t.Run("episodes", func(t *testing.T) {
-		const interval = 100 * time.Millisecond
-		base := runtime.NumGoroutine()
-		runDir := t.TempDir()
-		p, err := Start(ctx, Config{DSN: env.ProbeDSN, PgBouncerAdminDSN: env.PgBouncerAdminDSN,
-			Database: env.Database, Interval: interval, RunDir: runDir})
-		if err != nil {
-			t.Fatalf("Start: %v", err)
-		}
-		defer p.Stop()
-		if got := p.IdleInTxTimeout(); got != iit {
-			t.Fatalf("IdleInTxTimeout = %s, want %s", got, iit)
-		}
-		short := openIdleSession(t, ctx, env, observer)
-		long := openIdleSession(t, ctx, env, observer)
-		leaked := openIdleSession(t, ctx, env, observer)
-		shortHeld := commitAfter(t, ctx, observer, short, 300*time.Millisecond)
-		longHeld := commitAfter(t, ctx, observer, long, 1500*time.Millisecond)
-		// The leaked session is killed by the server's timeout.
-		for deadline := leaked.start.Add(iit + 3*time.Second); ; time.Sleep(50 * time.Millisecond) {
-			if _, state := backendState(t, ctx, observer, leaked.pid); state == "" {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("backend %d still there %s after idle_in_transaction_session_timeout", leaked.pid, 3*time.Second)
-			}
-		}
-		time.Sleep(3 * interval) // let the probe notice
-		sum, err := p.Stop()
-		if err != nil {
-			t.Fatalf("Stop: %v", err)
-		}
-		waitGoroutines(t, base)
-
-		eps := readJSONL[Episode](t, filepath.Join(runDir, EpisodesFile))
-		t.Logf("server spans: %s, %s; episodes: %+v", shortHeld, longHeld, eps)
-		if len(eps) != 3 || sum.Episodes != 3 {
-			t.Fatalf("want 3 episodes, summary says %d, file has %d: %+v", sum.Episodes, len(eps), eps)
-		}
-		find := func(s *session) Episode {
-			for _, e := range eps {
-				if e.PID == s.pid && e.Start.Equal(s.start) {
-					return e
-				}
-			}
-			t.Fatalf("no episode for backend %d starting %s: %+v", s.pid, s.start, eps)
-			return Episode{}
-		}
-		for _, c := range []struct {
-			name string
-			s    *session
-			held time.Duration
-		}{{"0.3 s", short, shortHeld}, {"1.5 s", long, longHeld}} {
-			e := find(c.s)
-			if e.EndReason != EndReleased || !e.EndExact {
-				t.Errorf("%s: reason %q exact %v, want released, exact", c.name, e.EndReason, e.EndExact)
-			}
-			if d := math.Abs(e.HoldSeconds - c.held.Seconds()); d > 0.005 {
-				t.Errorf("%s: hold %.6fs, server says %.6fs (off by %.1f ms)", c.name, e.HoldSeconds, c.held.Seconds(), d*1000)
-			}
-			if e.Query != stuckSQL || e.Aborted {
-				t.Errorf("%s: query %q aborted %v", c.name, e.Query, e.Aborted)
-			}
-		}
-		e := find(leaked)
-		if e.EndReason != EndTimeout || e.EndExact {
-			t.Errorf("leaked: reason %q exact %v, want timeout, not exact", e.EndReason, e.EndExact)
-		}
-		if d := math.Abs(e.HoldSeconds - iit.Seconds()); d > (interval + 500*time.Millisecond).Seconds() {
-			t.Errorf("leaked: hold %.3fs, want %s ± %s", e.HoldSeconds, iit, interval+500*time.Millisecond)
-		}
-
-		if sum.StuckEpisodes != 2 || sum.TimeoutTerminated != 1 || sum.FailedSamples != 0 {
-			t.Errorf("stuck %d, timeout %d, failed samples %d; want 2, 1, 0", sum.StuckEpisodes, sum.TimeoutTerminated, sum.FailedSamples)
-		}
-		if sum.MaxIdleInTx < 3 || sum.MaxStuckIdleInTx < 2 {
-			t.Errorf("max idle in tx %d, max stuck %d; want ≥ 3, ≥ 2", sum.MaxIdleInTx, sum.MaxStuckIdleInTx)
-		}
-		if len(sum.Culprits) == 0 || sum.Culprits[0].Fingerprint != Fingerprint(stuckSQL) || sum.Culprits[0].Episodes != 2 {
-			t.Errorf("culprits %+v, want first %q with 2 episodes", sum.Culprits, Fingerprint(stuckSQL))
-		}
-		if !sum.PgBouncerSampled {
-			t.Error("PgBouncer not sampled")
-		}
-
-		samples := readJSONL[Sample](t, filepath.Join(runDir, SamplesFile))
-		if len(samples) != sum.Samples || sum.Samples < 30 {
-			t.Errorf("%d samples in the file, %d in the summary, want the same and ≥ 30", len(samples), sum.Samples)
-		}
-		var busy bool // all three sessions in a transaction, each on a server
-		for _, s := range samples {
-			busy = busy || s.PgBouncer != nil && s.PgBouncer.SvActive >= 3 && s.PgBouncer.ClActive >= 3 && s.States.IdleInTx >= 3
-		}
-		if !busy {
-			t.Error("no sample saw 3 PgBouncer servers active and 3 backends idle in transaction")
-		}
-	})
-
-	t.Run("reconnects", func(t *testing.T) {
-		p, err := Start(ctx, Config{DSN: env.ProbeDSN, Interval: 50 * time.Millisecond})
-		if err != nil {
-			t.Fatalf("Start: %v", err)
-		}
-		defer p.Stop()
-		var killed int
-		err = observer.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid))::int FROM pg_stat_activity WHERE application_name = $1`,
-			probeApplicationName).Scan(&killed)
-		if err != nil || killed != 1 {
-			t.Fatalf("terminate the probe's backend: %d terminated, %v", killed, err)
-		}
-		var failedAt time.Time
-		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-			s := p.Snapshot()
-			if s.Error != "" && failedAt.IsZero() {
-				failedAt = s.Time
-			}
-			if s.Error == "" && !failedAt.IsZero() && s.Time.After(failedAt) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no failed sample followed by a good one after terminating the probe; last: %+v", s)
-			}
-		}
-		sum, err := p.Stop()
-		if err != nil || sum.FailedSamples < 1 || sum.Samples <= sum.FailedSamples {
-			t.Fatalf("after a reconnect: %d samples, %d failed, err %v", sum.Samples, sum.FailedSamples, err)
-		}
-	})
-
-	t.Run("pgbouncer gone", func(t *testing.T) {
-		// One tick at a time, by hand: a PgBouncer that cannot be reached
-		// makes each sample carry an error but PostgreSQL is still read.
-		pg, err := newPGSampler(env.ProbeDSN, 100*time.Millisecond)
-		if err != nil {
-			t.Fatal(err)
-		}
-		timeout, err := pg.setup(ctx, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		pools, err := newPoolSampler("postgres://nobody:secret-pw@127.0.0.1:1/pgbouncer?sslmode=disable", env.Database, 100*time.Millisecond)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := &Poller{cfg: Config{Interval: 100 * time.Millisecond, StuckAfter: time.Second}, pg: pg,
-			samplers: []sampler{pools}, track: newTracker(timeout), sum: newSummarizer(100*time.Millisecond, time.Second, timeout)}
-		defer p.closeSources()
-		connect(t, ctx, env.PostgresDSN) // one idle backend to count
-		for _, want := range []string{"pgbouncer: connect:", "pgbouncer: not connected (next attempt in"} {
-			p.sampleOnce(ctx)
-			s := p.Snapshot()
-			if !strings.HasPrefix(s.Error, want) || s.PgBouncer != nil || s.States.Idle < 1 || strings.Contains(s.Error, "secret-pw") {
-				t.Errorf("sample %+v: want PostgreSQL counts and an error starting %q", s, want)
-			}
-		}
-		if pg.db != env.Database {
-			t.Errorf("database from the DSN: %q, want %q", pg.db, env.Database)
-		}
-	})
-
-	t.Run("bad config", func(t *testing.T) {
-		cfg, err := pgx.ParseConfig(env.ProbeDSN)
-		if err != nil {
-			t.Fatal(err)
-		}
-		const wrong = "not-the-secret-7"
-		bad := strings.Replace(env.ProbeDSN, cfg.Password, wrong, 1)
-		if _, err := Start(ctx, Config{DSN: bad}); err == nil || strings.Contains(err.Error(), wrong) || !strings.Contains(err.Error(), "connect") {
-			t.Errorf("wrong password: error %v: want a connect error without the password", err)
-		}
-		if _, err := Start(ctx, Config{DSN: env.AppDSN}); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "directly") {
-			t.Errorf("DSN through PgBouncer: error %v, want ErrConfig asking for PostgreSQL directly", err)
-		}
-		// The application's role, directly: no pg_monitor.
-		app, probe := mustURL(t, env.AppDSN), mustURL(t, env.ProbeDSN)
-		probe.User = app.User
-		if _, err := Start(ctx, Config{DSN: probe.String()}); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "pg_monitor") {
-			t.Errorf("role without pg_monitor: error %v, want ErrConfig naming pg_monitor", err)
-		}
-		if _, err := Start(ctx, Config{DSN: env.ProbeDSN, PgBouncerAdminDSN: strings.Replace(env.PgBouncerAdminDSN, "@", "x@", 1)}); err == nil || !strings.Contains(err.Error(), "pgbouncer") {
-			t.Errorf("bad PgBouncer DSN: error %v, want a pgbouncer connect error", err)
-		}
-	})
+func httpGet(t *testing.T, u string) string {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatalf("GET %s: %v", u, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s %v", u, resp.Status, err)
+	}
+	return string(b)
 }
 
 func mustURL(t *testing.T, dsn string) *url.URL {
@@ -367,40 +200,208 @@ func mustURL(t *testing.T, dsn string) *url.URL {
 	return u
 }
 
-// BenchmarkSample measures one tick (pg_stat_activity read, episode
-// tracking, SHOW POOLS) with 50 client connections open, 25 of them idle
-// in transaction.
-func BenchmarkSample(b *testing.B) {
-	env := startStack(b, -1) // no timeout: the idle transactions must last
-	ctx := context.Background()
-	for i := range 50 {
-		conn := connect(b, ctx, env.PostgresDSN)
-		if i%2 == 0 {
-			if _, err := conn.Exec(ctx, "BEGIN"); err != nil {
-				b.Fatal(err)
-			}
-			if _, err := conn.Exec(ctx, stuckSQL); err != nil {
-				b.Fatal(err)
-			}
+// TestPollerOnStack runs the probe against a real PostgreSQL, PgBouncer and
+// the reference gateway, started once for all subtests.
+func TestPollerOnStack(t *testing.T) {
+	env := startStack(t, fixtures.Config{IdleInTxTimeout: stackTimeout, PgBouncerPoolSize: stackPoolSize, Users: 10})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	observer := connect(t, ctx, env.PostgresDSN)
+
+	t.Run("accuracy", func(t *testing.T) { testAccuracy(t, ctx, env, observer) })
+	t.Run("pool exhaustion", func(t *testing.T) { testExhaustion(t, ctx, env) })
+	t.Run("bad input", func(t *testing.T) { testBadInput(t, ctx, env) })
+	t.Run("killed run", func(t *testing.T) { testKilledRun(t, ctx, env, observer) })
+	t.Run("probe connection terminated", func(t *testing.T) { testTerminated(t, ctx, env, observer) })
+	t.Run("slow and stalled reads", func(t *testing.T) { testSlowReads(t, ctx, env) })
+	t.Run("pgbouncer and scrape target restart", func(t *testing.T) { testRestarts(t, ctx, env) })
+	// Last: it restarts PostgreSQL, which drops every connection.
+	t.Run("postgres crash restart", func(t *testing.T) { testPostgresRestart(t, ctx, env) })
+}
+
+// testAccuracy holds sessions idle in transaction through PgBouncer for
+// known spans and checks what the probe makes of them.
+func testAccuracy(t *testing.T, ctx context.Context, env *fixtures.Env, observer *pgx.Conn) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	const interval = 100 * time.Millisecond
+	runDir := t.TempDir()
+	p, err := Start(ctx, Config{DSN: env.ProbeDSN, PgBouncerAdminDSN: env.PgBouncerAdminDSN, RunDir: runDir,
+		Scrape: []ScrapeTarget{{URL: env.GatewayMetricsURL}}, MetricsAddr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	defer p.Stop()
+	if got := p.IdleInTxTimeout(); got != stackTimeout || p.Config().Interval != interval || p.Config().Database != env.Database {
+		t.Fatalf("IdleInTxTimeout %s, interval %s, database %q; want %s, %s (the default), %q",
+			got, p.Config().Interval, p.Config().Database, stackTimeout, interval, env.Database)
+	}
+	short := openIdleSession(t, ctx, env, observer)
+	long := openIdleSession(t, ctx, env, observer)
+	longer := openIdleSession(t, ctx, env, observer)
+	leaked := openIdleSession(t, ctx, env, observer)
+	shortHeld := commitAfter(t, ctx, observer, short, 300*time.Millisecond)
+	longHeld := commitAfter(t, ctx, observer, long, 1500*time.Millisecond)
+	// While two are stuck, the probe's own metrics say so.
+	waitFor(t, time.Second, "the probe to see two episodes end", func() bool { return p.Status().Episodes == 2 })
+	metrics := httpGet(t, p.MetricsURL())
+	for _, want := range []string{"leakbench_probe_stuck_idle_in_transaction_sessions 2", "leakbench_probe_pgbouncer_clients_waiting 0",
+		"leakbench_probe_pgbouncer_max_wait_seconds", "leakbench_probe_release_latency_seconds_bucket", `leakbench_probe_episodes_total{end_reason="released"} 2`} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %q:\n%s", want, metrics)
 		}
 	}
-	for _, bc := range []struct{ name, pgbouncer string }{{"postgres", ""}, {"postgres+pgbouncer", env.PgBouncerAdminDSN}} {
-		b.Run(bc.name, func(b *testing.B) {
-			p, err := Start(ctx, Config{DSN: env.ProbeDSN, PgBouncerAdminDSN: bc.pgbouncer, Database: env.Database, Interval: time.Hour})
-			if err != nil {
-				b.Fatal(err)
+	if st := p.Status(); st.Sample.OldestIdleInTx == nil || st.Sample.OldestIdleInTx.Fingerprint != Fingerprint(stuckSQL) || st.AppPool == nil {
+		t.Errorf("status %+v: want the oldest episode with its fingerprint and the gateway's pool", st)
+	}
+	longerHeld := commitAfter(t, ctx, observer, longer, 4*time.Second)
+	// The leaked session is killed by the server's timeout.
+	waitFor(t, stackTimeout+3*time.Second, "leaked backend killed by idle_in_transaction_session_timeout", func() bool {
+		_, state := backendState(t, ctx, observer, leaked.pid)
+		return state == ""
+	})
+	time.Sleep(3 * interval) // let the probe notice
+	if m := httpGet(t, p.MetricsURL()); !strings.Contains(m, `leakbench_probe_episodes_total{end_reason="timeout"} 1`) {
+		t.Errorf("/metrics: no timeout episode:\n%s", m)
+	}
+	sum, err := p.Stop()
+	if err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+
+	eps := readJSONL[Episode](t, filepath.Join(runDir, EpisodesFile))
+	t.Logf("server spans: %s, %s, %s; episodes: %+v", shortHeld, longHeld, longerHeld, eps)
+	if len(eps) != 4 || sum.Episodes != 4 {
+		t.Fatalf("want 4 episodes, summary says %d, file has %d: %+v", sum.Episodes, len(eps), eps)
+	}
+	find := func(s *session) Episode {
+		for _, e := range eps {
+			if e.PID == s.pid && e.Start.Equal(s.start) {
+				return e
 			}
-			defer p.Stop()
-			for p.Snapshot().Time.IsZero() { // the first sample is taken at Start; the next in an hour
-				time.Sleep(time.Millisecond)
+		}
+		t.Fatalf("no episode for backend %d starting %s: %+v", s.pid, s.start, eps)
+		return Episode{}
+	}
+	for _, c := range []struct {
+		name string
+		s    *session
+		held time.Duration
+	}{{"0.3 s", short, shortHeld}, {"1.5 s", long, longHeld}, {"4 s", longer, longerHeld}} {
+		e := find(c.s)
+		if e.EndReason != EndReleased || !e.EndExact {
+			t.Errorf("%s: reason %q exact %v, want released, exact", c.name, e.EndReason, e.EndExact)
+		}
+		if d := math.Abs(e.HoldSeconds - c.held.Seconds()); d > 0.005 {
+			t.Errorf("%s: hold %.6fs, server says %.6fs (off by %.1f ms)", c.name, e.HoldSeconds, c.held.Seconds(), d*1000)
+		}
+		if e.Query != stuckSQL || e.Aborted {
+			t.Errorf("%s: query %q aborted %v", c.name, e.Query, e.Aborted)
+		}
+		if stuck := c.held >= time.Second; stuck != (e.PgBouncer != nil) {
+			t.Errorf("%s: PgBouncer link %+v; want one exactly for stuck episodes", c.name, e.PgBouncer)
+		}
+	}
+	e := find(leaked)
+	if e.EndReason != EndTimeout || e.EndExact {
+		t.Errorf("leaked: reason %q exact %v, want timeout, not exact", e.EndReason, e.EndExact)
+	}
+	if d := math.Abs(e.HoldSeconds - stackTimeout.Seconds()); d > interval.Seconds() {
+		t.Errorf("leaked: hold %.3fs, want %s ± %s", e.HoldSeconds, stackTimeout, interval)
+	}
+	if l := e.PgBouncer; l == nil || l.ServerLocalPort == 0 || l.User != "mcp_app" || l.ClientAddr != "127.0.0.1" || l.ClientPort == 0 {
+		t.Errorf("leaked: PgBouncer link %+v, want the server and its client", l)
+	}
+
+	if sum.StuckEpisodes != 3 || sum.TimeoutTerminated != 1 || sum.FailedSamples != 0 || sum.StuckEpisodesLinked != 3 {
+		t.Errorf("stuck %d (linked %d), timeout %d, failed samples %d; want 3 (3), 1, 0", sum.StuckEpisodes, sum.StuckEpisodesLinked, sum.TimeoutTerminated, sum.FailedSamples)
+	}
+	if sum.MaxIdleInTx < 4 || sum.MaxStuckIdleInTx < 3 {
+		t.Errorf("max idle in tx %d, max stuck %d; want ≥ 4, ≥ 3", sum.MaxIdleInTx, sum.MaxStuckIdleInTx)
+	}
+	if len(sum.Culprits) == 0 || sum.Culprits[0].Fingerprint != Fingerprint(stuckSQL) || sum.Culprits[0].Episodes != 3 || sum.Culprits[0].AppClientAddr != "127.0.0.1" {
+		t.Errorf("culprits %+v, want first %q with 3 episodes", sum.Culprits, Fingerprint(stuckSQL))
+	}
+	// pg_stat_database agrees: the timeout is a fatal session end, and the
+	// three commits (and more) were counted.
+	// PostgreSQL publishes a backend's idle_in_transaction_time up to a
+	// second after the transaction ends; the 4 s one ended over a second
+	// before Stop.
+	if !sum.DatabaseSampled || sum.SessionsFatalTotal < 1 || sum.TimeoutUnconfirmed != 0 || sum.XactCommitTotal < 3 || sum.IdleInTxSecondsTotal < 4 {
+		t.Errorf("pg_stat_database: sampled %v, fatal %d, unconfirmed %d, commits %d, idle in tx %.1fs; want true, ≥1, 0, ≥3, ≥ 4s",
+			sum.DatabaseSampled, sum.SessionsFatalTotal, sum.TimeoutUnconfirmed, sum.XactCommitTotal, sum.IdleInTxSecondsTotal)
+	}
+	if !sum.PgBouncerSampled || sum.PgBouncerXactsTotal < 3 || sum.PoolExhausted {
+		t.Errorf("PgBouncer: sampled %v, xacts %d, exhausted %v; want true, ≥ 3, false", sum.PgBouncerSampled, sum.PgBouncerXactsTotal, sum.PoolExhausted)
+	}
+	if !sum.AppPoolSampled || sum.AppPoolMax != 40 {
+		t.Errorf("gateway pool: sampled %v, max %g; want true, 40", sum.AppPoolSampled, sum.AppPoolMax)
+	}
+
+	samples := readJSONL[Sample](t, filepath.Join(runDir, SamplesFile))
+	if len(samples) != sum.Samples || sum.Samples < 45 {
+		t.Errorf("%d samples in the file, %d in the summary, want the same and ≥ 45 (5 s at 100 ms)", len(samples), sum.Samples)
+	}
+	var busy bool // all four sessions in a transaction, each on a server
+	var appPools int
+	for _, s := range samples {
+		busy = busy || s.PgBouncer != nil && s.PgBouncer.SvActive >= 4 && s.PgBouncer.ClActive >= 4 && s.States.IdleInTx >= 4
+		if s.AppPool != nil {
+			appPools++
+		}
+	}
+	if !busy {
+		t.Error("no sample saw 4 PgBouncer servers active and 4 backends idle in transaction")
+	}
+	if secs := samples[len(samples)-1].Time.Sub(samples[0].Time).Seconds(); appPools < int(secs)-1 || appPools > int(secs)+2 {
+		t.Errorf("%d samples carry the gateway's pool over %.1fs; want one a second", appPools, secs)
+	}
+}
+
+// testExhaustion fills PgBouncer's pool with clients idle in transaction
+// so that one more client waits.
+func testExhaustion(t *testing.T, ctx context.Context, env *fixtures.Env) {
+	p, err := Start(ctx, Config{DSN: env.ProbeDSN, PgBouncerAdminDSN: env.PgBouncerAdminDSN})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	defer p.Stop()
+	var holders []*pgx.Conn
+	for range stackPoolSize {
+		c := connect(t, ctx, env.AppDSN)
+		for _, q := range []string{"BEGIN", stuckSQL} {
+			if _, err := c.Exec(ctx, q); err != nil {
+				t.Fatal(err)
 			}
-			b.ReportAllocs()
-			for b.Loop() {
-				p.sampleOnce(ctx)
-			}
-			if s := p.Snapshot(); s.Error != "" || s.States.IdleInTx != 25 {
-				b.Fatalf("last sample: %+v, want 25 idle in transaction", s)
-			}
-		})
+		}
+		holders = append(holders, c)
+	}
+	waiter := connect(t, ctx, env.AppDSN)
+	done := make(chan error, 1)
+	go func() { _, err := waiter.Exec(ctx, "SELECT 1"); done <- err }()
+	waitFor(t, 5*time.Second, "a client waiting in PgBouncer", func() bool {
+		s := p.Snapshot()
+		return s.PgBouncer != nil && s.PgBouncer.ClWaiting > 0
+	})
+	time.Sleep(time.Second)
+	if _, err := holders[0].Exec(ctx, "COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("waiting client: %v", err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	sum, err := p.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum.PoolExhausted || sum.PoolExhaustedSpans != 1 || sum.PoolExhaustedSeconds < 0.9 || sum.PoolExhaustedSeconds > 2 ||
+		sum.PgBouncerMaxClWaiting != 1 || sum.PgBouncerMaxWaitSeconds < 0.9 || sum.PgBouncerWaitSecondsTotal < 0.9 {
+		t.Errorf("exhausted %v in %d spans for %.2fs, max cl_waiting %d, max wait %.2fs, wait total %.2fs; want true, 1, 1–2 s, 1, ≥ 0.9 s, ≥ 0.9 s",
+			sum.PoolExhausted, sum.PoolExhaustedSpans, sum.PoolExhaustedSeconds, sum.PgBouncerMaxClWaiting, sum.PgBouncerMaxWaitSeconds, sum.PgBouncerWaitSecondsTotal)
+	}
+	for _, c := range holders[1:] {
+		if _, err := c.Exec(ctx, "COMMIT"); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -10,8 +10,15 @@ import (
 // Summary is what a Poller saw over its whole run.
 type Summary struct {
 	Samples int `json:"samples"`
-	// FailedSamples counts samples with an Error (PostgreSQL or PgBouncer).
-	FailedSamples          int     `json:"failed_samples"`
+	// FailedSamples counts samples with an Error (any source); GapSamples
+	// those whose PostgreSQL read failed.
+	FailedSamples int `json:"failed_samples"`
+	GapSamples    int `json:"gap_samples"`
+	// SlowSamples took longer than the interval; SkippedTicks is how many
+	// ticks they made the Poller miss.
+	SlowSamples            int     `json:"slow_samples"`
+	SkippedTicks           int     `json:"skipped_ticks"`
+	MaxSampleSeconds       float64 `json:"max_sample_seconds"`
 	IdleInTxTimeoutSeconds float64 `json:"idle_in_tx_timeout_seconds"`
 	// MaxStuckIdleInTx and MaxIdleInTx are maxima at one instant; MaxIdleInTx
 	// counts both idle-in-transaction states.
@@ -21,21 +28,70 @@ type Summary struct {
 	// StuckEpisodes: HoldSeconds >= StuckAfter.
 	StuckEpisodes int `json:"stuck_episodes"`
 	// TimeoutTerminated: episodes with EndReason "timeout".
-	TimeoutTerminated  int     `json:"timeout_terminated"`
-	LongestHoldSeconds float64 `json:"longest_hold_seconds"`
+	TimeoutTerminated int `json:"timeout_terminated"`
+	// EndReasons counts episodes by EndReason.
+	EndReasons         map[string]int `json:"end_reasons"`
+	LongestHoldSeconds float64        `json:"longest_hold_seconds"`
 	// Release latency over all episodes, nearest-rank percentiles.
-	ReleaseP50Seconds       float64 `json:"release_p50_seconds"`
-	ReleaseP99Seconds       float64 `json:"release_p99_seconds"`
-	ReleaseMaxSeconds       float64 `json:"release_max_seconds"`
+	ReleaseP50Seconds float64 `json:"release_p50_seconds"`
+	ReleaseP99Seconds float64 `json:"release_p99_seconds"`
+	ReleaseMaxSeconds float64 `json:"release_max_seconds"`
+
+	// pg_stat_database: whether it was read, and its changes summed over
+	// the samples (what happened between the first and the last sample).
+	DatabaseSampled        bool    `json:"database_sampled"`
+	XactCommitTotal        int64   `json:"xact_commit_total"`
+	XactRollbackTotal      int64   `json:"xact_rollback_total"`
+	IdleInTxSecondsTotal   float64 `json:"idle_in_tx_seconds_total"`
+	SessionsFatalTotal     int64   `json:"sessions_fatal_total"`
+	SessionsKilledTotal    int64   `json:"sessions_killed_total"`
+	SessionsAbandonedTotal int64   `json:"sessions_abandoned_total"`
+	// TimeoutUnconfirmed is how many "timeout" episodes sessions_fatal does
+	// not account for: each backend idle_in_transaction_session_timeout
+	// kills adds one to sessions_fatal, so a positive value means some
+	// were ended otherwise (or the statistics were reset). Meaningful only
+	// with DatabaseSampled.
+	TimeoutUnconfirmed int `json:"timeout_unconfirmed"`
+
 	PgBouncerSampled        bool    `json:"pgbouncer_sampled"`
 	PgBouncerMaxClWaiting   int     `json:"pgbouncer_max_cl_waiting"`
 	PgBouncerMaxWaitSeconds float64 `json:"pgbouncer_max_wait_seconds"`
-	// PoolExhausted: some sample had cl_waiting > 0.
-	PoolExhausted bool `json:"pool_exhausted"`
+	// PoolExhausted: some sample had clients waiting with no server
+	// connection being opened for them (PoolSample.Exhausted).
+	// PoolExhaustedSeconds adds up the time from each such sample back to
+	// the previous PgBouncer sample (at most a second each);
+	// PoolExhaustedSpans counts the runs of consecutive such samples.
+	PoolExhausted        bool    `json:"pool_exhausted"`
+	PoolExhaustedSeconds float64 `json:"pool_exhausted_seconds"`
+	PoolExhaustedSpans   int     `json:"pool_exhausted_spans"`
+	// SHOW STATS changes summed over the samples.
+	PgBouncerXactsTotal       int64   `json:"pgbouncer_xacts_total"`
+	PgBouncerWaitSecondsTotal float64 `json:"pgbouncer_wait_seconds_total"`
+	// StuckEpisodesLinked: stuck episodes tied to a PgBouncer server.
+	StuckEpisodesLinked int `json:"stuck_episodes_linked"`
+
+	// The service's own pool, from the scrapes. AppPoolSaturatedSeconds
+	// adds up the time from each scrape with acquired >= max > 0 back to
+	// the previous scrape (at most two scrape intervals each);
+	// AppPoolAcquireWaits, …WaitSeconds and …CanceledAcquires are the
+	// counters' increase over the run.
+	AppPoolSampled             bool    `json:"app_pool_sampled"`
+	AppPoolMaxAcquired         float64 `json:"app_pool_max_acquired"`
+	AppPoolMax                 float64 `json:"app_pool_max"`
+	AppPoolSaturatedSeconds    float64 `json:"app_pool_saturated_seconds"`
+	AppPoolAcquireWaits        float64 `json:"app_pool_acquire_waits"`
+	AppPoolAcquireWaitSeconds  float64 `json:"app_pool_acquire_wait_seconds"`
+	AppPoolCanceledAcquires    float64 `json:"app_pool_canceled_acquires"`
+	AppPoolMaxUnclosedSessions float64 `json:"app_pool_max_unclosed_sessions"`
+	AppPoolMaxWaiting          float64 `json:"app_pool_max_waiting"`
+
 	// Culprits group the stuck episodes by the fingerprint of their last
 	// query and their application name, most episodes first, then most
 	// total hold time.
-	Culprits          []Culprit `json:"culprits"`
+	Culprits []Culprit `json:"culprits"`
+	// Warnings lists every kind of failure of a source, in the order first
+	// seen.
+	Warnings          []Warning `json:"warnings"`
 	StuckAfterSeconds float64   `json:"stuck_after_seconds"`
 	IntervalSeconds   float64   `json:"interval_seconds"`
 }
@@ -48,6 +104,11 @@ type Culprit struct {
 	Episodes         int     `json:"episodes"`
 	TotalHoldSeconds float64 `json:"total_hold_seconds"`
 	MaxHoldSeconds   float64 `json:"max_hold_seconds"`
+	// ClientAddr is the backend's peer of the culprit's first episode
+	// (PgBouncer's address for pooled sessions); AppClientAddr the
+	// application's own address as PgBouncer saw it, when linked.
+	ClientAddr    string `json:"client_addr"`
+	AppClientAddr string `json:"app_client_addr,omitempty"`
 }
 
 // summarizer folds samples and episodes into a Summary as they come.
@@ -57,10 +118,18 @@ type Culprit struct {
 // backend idle in transaction), so keeping them costs kilobytes, and sorting
 // gives exact percentiles with nothing to configure.
 type summarizer struct {
-	sum        Summary
-	stuckAfter time.Duration
-	holds      []float64
-	culprits   map[culpritKey]*Culprit
+	sum            Summary
+	interval       time.Duration
+	stuckAfter     time.Duration
+	scrapeInterval time.Duration
+	holds          []float64
+	culprits       map[culpritKey]*Culprit
+
+	lastBouncer  time.Time
+	exhausted    bool
+	lastApp      time.Time
+	prevApp      *AppPoolSample
+	appIncreases [3]float64 // waits, wait seconds, canceled: increases, resets handled
 }
 
 type culpritKey struct{ fingerprint, app string }
@@ -72,9 +141,13 @@ func newSummarizer(interval, stuckAfter, timeout time.Duration) *summarizer {
 			StuckAfterSeconds:      stuckAfter.Seconds(),
 			IntervalSeconds:        interval.Seconds(),
 			Culprits:               []Culprit{},
+			Warnings:               []Warning{},
+			EndReasons:             map[string]int{},
 		},
-		stuckAfter: stuckAfter,
-		culprits:   make(map[culpritKey]*Culprit),
+		interval:       interval,
+		stuckAfter:     stuckAfter,
+		scrapeInterval: DefaultScrapeInterval,
+		culprits:       make(map[culpritKey]*Culprit),
 	}
 }
 
@@ -83,18 +156,85 @@ func (a *summarizer) addSample(s Sample) {
 	if s.Error != "" {
 		a.sum.FailedSamples++
 	}
+	if s.Gap {
+		a.sum.GapSamples++
+	}
+	if s.TookSeconds > a.interval.Seconds() {
+		a.sum.SlowSamples++
+	}
+	a.sum.SkippedTicks += s.SkippedTicks
+	a.sum.MaxSampleSeconds = max(a.sum.MaxSampleSeconds, s.TookSeconds)
 	a.sum.MaxStuckIdleInTx = max(a.sum.MaxStuckIdleInTx, s.StuckIdleInTx)
 	a.sum.MaxIdleInTx = max(a.sum.MaxIdleInTx, s.States.IdleInTx+s.States.IdleInTxAborted)
-	if p := s.PgBouncer; p != nil {
-		a.sum.PgBouncerSampled = true
-		a.sum.PgBouncerMaxClWaiting = max(a.sum.PgBouncerMaxClWaiting, p.ClWaiting)
-		a.sum.PgBouncerMaxWaitSeconds = max(a.sum.PgBouncerMaxWaitSeconds, p.MaxWaitSeconds)
-		a.sum.PoolExhausted = a.sum.PoolExhausted || p.ClWaiting > 0
+	if d := s.Database; d != nil {
+		a.sum.DatabaseSampled = true
+		a.sum.XactCommitTotal += d.XactCommit
+		a.sum.XactRollbackTotal += d.XactRollback
+		a.sum.IdleInTxSecondsTotal += d.IdleInTxSeconds
+		a.sum.SessionsFatalTotal += d.SessionsFatal
+		a.sum.SessionsKilledTotal += d.SessionsKilled
+		a.sum.SessionsAbandonedTotal += d.SessionsAbandoned
 	}
+	if p := s.PgBouncer; p != nil {
+		a.addPools(s.Time, p)
+	}
+	if p := s.AppPool; p != nil {
+		a.addAppPool(s.Time, p)
+	}
+}
+
+func (a *summarizer) addPools(t time.Time, p *PoolSample) {
+	a.sum.PgBouncerSampled = true
+	a.sum.PgBouncerMaxClWaiting = max(a.sum.PgBouncerMaxClWaiting, p.ClWaiting)
+	a.sum.PgBouncerMaxWaitSeconds = max(a.sum.PgBouncerMaxWaitSeconds, p.MaxWaitSeconds)
+	a.sum.PgBouncerXactsTotal += p.Xacts
+	a.sum.PgBouncerWaitSecondsTotal += p.WaitSeconds
+	waiting := p.Exhausted
+	if waiting {
+		a.sum.PoolExhausted = true
+		if !a.exhausted {
+			a.sum.PoolExhaustedSpans++
+		}
+		if !a.lastBouncer.IsZero() {
+			a.sum.PoolExhaustedSeconds += min(max(t.Sub(a.lastBouncer).Seconds(), 0), 1)
+		}
+	}
+	a.exhausted = waiting
+	a.lastBouncer = t
+}
+
+func (a *summarizer) addAppPool(t time.Time, p *AppPoolSample) {
+	a.sum.AppPoolSampled = true
+	a.sum.AppPoolMaxAcquired = max(a.sum.AppPoolMaxAcquired, p.Acquired)
+	a.sum.AppPoolMax = max(a.sum.AppPoolMax, p.Max)
+	a.sum.AppPoolMaxUnclosedSessions = max(a.sum.AppPoolMaxUnclosedSessions, p.UnclosedSessions)
+	a.sum.AppPoolMaxWaiting = max(a.sum.AppPoolMaxWaiting, p.Waiting)
+	if p.Max > 0 && p.Acquired >= p.Max && !a.lastApp.IsZero() {
+		a.sum.AppPoolSaturatedSeconds += min(max(t.Sub(a.lastApp).Seconds(), 0), 2*a.scrapeInterval.Seconds())
+	}
+	if prev := a.prevApp; prev != nil {
+		for i, pair := range [][2]float64{
+			{prev.AcquireWaitsTotal, p.AcquireWaitsTotal},
+			{prev.AcquireWaitSecondsTotal, p.AcquireWaitSecondsTotal},
+			{prev.CanceledAcquiresTotal, p.CanceledAcquiresTotal},
+		} {
+			if d := pair[1] - pair[0]; d >= 0 {
+				a.appIncreases[i] += d
+			} else { // the service restarted: its counters began again
+				a.appIncreases[i] += pair[1]
+			}
+		}
+	}
+	a.sum.AppPoolAcquireWaits, a.sum.AppPoolAcquireWaitSeconds, a.sum.AppPoolCanceledAcquires =
+		a.appIncreases[0], a.appIncreases[1], a.appIncreases[2]
+	c := *p
+	a.prevApp = &c
+	a.lastApp = t
 }
 
 func (a *summarizer) addEpisode(e Episode) {
 	a.sum.Episodes++
+	a.sum.EndReasons[e.EndReason]++
 	a.holds = append(a.holds, e.HoldSeconds)
 	a.sum.LongestHoldSeconds = max(a.sum.LongestHoldSeconds, e.HoldSeconds)
 	if e.EndReason == EndTimeout {
@@ -104,11 +244,17 @@ func (a *summarizer) addEpisode(e Episode) {
 		return
 	}
 	a.sum.StuckEpisodes++
+	if e.PgBouncer != nil {
+		a.sum.StuckEpisodesLinked++
+	}
 	k := culpritKey{Fingerprint(e.Query), e.ApplicationName}
 	c := a.culprits[k]
 	if c == nil {
-		c = &Culprit{Fingerprint: k.fingerprint, ExampleQuery: e.Query, ApplicationName: k.app}
+		c = &Culprit{Fingerprint: k.fingerprint, ExampleQuery: e.Query, ApplicationName: k.app, ClientAddr: e.ClientAddr}
 		a.culprits[k] = c
+	}
+	if c.AppClientAddr == "" && e.PgBouncer != nil {
+		c.AppClientAddr = e.PgBouncer.ClientAddr
 	}
 	c.Episodes++
 	c.TotalHoldSeconds += e.HoldSeconds
@@ -118,6 +264,13 @@ func (a *summarizer) addEpisode(e Episode) {
 // summary returns the summary so far.
 func (a *summarizer) summary() Summary {
 	s := a.sum
+	s.EndReasons = make(map[string]int, len(a.sum.EndReasons))
+	for k, v := range a.sum.EndReasons {
+		s.EndReasons[k] = v
+	}
+	if s.DatabaseSampled {
+		s.TimeoutUnconfirmed = max(0, s.TimeoutTerminated-int(s.SessionsFatalTotal))
+	}
 	holds := slices.Clone(a.holds)
 	slices.Sort(holds)
 	s.ReleaseP50Seconds = percentile(holds, 50)
@@ -133,6 +286,7 @@ func (a *summarizer) summary() Summary {
 		return cmp.Or(
 			cmp.Compare(y.Episodes, x.Episodes),
 			cmp.Compare(y.TotalHoldSeconds, x.TotalHoldSeconds),
+			cmp.Compare(y.MaxHoldSeconds, x.MaxHoldSeconds),
 			cmp.Compare(x.Fingerprint, y.Fingerprint),
 			cmp.Compare(x.ApplicationName, y.ApplicationName))
 	})

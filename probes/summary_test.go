@@ -2,6 +2,8 @@ package probes
 
 import (
 	"encoding/json"
+	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +16,7 @@ func TestSummarizer(t *testing.T) {
 	a.addSample(Sample{States: StateCounts{IdleInTx: 2, IdleInTxAborted: 1}, StuckIdleInTx: 1,
 		PgBouncer: &PoolSample{ClWaiting: 0, MaxWaitSeconds: 0.2}})
 	a.addSample(Sample{States: StateCounts{IdleInTx: 1}, StuckIdleInTx: 2,
-		PgBouncer: &PoolSample{ClWaiting: 4, MaxWaitSeconds: 1.5}})
+		PgBouncer: &PoolSample{ClWaiting: 4, MaxWaitSeconds: 1.5, Exhausted: true}})
 	a.addSample(Sample{Error: "postgres: connection refused"})
 
 	add := func(hold float64, query, app, reason string) {
@@ -44,9 +46,9 @@ func TestSummarizer(t *testing.T) {
 		t.Errorf("release p50 %g p99 %g max %g; want 0.5 3 5", s.ReleaseP50Seconds, s.ReleaseP99Seconds, s.ReleaseMaxSeconds)
 	}
 	want := []Culprit{
-		{Fingerprint(members), members, "gw", 2, 5, 3},
-		{Fingerprint(tokens), tokens, "gw", 1, 5, 5},
-		{Fingerprint(members), members, "other-app", 1, 1, 1},
+		{Fingerprint: Fingerprint(members), ExampleQuery: members, ApplicationName: "gw", Episodes: 2, TotalHoldSeconds: 5, MaxHoldSeconds: 3},
+		{Fingerprint: Fingerprint(tokens), ExampleQuery: tokens, ApplicationName: "gw", Episodes: 1, TotalHoldSeconds: 5, MaxHoldSeconds: 5},
+		{Fingerprint: Fingerprint(members), ExampleQuery: members, ApplicationName: "other-app", Episodes: 1, TotalHoldSeconds: 1, MaxHoldSeconds: 1},
 	}
 	if len(s.Culprits) != len(want) {
 		t.Fatalf("culprits %+v, want %+v", s.Culprits, want)
@@ -114,17 +116,13 @@ func TestRecorder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.sample(Sample{Time: t0, States: StateCounts{IdleInTx: 2}})
-	r.episode(Episode{PID: 7, EndReason: EndTimeout})
-	r.tick(time.Now()) // under a second since open: nothing flushed yet
-	if b, _ := os.ReadFile(filepath.Join(dir, SamplesFile)); len(b) != 0 {
-		t.Errorf("flushed before a second passed: %q", b)
+	r.sample(&Sample{Time: t0, States: StateCounts{IdleInTx: 2}})
+	r.episode(&Episode{PID: 7, EndReason: EndTimeout})
+	// Written through at once: nothing waits in a buffer for a crash to lose.
+	if b, _ := os.ReadFile(filepath.Join(dir, SamplesFile)); !strings.HasSuffix(string(b), "\"idle_in_tx\":2,\"idle_in_tx_aborted\":0,\"other\":0},\"stuck_idle_in_tx\":0,\"oldest_idle_in_tx_seconds\":0,\"oldest_xact_seconds\":0}\n") {
+		t.Errorf("not written through: %q", b)
 	}
-	r.tick(time.Now().Add(flushEvery))
-	if b, _ := os.ReadFile(filepath.Join(dir, SamplesFile)); !strings.Contains(string(b), `"idle_in_tx":2`) {
-		t.Errorf("not flushed after a second: %q", b)
-	}
-	r.sample(Sample{Error: "gap"})
+	r.sample(&Sample{Error: "gap"})
 	if err := r.close(); err != nil {
 		t.Fatal(err)
 	}
@@ -132,5 +130,80 @@ func TestRecorder(t *testing.T) {
 	episodes := readJSONL[Episode](t, filepath.Join(dir, EpisodesFile))
 	if len(samples) != 2 || samples[1].Error != "gap" || len(episodes) != 1 || episodes[0].EndReason != EndTimeout {
 		t.Errorf("read back %+v and %+v", samples, episodes)
+	}
+}
+
+func TestSummarizerSources(t *testing.T) {
+	a := newSummarizer(100*time.Millisecond, time.Second, 3*time.Second)
+	a.scrapeInterval = time.Second
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	// PgBouncer: waiting clients at 0.2–0.4 s and again at 0.7 s.
+	for i, waiting := range []int{0, 0, 2, 1, 1, 0, 0, 3, 0} {
+		a.addSample(Sample{Time: at(float64(i) / 10), PgBouncer: &PoolSample{ClWaiting: waiting, Exhausted: waiting > 0, Xacts: 5, WaitSeconds: 0.25}})
+	}
+	// Waiting for a server connection being opened is no exhaustion.
+	a.addSample(Sample{Time: at(1), PgBouncer: &PoolSample{ClWaiting: 2, SvLogin: 1}})
+	// A long gap before a waiting sample counts for at most a second.
+	a.addSample(Sample{Time: at(5), PgBouncer: &PoolSample{ClWaiting: 1, Exhausted: true}})
+	// pg_stat_database deltas, and one gap.
+	a.addSample(Sample{Database: &DatabaseSample{XactCommit: 10, XactRollback: 1, IdleInTxSeconds: 1.5, SessionsFatal: 1}})
+	a.addSample(Sample{Database: &DatabaseSample{XactCommit: 5, SessionsKilled: 2, SessionsAbandoned: 1}})
+	a.addSample(Sample{Gap: true, Error: "postgres: connection refused", TookSeconds: 0.3, SkippedTicks: 2})
+	// The app pool: saturated (10/10) from 11 s to 13 s, counters reset by
+	// a service restart at 14 s.
+	for i, p := range []AppPoolSample{
+		{Acquired: 4, Max: 10, AcquireWaitsTotal: 1, AcquireWaitSecondsTotal: 0.5},
+		{Acquired: 10, Max: 10, AcquireWaitsTotal: 5, AcquireWaitSecondsTotal: 2, UnclosedSessions: 3},
+		{Acquired: 10, Max: 10, AcquireWaitsTotal: 9, AcquireWaitSecondsTotal: 4, CanceledAcquiresTotal: 2},
+		{Acquired: 10, Max: 10, AcquireWaitsTotal: 12, AcquireWaitSecondsTotal: 5, CanceledAcquiresTotal: 2},
+		{Acquired: 1, Max: 10, AcquireWaitsTotal: 2, AcquireWaitSecondsTotal: 0.5},
+	} {
+		a.addSample(Sample{Time: at(10 + float64(i)), AppPool: &p})
+	}
+	for _, e := range []Episode{{HoldSeconds: 6, EndReason: EndTimeout}, {HoldSeconds: 6, EndReason: EndTimeout}, {HoldSeconds: 0.1, EndReason: EndReleased}} {
+		a.addEpisode(e)
+	}
+	s := a.summary()
+	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-9 }
+	if !s.PoolExhausted || s.PoolExhaustedSpans != 3 || !near(s.PoolExhaustedSeconds, 0.4+1) || s.PgBouncerMaxClWaiting != 3 ||
+		s.PgBouncerXactsTotal != 45 || !near(s.PgBouncerWaitSecondsTotal, 2.25) {
+		t.Errorf("PgBouncer: exhausted %v, %d spans, %.2fs, max waiting %d, xacts %d, wait %.2fs; want true, 3, 1.4s, 3, 45, 2.25s",
+			s.PoolExhausted, s.PoolExhaustedSpans, s.PoolExhaustedSeconds, s.PgBouncerMaxClWaiting, s.PgBouncerXactsTotal, s.PgBouncerWaitSecondsTotal)
+	}
+	if !s.DatabaseSampled || s.XactCommitTotal != 15 || s.XactRollbackTotal != 1 || s.IdleInTxSecondsTotal != 1.5 ||
+		s.SessionsFatalTotal != 1 || s.SessionsKilledTotal != 2 || s.SessionsAbandonedTotal != 1 || s.TimeoutUnconfirmed != 1 {
+		t.Errorf("pg_stat_database: %+v", s)
+	}
+	if s.GapSamples != 1 || s.FailedSamples != 1 || s.SlowSamples != 1 || s.SkippedTicks != 2 || s.MaxSampleSeconds != 0.3 {
+		t.Errorf("gaps %d failed %d slow %d skipped %d slowest %g", s.GapSamples, s.FailedSamples, s.SlowSamples, s.SkippedTicks, s.MaxSampleSeconds)
+	}
+	if !s.AppPoolSampled || s.AppPoolMaxAcquired != 10 || s.AppPoolMax != 10 || !near(s.AppPoolSaturatedSeconds, 3) ||
+		!near(s.AppPoolAcquireWaits, 4+4+3+2) || !near(s.AppPoolAcquireWaitSeconds, 1.5+2+1+0.5) || s.AppPoolCanceledAcquires != 2 || s.AppPoolMaxUnclosedSessions != 3 {
+		t.Errorf("app pool: %+v", s)
+	}
+	if s.EndReasons[EndTimeout] != 2 || s.EndReasons[EndReleased] != 1 {
+		t.Errorf("end reasons %v", s.EndReasons)
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	var got []Warning
+	w := newWarnings(func(x Warning) { got = append(got, x) })
+	errA := errors.New("pgbouncer: not connected (next attempt in 100ms): refused")
+	errB := errors.New("pgbouncer: not connected (next attempt in 200ms): refused")
+	w.report("pgbouncer", nil, at(0))
+	w.report("pgbouncer", errA, at(1))
+	w.report("pgbouncer", errB, at(2)) // the same failure: no new warning
+	w.report("postgres", errors.New("postgres: password=hunter2 refused"), at(2))
+	w.report("pgbouncer", nil, at(3))
+	if len(got) != 3 || got[0].Message != errA.Error() || got[1].Source != "postgres" || !got[2].Recovered || got[2].Source != "pgbouncer" {
+		t.Fatalf("notified %+v", got)
+	}
+	if strings.Contains(got[1].Message, "hunter2") {
+		t.Errorf("password in %q", got[1].Message)
+	}
+	all := w.all()
+	if len(all) != 2 || all[0].Count != 2 || !all[0].Last.Equal(at(2)) || len(w.current()) != 1 {
+		t.Errorf("all %+v, current %+v", all, w.current())
 	}
 }

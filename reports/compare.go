@@ -24,6 +24,35 @@ type Comparison struct {
 	AfterDir      string   `json:"after_dir"`
 	Pass          bool     `json:"pass"`
 	Checks        []Check  `json:"checks"`
+
+	// before and after are the runs read back from their directories, when
+	// the comparison was made with CompareRuns: plots and thresholds.
+	before, after *Run
+	// plots are the plots written beside the comparison's report.md.
+	plots []string
+}
+
+// CompareRuns judges a sign-off from two run directories read with
+// LoadRun; unlike Compare it also checks the after run's thresholds and
+// keeps the runs for the plots of the comparison report.
+func CompareRuns(before, after *Run) *Comparison {
+	c := Compare(before.Summary, after.Summary, before.Dir, after.Dir)
+	c.before, c.after = before, after
+	if len(after.Thresholds) > 0 {
+		var failed []string
+		for _, t := range after.Thresholds {
+			if !t.Pass {
+				failed = append(failed, fmt.Sprintf("%s %s (observed %s)", t.Metric, t.Expression, t.ObservedString()))
+			}
+		}
+		detail := fmt.Sprintf("%d thresholds, all met", len(after.Thresholds))
+		if len(failed) > 0 {
+			detail = "failed: " + strings.Join(failed, "; ")
+		}
+		c.Checks = append(c.Checks, Check{Name: "after meets its thresholds", Pass: len(failed) == 0, Detail: detail})
+		c.Pass = c.Pass && len(failed) == 0
+	}
+	return c
 }
 
 // Compare judges a sign-off: the before run must show the leak (so the test
@@ -37,7 +66,7 @@ func Compare(before, after *Summary, beforeDir, afterDir string) *Comparison {
 		c.Checks = append(c.Checks, Check{
 			Name:   r.name + " run completed",
 			Pass:   r.s.EndReason == EndCompleted && r.s.Probe != nil && r.s.Load != nil,
-			Detail: fmt.Sprintf("ended: %s %s", r.s.EndReason, r.s.Error),
+			Detail: trimDetail(fmt.Sprintf("ended: %s %s", r.s.EndReason, r.s.Error)),
 		})
 	}
 	if before.Probe != nil {
@@ -85,27 +114,26 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 		verdict = "FAIL — see the checks below"
 	}
 	fmt.Fprintf(&b, "# leakbench sign-off: %s\n\n", verdict)
+	for _, s := range []*Summary{c.Before, c.After} {
+		if s.Incomplete {
+			fmt.Fprintf(&b, "> **Incomplete run**: %s was killed before it finished; its column is rebuilt from the probe's files and covers only what was recorded.\n\n", s.Name)
+		}
+	}
 	fmt.Fprintf(&b, "| | before (`%s`) | after (`%s`) |\n|---|---|---|\n", c.Before.Environment.Variant, c.After.Environment.Variant)
 	for _, row := range tableRows {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", row.label, row.value(c.Before), row.value(c.After))
 	}
 	b.WriteString("\n## Checks\n\n")
-	for _, ch := range c.Checks {
-		mark := "pass"
-		if !ch.Pass {
-			mark = "**FAIL**"
-		}
-		fmt.Fprintf(&b, "- %s: %s — %s\n", mark, ch.Name, mdEscape(ch.Detail))
-	}
-	if c.Before.Probe != nil && len(c.Before.Probe.Culprits) > 0 {
-		b.WriteString("\n### Before")
-		writeCulprits(&b, c.Before, 3)
-	}
-	if c.After.Probe != nil && len(c.After.Probe.Culprits) > 0 {
-		b.WriteString("\n### After")
-		writeCulprits(&b, c.After, 3)
+	writeChecks(&b, c.Checks)
+	writeCulprits(&b, "## Culprits in before (last query of stuck sessions)", c.Before, 3)
+	writeCulprits(&b, "## Culprits in after (last query of stuck sessions)", c.After, 3)
+	if c.after != nil {
+		writeThresholds(&b, "## Thresholds of after", c.after.Thresholds)
 	}
 	fmt.Fprintf(&b, "\nRun directories: `%s`, `%s`.\n", c.BeforeDir, c.AfterDir)
+	if c.plots != nil {
+		writeLinks(&b, c.plots, "")
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -117,10 +145,14 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 		width = max(width, len([]rune(row.label)))
 	}
 	colw := 28
+	for _, row := range tableRows {
+		colw = max(colw, len([]rune(row.value(c.Before)))+2)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-*s  %-*s  %s\n", width, "", colw, "before ("+c.Before.Environment.Variant+")", "after ("+c.After.Environment.Variant+")")
 	for _, row := range tableRows {
 		label := strings.ReplaceAll(row.label, "`", "")
+		label = strings.ReplaceAll(label, "**", "")
 		fmt.Fprintf(&b, "%-*s  %-*s  %s\n", width, label, colw, row.value(c.Before), row.value(c.After))
 	}
 	for _, ch := range c.Checks {

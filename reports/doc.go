@@ -1,12 +1,32 @@
-// Package reports turns what a run recorded into documents: summary.json and
-// report.md for one run, compare.json and report.md for a before/after
-// sign-off, with the verdict that decides leakbench's exit code.
+// Package reports turns a run directory into documents people read and
+// CI systems parse, and judges a before/after sign-off.
+//
+// For one run, RenderRun writes into the run directory: summary.json (the
+// versioned schema of SCHEMA.md), report.md (short enough for a pull
+// request comment, and appended to $GITHUB_STEP_SUMMARY when that is set),
+// report.html (self-contained: plots inline as SVG, nothing loaded from
+// anywhere), junit.xml (one test case per leak check and per threshold)
+// and plots/NAME.png|svg. For a sign-off, RenderSignoff renders both runs
+// and the comparison: compare.json, the same documents, and plots with
+// before and after side by side on shared axes.
 //
 // The table follows the ContextForge incident's: stuck connections (most at
-// one instant), how long the longest was held, connection release latency,
-// pool state, requests, error rate and latency — before beside after.
+// one instant), connection release latency, pool state, requests, error
+// rate and latency — before beside after.
 //
-//	sum, err := reports.ReadRun("out/before")
-//	cmp := reports.Compare(before, after)
-//	_ = cmp.WriteMarkdown(os.Stdout)
+// A run killed before it wrote its summary still has the probe's
+// append-only samples.jsonl and episodes.jsonl: LoadRun rebuilds what it
+// can from them and marks the run incomplete, and every document says so.
+// A directory that holds no run is ErrNotRun.
+//
+// Plots are gonum/plot figures rendered to an io.Writer, as vegeta's are:
+//
+//	run, err := reports.LoadRun("out/before")
+//	if err != nil { … }
+//	err = reports.WritePlot(w, reports.PlotStuck, reports.FormatPNG, run)
+//
+// and a comparison of two runs:
+//
+//	cmp := reports.CompareRuns(before, after)
+//	err := reports.RenderComparison("out", cmp) // exit 99 unless cmp.Pass
 package reports

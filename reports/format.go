@@ -34,7 +34,7 @@ var tableRows = []metricRow{
 		}
 		return seconds(s.Probe.ReleaseP50Seconds) + " / " + seconds(s.Probe.ReleaseP99Seconds) + " / " + seconds(s.Probe.ReleaseMaxSeconds)
 	}},
-	{"PgBouncer clients waiting (max) / worst wait", poolState},
+	{"Pool state / worst wait", poolRow},
 	{"Requests", func(s *Summary) string {
 		if s.Load == nil {
 			return "n/a"
@@ -66,11 +66,27 @@ func probeInt(s *Summary, f func(*probes.Summary) int) string {
 	return fmt.Sprint(f(s.Probe))
 }
 
-func poolState(s *Summary) string {
-	if s.Probe == nil || !s.Probe.PgBouncerSampled {
+// poolRow says whether a pool ran dry: exhausted (and why) or healthy,
+// with the longest any client waited.
+func poolRow(s *Summary) string {
+	p := s.Pool
+	if p == nil {
+		if s.Probe == nil || !s.Probe.PgBouncerSampled {
+			return "not sampled"
+		}
+		return fmt.Sprintf("%d clients waiting (max) / worst wait %s", s.Probe.PgBouncerMaxClWaiting, seconds(s.Probe.PgBouncerMaxWaitSeconds))
+	}
+	if !p.PgBouncerSampled && !p.AppPoolSampled {
 		return "not sampled"
 	}
-	return fmt.Sprintf("%d / %s", s.Probe.PgBouncerMaxClWaiting, seconds(s.Probe.PgBouncerMaxWaitSeconds))
+	state := "healthy"
+	if p.Exhausted {
+		state = "exhausted — " + p.Reason
+	}
+	if !p.PgBouncerSampled {
+		return state
+	}
+	return state + " / worst wait " + seconds(p.WorstWaitSeconds)
 }
 
 func rate(r *scenarios.Result) float64 {

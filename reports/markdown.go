@@ -5,37 +5,135 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"time"
 )
 
-// WriteMarkdown writes one run's report.
+// HTMLFile and JUnitFile are the report's other documents in a run or
+// comparison directory.
+const (
+	HTMLFile  = "report.html"
+	JUnitFile = "junit.xml"
+)
+
+// WriteMarkdown writes one run's report from its summary alone: the table,
+// culprits, errors and environment.
 func (s *Summary) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# leakbench run: %s\n\n", s.Name)
-	fmt.Fprintf(&b, "Variant `%s`, profile `%s`, %s, ended: **%s**", s.Environment.Variant, s.Profile, s.Ended.Sub(s.Started).Round(100_000_000), s.EndReason)
-	if s.Error != "" {
-		fmt.Fprintf(&b, " — %s", mdEscape(s.Error))
-	}
-	b.WriteString("\n\n| | value |\n|---|---|\n")
-	for _, row := range tableRows {
-		fmt.Fprintf(&b, "| %s | %s |\n", row.label, row.value(s))
-	}
-	writeCulprits(&b, s, 5)
-	writeErrors(&b, s)
-	writeEnvironment(&b, s)
+	writeRunMarkdown(&b, s, nil)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func writeCulprits(b *strings.Builder, s *Summary, max int) {
+// WriteMarkdown writes one run's report, short enough for a pull-request
+// comment: a banner when the run is incomplete, the table, the checks, the
+// top culprits, thresholds, and links to the plots and report.html that
+// RenderRun writes beside it.
+func (r *Run) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	writeRunMarkdown(&b, r.Summary, r)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeRunMarkdown(b *strings.Builder, s *Summary, r *Run) {
+	fmt.Fprintf(b, "# leakbench run: %s", s.Name)
+	if r != nil {
+		fmt.Fprintf(b, " — %s", runVerdict(s))
+	}
+	b.WriteString("\n\n")
+	if s.Incomplete {
+		b.WriteString("> **Incomplete run**: it was killed before it finished, so no summary was written; what follows is rebuilt from the probe's files and covers only what was recorded.\n\n")
+	}
+	fmt.Fprintf(b, "Variant `%s`, profile `%s`, %s, ended: **%s**", s.Environment.Variant, s.Profile, s.Ended.Sub(s.Started).Round(100*time.Millisecond), s.EndReason)
+	if s.Error != "" {
+		fmt.Fprintf(b, " — %s", mdEscape(s.Error))
+	}
+	b.WriteString("\n\n| | value |\n|---|---|\n")
+	for _, row := range tableRows {
+		fmt.Fprintf(b, "| %s | %s |\n", row.label, row.value(s))
+	}
+	if r != nil {
+		b.WriteString("\n## Checks\n\n")
+		writeChecks(b, RunChecks(s))
+	}
+	writeCulprits(b, "## Culprits (last query of stuck sessions)", s, 3)
+	if r != nil {
+		writeThresholds(b, "## Thresholds", r.Thresholds)
+	}
+	writeErrors(b, s)
+	writeEnvironment(b, s)
+	if r != nil {
+		writeLinks(b, PlotNames(r), "")
+		for _, n := range r.Notes {
+			fmt.Fprintf(b, "\n_Note: %s._\n", mdEscape(n))
+		}
+	}
+}
+
+// runVerdict is one run's headline: whether it leaked.
+func runVerdict(s *Summary) string {
+	var bad []string
+	if p := s.Probe; p != nil && (p.StuckEpisodes > 0 || p.MaxStuckIdleInTx > 0 || p.TimeoutTerminated > 0) {
+		bad = append(bad, fmt.Sprintf("connections leak: %d sessions stuck idle in transaction (up to %d at once), %d killed by idle_in_transaction_session_timeout",
+			p.StuckEpisodes, p.MaxStuckIdleInTx, p.TimeoutTerminated))
+	}
+	if s.Pool != nil && s.Pool.Exhausted {
+		bad = append(bad, "pool exhausted: "+s.Pool.Reason)
+	}
+	if s.Pool != nil && s.Pool.AppPoolUnclosedSessions > 0 {
+		bad = append(bad, fmt.Sprintf("%g sessions never closed", s.Pool.AppPoolUnclosedSessions))
+	}
+	if s.EndReason != EndCompleted {
+		bad = append(bad, "the run did not complete ("+s.EndReason+")")
+	}
+	switch {
+	case len(bad) > 0:
+		return "FAIL — " + strings.Join(bad, "; ")
+	case s.Probe == nil:
+		return "NO DATA — the probe recorded nothing"
+	}
+	return "PASS — no leak seen: no stuck session, pool healthy"
+}
+
+func writeChecks(b *strings.Builder, checks []Check) {
+	for _, ch := range checks {
+		mark := "pass"
+		if !ch.Pass {
+			mark = "**FAIL**"
+		}
+		fmt.Fprintf(b, "- %s: %s — %s\n", mark, ch.Name, mdEscape(ch.Detail))
+	}
+}
+
+func writeCulprits(b *strings.Builder, heading string, s *Summary, max int) {
 	if s.Probe == nil || len(s.Probe.Culprits) == 0 {
 		return
 	}
-	b.WriteString("\n## Culprits (last query of stuck sessions)\n\n| episodes | total hold | max hold | application | query |\n|---:|---:|---:|---|---|\n")
+	fmt.Fprintf(b, "\n%s\n\n| episodes | total hold | max hold | application | query |\n|---:|---:|---:|---|---|\n", heading)
 	for i, c := range s.Probe.Culprits {
 		if i == max {
+			fmt.Fprintf(b, "\n%d more in the full report.\n", len(s.Probe.Culprits)-max)
 			break
 		}
 		fmt.Fprintf(b, "| %d | %s | %s | %s | `%s` |\n", c.Episodes, seconds(c.TotalHoldSeconds), seconds(c.MaxHoldSeconds), mdEscape(c.ApplicationName), truncate(mdEscape(c.Fingerprint), 160))
+	}
+}
+
+func writeThresholds(b *strings.Builder, heading string, ts []Threshold) {
+	if len(ts) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n%s\n\n", heading)
+	for _, t := range ts {
+		mark := "pass"
+		if !t.Pass {
+			mark = "**FAIL**"
+		}
+		abort := ""
+		if t.AbortOnFail {
+			abort = " (aborts the run)"
+		}
+		fmt.Fprintf(b, "- %s: `%s %s`%s — observed %s\n", mark, mdEscape(t.Metric), mdEscape(t.Expression), abort, mdEscape(t.ObservedString()))
 	}
 }
 
@@ -44,8 +142,13 @@ func writeErrors(b *strings.Builder, s *Summary) {
 		return
 	}
 	kinds := make([]string, 0, len(s.Load.ErrorsByKind))
-	for k := range s.Load.ErrorsByKind {
-		kinds = append(kinds, k)
+	for k, n := range s.Load.ErrorsByKind {
+		if n > 0 {
+			kinds = append(kinds, k)
+		}
+	}
+	if len(kinds) == 0 {
+		return
 	}
 	sort.Strings(kinds)
 	b.WriteString("\n## Errors by kind\n\n")
@@ -56,6 +159,35 @@ func writeErrors(b *strings.Builder, s *Summary) {
 
 func writeEnvironment(b *strings.Builder, s *Summary) {
 	e := s.Environment
-	fmt.Fprintf(b, "\n## Environment\n\nPostgreSQL %s (idle_in_transaction_session_timeout %s, max_connections %d), PgBouncer %s (%s pooling, pool %d), gateway pool %d, provider %s, leakbench %s.\n",
-		e.PostgresVersion, seconds(e.IdleInTxTimeoutSeconds), e.MaxConnections, strings.TrimPrefix(e.PgBouncerVersion, "PgBouncer "), e.PoolMode, e.PgBouncerPoolSize, e.GatewayPoolSize, e.Provider, e.LeakbenchVersion)
+	fmt.Fprintf(b, "\n## Environment\n\nPostgreSQL %s (idle_in_transaction_session_timeout %s, max_connections %d), PgBouncer %s (%s pooling, pool %d), gateway pool %d, provider %s, leakbench %s",
+		orNA(e.PostgresVersion), seconds(e.IdleInTxTimeoutSeconds), e.MaxConnections, orNA(strings.TrimPrefix(e.PgBouncerVersion, "PgBouncer ")), orNA(e.PoolMode), e.PgBouncerPoolSize, e.GatewayPoolSize, orNA(e.Provider), orNA(e.LeakbenchVersion))
+	if e.LeakbenchCommit != "" {
+		fmt.Fprintf(b, " (commit %s)", truncate(e.LeakbenchCommit, 12))
+	}
+	b.WriteString(".\n")
+}
+
+// writeLinks links the plots and the HTML report by relative path; prefix
+// is the path from the Markdown file to the report's directory.
+func writeLinks(b *strings.Builder, plots []string, prefix string) {
+	b.WriteString("\n")
+	if len(plots) > 0 {
+		b.WriteString("Plots:")
+		for i, p := range plots {
+			sep := " "
+			if i > 0 {
+				sep = " · "
+			}
+			fmt.Fprintf(b, "%s[%s](%s%s/%s.png)", sep, strings.ReplaceAll(p, "_", " "), prefix, PlotsDir, p)
+		}
+		b.WriteString(". ")
+	}
+	fmt.Fprintf(b, "Full report: [%s](%s%s), JUnit: [%s](%s%s).\n", HTMLFile, prefix, HTMLFile, JUnitFile, prefix, JUnitFile)
+}
+
+func orNA(s string) string {
+	if s == "" {
+		return "n/a"
+	}
+	return s
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	"github.com/leakbench/leakbench/probes"
@@ -31,6 +32,9 @@ const (
 	EndCompleted   = "completed"
 	EndInterrupted = "interrupted"
 	EndFailed      = "failed"
+	// EndIncomplete: the run wrote no summary (it was killed); the report
+	// was rebuilt from the probe's files.
+	EndIncomplete = "incomplete"
 )
 
 // Environment records what the run ran against.
@@ -46,6 +50,9 @@ type Environment struct {
 	GatewayPoolSize        int     `json:"gateway_pool_size"`
 	Target                 string  `json:"target"`
 	LeakbenchVersion       string  `json:"leakbench_version"`
+	// LeakbenchCommit is the VCS revision leakbench was built from, when
+	// the build recorded one.
+	LeakbenchCommit string `json:"leakbench_commit,omitempty"`
 }
 
 // Summary is one run's summary.json.
@@ -60,12 +67,21 @@ type Summary struct {
 	Environment   Environment       `json:"environment"`
 	Probe         *probes.Summary   `json:"probe"`
 	Load          *scenarios.Result `json:"load"`
+	// Incomplete: the run was killed before it wrote its summary; this one
+	// was rebuilt by the report from the probe's files.
+	Incomplete bool `json:"incomplete,omitempty"`
+	// Pool is the verdict on the connection pools, derived from the
+	// samples by the report.
+	Pool *PoolState `json:"pool,omitempty"`
 }
 
 // WriteRun writes summary.json and report.md into dir. The JSON is written
 // to a temporary file and renamed, so a reader never sees half of it.
 func WriteRun(dir string, s *Summary) error {
 	s.SchemaVersion = SchemaVersion
+	if s.Environment.LeakbenchCommit == "" {
+		s.Environment.LeakbenchCommit = buildCommit()
+	}
 	if err := writeJSON(filepath.Join(dir, SummaryFile), s); err != nil {
 		return err
 	}
@@ -75,7 +91,8 @@ func WriteRun(dir string, s *Summary) error {
 // ErrNotRun means a directory holds no leakbench run.
 var ErrNotRun = errors.New("not a leakbench run directory")
 
-// ReadRun reads a run directory's summary.json.
+// ReadRun reads a run directory's summary.json. LoadRun reads the whole
+// directory, also when the run was killed before it wrote a summary.
 func ReadRun(dir string) (*Summary, error) {
 	raw, err := os.ReadFile(filepath.Join(dir, SummaryFile))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -84,14 +101,29 @@ func ReadRun(dir string) (*Summary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", SummaryFile, err)
 	}
-	var s Summary
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, fmt.Errorf("%s/%s: %w", dir, SummaryFile, err)
+	return decodeSummary(dir, raw)
+}
+
+func buildCommit() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
 	}
-	if s.SchemaVersion != SchemaVersion {
-		return nil, fmt.Errorf("%s/%s has schema version %d; this leakbench reads version %d", dir, SummaryFile, s.SchemaVersion, SchemaVersion)
+	var rev, dirty string
+	for _, kv := range info.Settings {
+		switch kv.Key {
+		case "vcs.revision":
+			rev = kv.Value
+		case "vcs.modified":
+			if kv.Value == "true" {
+				dirty = "-dirty"
+			}
+		}
 	}
-	return &s, nil
+	if rev == "" {
+		return ""
+	}
+	return rev + dirty
 }
 
 func writeJSON(path string, v any) error {
@@ -109,6 +141,11 @@ func writeFileAtomic(path string, write func(*os.File) error) error {
 	}
 	defer os.Remove(f.Name())
 	if err := write(f); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	// CreateTemp makes the file 0600; reports are for everyone to read.
+	if err := f.Chmod(0o644); err != nil {
 		f.Close()
 		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
 	}

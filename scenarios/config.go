@@ -187,30 +187,3 @@ func (c *Config) UnmarshalJSON(b []byte) error {
 	}
 	return nil
 }
-
-type jsonDuration time.Duration
-
-func (d jsonDuration) MarshalJSON() ([]byte, error) {
-	return json.Marshal(time.Duration(d).String())
-}
-
-func (d *jsonDuration) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		v, err := time.ParseDuration(s)
-		if err != nil {
-			return fmt.Errorf("bad duration %q: %w", s, err)
-		}
-		*d = jsonDuration(v)
-		return nil
-	}
-	var ns int64
-	if err := json.Unmarshal(b, &ns); err != nil {
-		return fmt.Errorf("duration must be a string like \"30s\" or nanoseconds: %w", err)
-	}
-	*d = jsonDuration(ns)
-	return nil
-}

@@ -5,272 +5,389 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"sort"
+	"maps"
+	"net/netip"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
+// How a run ended (Result.EndReason).
 const (
-	// maxInitAttempts bounds how often a user tries to initialize in a row
-	// before giving up (counted in Result.AbortedUsers).
-	maxInitAttempts = 5
-	// minInitBackoff is the least wait before retrying a failed initialize,
-	// so that zero think time does not turn into a busy loop.
-	minInitBackoff = 100 * time.Millisecond
-	// closeTimeout bounds the DELETE that ends a session at the end of a
-	// run, also after the run's context ended: sessions are released
-	// whenever the target lets us.
-	closeTimeout = 500 * time.Millisecond
-	// progressEvery is the interval of progress lines.
-	progressEvery = time.Second
+	EndCompleted          = "completed"
+	EndInterrupted        = "interrupted"
+	EndAbortedByThreshold = "aborted_by_threshold"
 )
 
-// Run plays cfg: cfg.Users virtual users, started evenly over cfg.RampUp,
-// each initializing an MCP session and then iterating (tools/list every
-// cfg.ListToolsEvery-th iteration, else a tools/call picked by weight, or a
-// ping if cfg.Tools is empty) with think times in between, until
-// cfg.Duration has passed; then each user closes its session.
-//
-// When Duration ends, users start nothing new but let a request in flight
-// finish (within RequestTimeout): cancelling them all at once would look to
-// the target like a burst of clients giving up, the very pattern that
-// triggers the leaks under test. When ctx ends, requests in flight are
-// abandoned at once (kind "canceled"), and Run returns the partial result
-// with Interrupted set and an error wrapping ctx's cause. Either way Run
-// returns within about RequestTimeout + 1s and leaves no goroutine behind.
-//
-// Progress lines go to progress every second, if it is not nil. An invalid
-// cfg is reported before anything is sent.
-func Run(ctx context.Context, cfg Config, progress io.Writer) (*Result, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("invalid scenario config: %w", err)
-	}
-	cfg = cfg.withDefaults()
-	e := &engine{
-		cfg:    cfg,
-		m:      newMetrics(cfg.Users, cfg.Tokens),
-		client: NewClient(cfg.Target, ClientOptions{RequestTimeout: cfg.RequestTimeout, MaxConns: cfg.Users}),
-	}
-	defer e.client.CloseIdleConnections()
-	e.pickTools()
+// maxConcurrentCloses bounds the session closes in flight at once.
+const maxConcurrentCloses = 256
 
-	started := time.Now()
-	stopCtx, stop := context.WithDeadline(ctx, started.Add(cfg.Duration))
-	defer stop()
+// LoadFileName is the per-second time series RunPlan writes into
+// RunOptions.RunDir (see FORMAT.md).
+const LoadFileName = "load.jsonl"
 
-	var users sync.WaitGroup
-	for i := range cfg.Users {
-		users.Go(func() { e.user(ctx, stopCtx, i) })
-	}
-	var reporter sync.WaitGroup
-	done := make(chan struct{})
-	if progress != nil {
-		reporter.Go(func() { e.report(progress, started, done) })
-	}
-	users.Wait()
-	close(done)
-	reporter.Wait()
+// ErrNotMCP is returned (wrapped) by RunPlan when the target answers, but
+// not as an MCP server over Streamable HTTP.
+var ErrNotMCP = errors.New("target is not an MCP server (Streamable HTTP)")
 
-	res := e.result(started, time.Now())
-	if ctx.Err() != nil {
-		res.Interrupted = true
-		return res, fmt.Errorf("run interrupted after %s: %w",
-			res.Ended.Sub(started).Round(time.Millisecond), context.Cause(ctx))
-	}
-	return res, nil
+// RunOptions says where a plan runs and where its live output goes.
+type RunOptions struct {
+	Target  string            // MCP endpoint URL; overrides the plan's target
+	Tokens  []string          // per-user bearer tokens (user i uses Tokens[i%len]); override the plan's; never serialized
+	Headers map[string]string // extra headers, added to (and overriding) the plan's
+	RunDir  string            // if set: load.jsonl appended there every second
+	// MetricsAddr, if set, serves live Prometheus metrics at /metrics on
+	// this address (e.g. "127.0.0.1:9464") while the run lasts.
+	MetricsAddr string
+	// Progress gets a live line, redrawn each second on a terminal, or
+	// plain periodic lines otherwise.
+	Progress io.Writer
+	// AllowTargets are hosts (IP addresses or names) that may be loaded
+	// besides loopback, e.g. a container the stack created.
+	AllowTargets []string
+	// Abort, when closed, abandons requests in flight at once instead of
+	// letting them finish within gracefulStop (a second Ctrl-C).
+	Abort <-chan struct{}
 }
 
+// engine is one run of a plan.
 type engine struct {
-	cfg    Config
-	m      *metrics
-	client *Client
+	cp      *cplan
+	m       *metrics
+	client  *Client
+	tokens  []string
+	seed    int64
+	runs    []*scenarioRun
+	total   time.Duration // planned length: the latest scenario end
+	started time.Time
 
-	cumWeights []int    // cumulative tool weights
-	toolKeys   []string // "tools/call:<name>"
+	// legacy: ctx ending abandons requests at once (Run(Config) semantics).
+	legacy bool
+
+	// closeSem bounds the DELETEs of users stopping at once (the end of a
+	// 10,000-user run), so that closing does not open a connection each.
+	closeSem chan struct{}
+
+	endOnce   sync.Once
+	endReason atomic.Value // string
+	stopRun   context.CancelFunc
 }
 
-func (e *engine) pickTools() {
-	total := 0
-	for _, t := range e.cfg.Tools {
-		total += max(t.Weight, 1)
-		e.cumWeights = append(e.cumWeights, total)
-		e.toolKeys = append(e.toolKeys, OpCallTool+":"+t.Name)
+// RunPlan plays plan against its target and returns what was measured.
+// The error is non-nil only when the run could not be played (an invalid
+// plan, a target out of bounds or not an MCP server, an unwritable run
+// directory); how a played run ended is Result.EndReason: completed,
+// interrupted (ctx ended: no new iterations, requests in flight get
+// gracefulStop, sessions are closed) or aborted_by_threshold.
+func RunPlan(ctx context.Context, plan *Plan, opts RunOptions) (*Result, error) {
+	if plan == nil {
+		return nil, fmt.Errorf("%w: no plan", ErrInvalidPlan)
+	}
+	p := *plan
+	if opts.Target != "" {
+		p.Target = opts.Target
+	}
+	if len(opts.Tokens) > 0 {
+		p.Tokens, p.TokensFile = opts.Tokens, ""
+	}
+	if len(opts.Headers) > 0 {
+		p.Headers = maps.Clone(p.Headers)
+		if p.Headers == nil {
+			p.Headers = map[string]string{}
+		}
+		maps.Copy(p.Headers, opts.Headers)
+	}
+	cp, err := compilePlan(&p)
+	if err != nil {
+		return nil, err
+	}
+	if p.Target == "" {
+		return nil, fmt.Errorf("%w: no target: give target: in the scenario file or a target URL", ErrInvalidPlan)
+	}
+	if err := allowedTarget(p.Target, opts.AllowTargets); err != nil {
+		return nil, err
+	}
+	e := newEngine(cp, p.Tokens)
+	defer e.client.CloseIdleConnections()
+	if err := e.preflight(ctx); err != nil {
+		return nil, err
+	}
+	out, err := openOutputs(&p, opts, e)
+	if err != nil {
+		return nil, err
+	}
+	defer out.close()
+	return e.run(ctx, opts, out), nil
+}
+
+func newEngine(cp *cplan, tokens []string) *engine {
+	p := cp.plan
+	users := 0
+	for _, cs := range cp.scen {
+		users += cs.maxVUs
+	}
+	e := &engine{
+		cp:       cp,
+		m:        newMetrics(len(cp.scen), tokens),
+		tokens:   tokens,
+		seed:     p.Seed,
+		closeSem: make(chan struct{}, maxConcurrentCloses),
+		client:   NewClient(p.Target, ClientOptions{RequestTimeout: p.Timeout.D(), MaxConns: users, Headers: p.Headers}),
+	}
+	base := 0
+	for i, cs := range cp.scen {
+		e.runs = append(e.runs, &scenarioRun{e: e, cs: cs, sc: e.m.scen[i], vuBase: base})
+		base += cs.maxVUs
+		e.total = max(e.total, cs.StartTime.D()+cs.total)
+		internNames(e.m, cs.flow)
+		if cs.legacy != nil {
+			internNames(e.m, cs.legacy.calls)
+		}
+	}
+	return e
+}
+
+// internNames gives fixed tool and prompt names their ids up front.
+func internNames(m *metrics, steps []cstep) {
+	for i := range steps {
+		c := &steps[i]
+		if (c.kind == OpCallTool || c.kind == OpGetPrompt) && c.name.n == nil {
+			c.nameID = m.nameID(c.name.fixed)
+		}
+		for _, ch := range c.choices {
+			internNames(m, ch)
+		}
 	}
 }
 
-// user is one virtual user's whole life.
-func (e *engine) user(ctx, stopCtx context.Context, i int) {
-	if !sleep(stopCtx, e.cfg.RampUp*time.Duration(i)/time.Duration(e.cfg.Users)) {
-		return
+// allowedTarget accepts http(s) URLs of this machine (localhost, loopback)
+// or of the hosts in allow: leakbench loads its own stack, never someone
+// else's service.
+func allowedTarget(target string, allow []string) error {
+	if err := checkURL(target); err != nil {
+		return fmt.Errorf("%w: target %v", ErrInvalidPlan, err)
 	}
-	e.m.userStarted()
-	defer e.m.userStopped()
+	u, _ := url.Parse(target)
+	host := u.Hostname()
+	lh := strings.ToLower(host)
+	if lh == "localhost" || strings.HasSuffix(lh, ".localhost") {
+		return nil
+	}
+	ip, err := netip.ParseAddr(host)
+	if err == nil && ip.Unmap().IsLoopback() {
+		return nil
+	}
+	for _, a := range allow {
+		if strings.EqualFold(strings.Trim(a, "[]"), host) {
+			return nil
+		}
+		if aip, err := netip.ParseAddr(strings.Trim(a, "[]")); err == nil && ip.IsValid() && aip.Unmap() == ip.Unmap() {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: target host %q is not on this machine: use localhost or a loopback address, or allow the stack's own host", ErrInvalidPlan, host)
+}
 
+// preflight opens and closes one session, so that a target that is not an
+// MCP server, refuses the credentials or is down is reported as such
+// before any load is sent.
+func (e *engine) preflight(ctx context.Context) error {
 	token := ""
-	if n := len(e.cfg.Tokens); n > 0 {
-		token = e.cfg.Tokens[i%n]
+	if len(e.tokens) > 0 {
+		token = e.tokens[0]
 	}
 	s := e.client.NewSession(token)
-	defer closeSession(ctx, s)
-	sh := e.m.shard(i)
-	rng := rand.New(rand.NewPCG(uint64(e.cfg.Seed), uint64(i)))
-
-	if !e.initialize(ctx, stopCtx, s, sh, rng) {
-		return
+	s.pin = e.cp.scen[0].pin
+	err := s.Initialize(ctx)
+	if err == nil {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+		defer cancel()
+		_ = s.Close(cctx)
+		return nil
 	}
-	for n := 1; ; n++ {
-		if !sleep(stopCtx, e.think(rng)) {
-			return
+	target := redactURL(e.client.target)
+	var me *Error
+	errors.As(err, &me)
+	switch kind := Classify(err); {
+	case kind == KindConn:
+		return fmt.Errorf("cannot reach target %s: %w", target, err)
+	case kind == KindCanceled:
+		return fmt.Errorf("interrupted before the run started: %w", err)
+	case kind == KindHTTP && (me.Status == 401 || me.Status == 403):
+		return fmt.Errorf("target %s refused the credentials (check tokens): %w", target, err)
+	case kind == KindProtocol, kind == KindHTTP && (me.Status == 404 || me.Status == 405 || me.Status == 406 || me.Status == 415):
+		return fmt.Errorf("%w: %s answered initialize with %w", ErrNotMCP, target, err)
+	}
+	return fmt.Errorf("target %s failed initialize: %w", target, err)
+}
+
+func redactURL(target string) string {
+	u, err := url.Parse(target)
+	if err != nil {
+		return "(unparseable URL)"
+	}
+	return u.Redacted()
+}
+
+// run plays every scenario and assembles the result.
+func (e *engine) run(ctx context.Context, opts RunOptions, out *outputs) *Result {
+	// soft: start nothing new (ctx ended, or a threshold aborted the run);
+	// hard: abandon requests in flight.
+	soft, stopRun := context.WithCancel(context.WithoutCancel(ctx))
+	hard, abortRun := context.WithCancel(context.WithoutCancel(ctx))
+	defer abortRun()
+	defer stopRun()
+	e.stopRun = stopRun
+	stopOnCtx := context.AfterFunc(ctx, func() {
+		e.end(EndInterrupted)
+		if e.legacy {
+			abortRun()
 		}
-		err := e.iterate(ctx, s, sh, rng, n)
-		if isCanceled(err) {
-			return
-		}
-		e.m.iterations.Add(1)
-		if errors.Is(err, ErrSessionExpired) {
-			e.m.reinits.Add(1)
-			if !e.initialize(ctx, stopCtx, s, sh, rng) {
-				return
+	})
+	defer stopOnCtx()
+	if opts.Abort != nil {
+		go func() {
+			select {
+			case <-opts.Abort:
+				abortRun()
+			case <-hard.Done():
 			}
-		}
+		}()
 	}
+
+	e.started = time.Now()
+	mon := newMonitor(e, opts.Progress, out)
+	var monWG sync.WaitGroup
+	monDone := make(chan struct{})
+	monWG.Go(func() { mon.loop(monDone) })
+
+	var wg sync.WaitGroup
+	for _, sr := range e.runs {
+		wg.Go(func() { sr.run(soft, hard) })
+	}
+	wg.Wait()
+	ended := time.Now()
+	close(monDone)
+	monWG.Wait()
+	mon.finish(ended)
+	e.end(EndCompleted)
+	return e.result(ended)
 }
 
-// initialize runs the handshake, retrying a bounded number of times. It
-// reports whether the user has a session.
-func (e *engine) initialize(ctx, stopCtx context.Context, s *Session, sh *shard, rng *rand.Rand) bool {
-	for attempt := 1; ; attempt++ {
-		start := time.Now()
-		err := s.Initialize(ctx)
-		e.m.record(sh, OpInitialize, "", time.Since(start), err)
-		switch {
-		case err == nil:
-			return true
-		case isCanceled(err):
-			return false
-		case attempt >= maxInitAttempts:
-			e.m.aborted.Add(1)
-			return false
-		}
-		if !sleep(stopCtx, max(e.think(rng), minInitBackoff)) {
-			return false
-		}
-		e.m.initRetries.Add(1)
+// end records how the run ended (the first reason wins) and stops it.
+func (e *engine) end(reason string) {
+	e.endOnce.Do(func() { e.endReason.Store(reason) })
+	if reason != EndCompleted && e.stopRun != nil {
+		e.stopRun()
 	}
-}
-
-// iterate sends the n-th iteration's request (n from 1) and records it.
-func (e *engine) iterate(ctx context.Context, s *Session, sh *shard, rng *rand.Rand, n int) error {
-	start := time.Now()
-	var err error
-	switch {
-	case e.cfg.ListToolsEvery > 0 && n%e.cfg.ListToolsEvery == 0:
-		_, err = s.ListTools(ctx)
-		e.m.record(sh, OpListTools, "", time.Since(start), err)
-	case len(e.cfg.Tools) > 0:
-		k := sort.SearchInts(e.cumWeights, rng.IntN(e.cumWeights[len(e.cumWeights)-1])+1)
-		t := &e.cfg.Tools[k]
-		_, err = s.CallTool(ctx, t.Name, t.Arguments)
-		e.m.record(sh, OpCallTool, e.toolKeys[k], time.Since(start), err)
-	default:
-		err = s.Ping(ctx)
-		e.m.record(sh, OpPing, "", time.Since(start), err)
-	}
-	return err
-}
-
-// think draws a think time, uniform in [ThinkMin, ThinkMax].
-func (e *engine) think(rng *rand.Rand) time.Duration {
-	lo, hi := e.cfg.ThinkMin, e.cfg.ThinkMax
-	if hi <= lo {
-		return lo
-	}
-	return lo + time.Duration(rng.Int64N(int64(hi-lo)+1))
-}
-
-// closeSession ends the session, also when ctx has ended, within
-// closeTimeout.
-func closeSession(ctx context.Context, s *Session) {
-	if s.ID() == "" {
-		return
-	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
-	defer cancel()
-	_ = s.Close(cctx) // best effort: the run's numbers are already taken
-}
-
-// sleep waits d, or until ctx ends; it reports whether ctx is still live.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
-
-// report writes a progress line every progressEvery until done is closed.
-func (e *engine) report(w io.Writer, started time.Time, done <-chan struct{}) {
-	t := time.NewTicker(progressEvery)
-	defer t.Stop()
-	scratch := newHist()
-	last, lastReq := started, int64(0)
-	for {
-		select {
-		case <-done:
-			return
-		case now := <-t.C:
-			req := e.m.requests.Load()
-			rate := float64(req-lastReq) / now.Sub(last).Seconds()
-			p95 := "-"
-			if req > lastReq {
-				p95 = fmtMs(e.m.recentP95(scratch))
-			}
-			last, lastReq = now, req
-			fmt.Fprintf(w, "elapsed %s/%s users %d req/s %.0f errors %d p95 %s\n",
-				now.Sub(started).Round(time.Second), e.cfg.Duration,
-				e.m.active.Load(), rate, e.m.failures.Load(), p95)
-		}
-	}
-}
-
-func fmtMs(d time.Duration) string {
-	ms := float64(d) / float64(time.Millisecond)
-	if ms < 10 {
-		return fmt.Sprintf("%.1fms", ms)
-	}
-	return fmt.Sprintf("%.0fms", ms)
 }
 
 // result assembles the Result once every user has stopped.
-func (e *engine) result(started, ended time.Time) *Result {
-	cfg := e.cfg
-	cfg.Tokens = nil // secrets stay out of results
+func (e *engine) result(ended time.Time) *Result {
+	all := e.m.collect(nil)
 	r := &Result{
-		Config:       cfg,
-		Started:      started,
-		Ended:        ended,
-		Requests:     e.m.requests.Load(),
-		Failures:     e.m.failures.Load(),
-		ErrorsByKind: make(map[string]int64, len(kindList)),
-		Iterations:   e.m.iterations.Load(),
-		Reinits:      e.m.reinits.Load(),
-		InitRetries:  e.m.initRetries.Load(),
-		AbortedUsers: e.m.aborted.Load(),
-		PeakUsers:    int(e.m.peak.Load()),
-		Latency:      e.m.latency(),
+		Started:           e.started,
+		Ended:             ended,
+		EndReason:         e.endReason.Load().(string),
+		ErrorsByKind:      make(map[string]int64, numKinds),
+		PeakUsers:         int(e.m.all.peak.Load()),
+		Latency:           e.m.latency(all, -1),
+		IterationDuration: iterationStats(all, -1),
+		Scenarios:         make(map[string]ScenarioResult, len(e.runs)),
 	}
-	for i, k := range kindList {
-		r.ErrorsByKind[k] = e.m.kinds[i].Load()
+	r.Interrupted = r.EndReason == EndInterrupted
+	for _, k := range kindList {
+		r.ErrorsByKind[k] = 0
+	}
+	for i, sr := range e.runs {
+		sc := sr.sc
+		s := ScenarioResult{
+			Executor:          sr.cs.Executor,
+			Requests:          sc.requests.Load(),
+			Failures:          sc.failures.Load(),
+			Aborted:           sc.aborted.Load(),
+			Iterations:        sc.iterations.Load(),
+			DroppedIterations: sc.dropped.Load(),
+			PeakUsers:         int(sc.peak.Load()),
+			ErrorsByKind:      make(map[string]int64, numKinds),
+			Latency:           e.m.latency(all, i),
+			IterationDuration: iterationStats(all, i),
+		}
+		for k, name := range kindList {
+			n := sc.kinds[k].Load()
+			s.ErrorsByKind[name] = n
+			r.ErrorsByKind[name] += n
+		}
+		r.Scenarios[sr.cs.Name] = s
+		r.Requests += s.Requests
+		r.Failures += s.Failures
+		r.Aborted += s.Aborted
+		r.Iterations += s.Iterations
+		r.DroppedIterations += s.DroppedIterations
+		r.Reinits += sc.reinits.Load()
+		r.InitRetries += sc.initRetries.Load()
+		r.AbortedUsers += sc.retired.Load()
+		r.EndedSessions += sc.ended.Load()
+	}
+	elapsed := ended.Sub(e.started)
+	for _, t := range e.cp.thresholds {
+		r.Thresholds = append(r.Thresholds, e.evaluate(t, all, elapsed))
 	}
 	e.m.samplesMu.Lock()
 	r.ErrorSamples = append([]string{}, e.m.samples...)
 	e.m.samplesMu.Unlock()
 	return r
+}
+
+// outputs are the run's live outputs: load.jsonl and /metrics.
+type outputs struct {
+	load    *os.File
+	metrics *metricsServer
+}
+
+func openOutputs(p *Plan, opts RunOptions, e *engine) (*outputs, error) {
+	out := &outputs{}
+	if opts.RunDir != "" {
+		if err := os.MkdirAll(opts.RunDir, 0o755); err != nil {
+			return nil, fmt.Errorf("create run directory: %w", err)
+		}
+		f, err := os.OpenFile(filepath.Join(opts.RunDir, LoadFileName), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("open %s: %w", LoadFileName, err)
+		}
+		out.load = f
+	}
+	if opts.MetricsAddr != "" {
+		ms, err := serveMetrics(opts.MetricsAddr, e)
+		if err != nil {
+			out.close()
+			return nil, err
+		}
+		out.metrics = ms
+	}
+	_ = p
+	return out, nil
+}
+
+func (o *outputs) close() {
+	if o.load != nil {
+		_ = o.load.Close()
+	}
+	if o.metrics != nil {
+		o.metrics.close()
+	}
+}
+
+// scenarioNames lists a plan's scenario names in order.
+func scenarioNames(p *Plan) []string {
+	names := make([]string, 0, len(p.Scenarios))
+	for _, s := range p.Scenarios {
+		names = append(names, s.Name)
+	}
+	return slices.Clip(names)
 }

@@ -167,7 +167,7 @@ func TestRunLetsInFlightRequestsFinish(t *testing.T) {
 }
 
 // TestRunReinitializesExpiredSessions: the server drops idle sessions faster
-// than users think, so every request after the first finds its session gone.
+// than users think, so every request after a think finds its session gone.
 func TestRunReinitializesExpiredSessions(t *testing.T) {
 	checkLeaks(t)
 	srv := newSDKServer(t, sdkOpts{JSON: true, SessionTimeout: 50 * time.Millisecond})
@@ -179,8 +179,10 @@ func TestRunReinitializesExpiredSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Reinits == 0 || res.Reinits != res.ErrorsByKind[KindHTTP] {
-		t.Errorf("reinits %d, http errors %d: want equal and > 0", res.Reinits, res.ErrorsByKind[KindHTTP])
+	// A session lost to a 404 is re-initialized before the user's next
+	// request: the 404 of a user's last request may be left unanswered.
+	if http := res.ErrorsByKind[KindHTTP]; res.Reinits == 0 || res.Reinits > http || res.Reinits < http-int64(cfg.Users) {
+		t.Errorf("reinits %d, http errors %d: want > 0 and at most one per user short of them", res.Reinits, http)
 	}
 	if got, want := res.Latency[OpInitialize].Count, int64(cfg.Users)+res.Reinits; got != want {
 		t.Errorf("initialize count %d, want users + reinits = %d", got, want)

@@ -29,6 +29,11 @@ const (
 	// KindProtocol: the answer was not valid JSON, SSE or JSON-RPC, or
 	// broke the MCP Streamable HTTP rules.
 	KindProtocol = "protocol"
+	// KindAborted: the scenario itself gave up on the request after its
+	// abortAfter delay and closed the connection, as a user abandoning a
+	// slow call does. It is a fault the scenario injects on purpose, so it
+	// is counted apart and is not a failure of the target.
+	KindAborted = "aborted"
 	// KindCanceled: the run's own context ended; not a failure of the target.
 	KindCanceled = "canceled"
 )
@@ -36,7 +41,10 @@ const (
 // Kinds lists every error kind, in a stable order.
 var Kinds = kindList[:]
 
-var kindList = [...]string{KindTimeout, KindHTTP, KindJSONRPC, KindTool, KindConn, KindProtocol, KindCanceled}
+var kindList = [...]string{KindTimeout, KindHTTP, KindJSONRPC, KindTool, KindConn, KindProtocol, KindAborted, KindCanceled}
+
+// numKinds is the number of error kinds; kind indexes run from 0 to it.
+const numKinds = len(kindList)
 
 // ErrSessionExpired matches (with [errors.Is]) an HTTP 404 answer to a request
 // that carried an Mcp-Session-Id: the target forgot the session and the client
@@ -46,7 +54,7 @@ var ErrSessionExpired = errors.New("mcp session expired")
 // Error is the error returned by every [Session] method.
 type Error struct {
 	Kind   string // one of the Kind constants
-	Op     string // "initialize", "tools/list", "tools/call", "ping", "close"
+	Op     string // the MCP method ("initialize", "tools/call", ...), or "close"
 	Status int    // HTTP status, for KindHTTP
 	Code   int64  // JSON-RPC error code, for KindJSONRPC
 	Msg    string // short human-readable detail; never contains the bearer token
@@ -97,6 +105,8 @@ func Classify(err error) string {
 		return e.Kind
 	}
 	switch {
+	case errors.Is(err, errAborted):
+		return KindAborted
 	case errors.Is(err, context.Canceled):
 		return KindCanceled
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, errRequestTimeout):
@@ -110,6 +120,10 @@ func Classify(err error) string {
 // errRequestTimeout is the cause set on a request's context when our
 // per-request timeout fires, so that it can be told apart from the run ending.
 var errRequestTimeout = errors.New("request timeout")
+
+// errAborted is the cause set on a request's context when the scenario's
+// abortAfter delay fires.
+var errAborted = errors.New("aborted by the scenario (abortAfter)")
 
 // isConnError reports whether err is a transport-level failure.
 func isConnError(err error) bool {
@@ -130,6 +144,8 @@ func transportError(ctx, reqCtx context.Context, op string, err error) *Error {
 		return &Error{Kind: KindCanceled, Op: op, Err: context.Cause(ctx)}
 	case reqCtx.Err() != nil && errors.Is(context.Cause(reqCtx), errRequestTimeout):
 		return &Error{Kind: KindTimeout, Op: op, Err: errRequestTimeout}
+	case reqCtx.Err() != nil && errors.Is(context.Cause(reqCtx), errAborted):
+		return &Error{Kind: KindAborted, Op: op, Err: errAborted}
 	}
 	var pe *protocolError
 	if errors.As(err, &pe) {

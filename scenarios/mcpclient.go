@@ -15,30 +15,35 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
 )
 
-// ProtocolVersion is the MCP protocol version the client asks for.
+// ProtocolVersion is the MCP protocol version the client asks for when the
+// version is negotiated rather than pinned.
 const ProtocolVersion = "2025-06-18"
 
 // acceptedVersions are the versions the client can speak: Streamable HTTP
 // with the semantics implemented here.
 var acceptedVersions = map[string]bool{"2025-03-26": true, "2025-06-18": true, "2025-11-25": true}
 
+// SupportedVersions lists the protocol versions the client can speak, oldest
+// first; a scenario may pin any of them.
+var SupportedVersions = []string{"2025-03-26", "2025-06-18", "2025-11-25"}
+
 // Defaults for ClientOptions.
 const (
 	DefaultRequestTimeout = 10 * time.Second
 	defaultClientName     = "leakbench"
 	defaultClientVersion  = "0.1.0"
-	maxToolPages          = 100                   // bound on tools/list pagination
+	maxListPages          = 100                   // bound on */list pagination
 	drainGrace            = 50 * time.Millisecond // wait for the end of an SSE stream, to reuse the connection
 	drainLimit            = 64 << 10
 )
@@ -54,6 +59,13 @@ type ClientOptions struct {
 	// ClientName and ClientVersion go into initialize's clientInfo.
 	// Defaults "leakbench" and this package's version.
 	ClientName, ClientVersion string
+	// Headers are sent with every request. They cannot replace the headers
+	// the protocol needs (Accept, Content-Type, Mcp-Session-Id, ...).
+	Headers map[string]string
+	// ProtocolVersion pins the protocol version: initialize asks for it and
+	// fails unless the server agrees. Empty: negotiate (ask for
+	// [ProtocolVersion], accept any of [SupportedVersions]).
+	ProtocolVersion string
 }
 
 // Client holds what all sessions share: the target URL and one http.Client.
@@ -62,7 +74,11 @@ type Client struct {
 	target  string
 	timeout time.Duration
 	info    clientInfo
-	hc      *http.Client
+	tr      *http.Transport
+	tmpl    *http.Request // what every request shares; nil if target is not a URL
+	headers http.Header
+	pin     string
+	agent   []string
 }
 
 type clientInfo struct {
@@ -98,22 +114,39 @@ func NewClient(target string, opts ClientOptions) *Client {
 		ForceAttemptHTTP2: false,
 		TLSNextProto:      map[string]func(string, *tls.Conn) http.RoundTripper{},
 	}
-	return &Client{
+	var hdr http.Header
+	if len(opts.Headers) > 0 {
+		hdr = make(http.Header, len(opts.Headers))
+		for k, v := range opts.Headers {
+			hdr.Set(k, v)
+		}
+	}
+	c := &Client{
 		target:  target,
 		timeout: opts.RequestTimeout,
 		info:    clientInfo{Name: opts.ClientName, Version: opts.ClientVersion},
-		hc:      &http.Client{Transport: tr},
+		tr:      tr,
+		headers: hdr,
+		pin:     opts.ProtocolVersion,
+		agent:   []string{opts.ClientName + "/" + opts.ClientVersion},
 	}
+	// The URL is parsed once, not per request; requests go to the
+	// transport directly, without http.Client's per-request header copy,
+	// and redirects are never followed (to another host, say).
+	if req, err := http.NewRequest(http.MethodPost, target, nil); err == nil {
+		c.tmpl = req
+	}
+	return c
 }
 
 // CloseIdleConnections closes the pooled keep-alive connections. Call it when
 // done with the client so that no connection goroutine outlives it.
-func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
+func (c *Client) CloseIdleConnections() { c.tr.CloseIdleConnections() }
 
 // NewSession returns an uninitialized session that authenticates with token
 // (no Authorization header if token is empty).
 func (c *Client) NewSession(token string) *Session {
-	return &Session{c: c, token: token}
+	return &Session{c: c, token: token, pin: c.pin}
 }
 
 // Session is one MCP session: one virtual user. It is not safe for
@@ -123,8 +156,13 @@ type Session struct {
 	token     string
 	id        string // Mcp-Session-Id; "" for stateless servers
 	version   string // negotiated protocol version; "" before Initialize
+	pin       string // pinned protocol version; "" to negotiate
 	nextID    int64
 	sessioned bool // the last request carried a session id
+
+	// Set by the engine per step: a request timeout other than the
+	// client's, and a delay after which the scenario gives up (0: never).
+	timeout, abortAfter time.Duration
 }
 
 // ID returns the Mcp-Session-Id the server assigned ("" if none).
@@ -134,110 +172,40 @@ func (s *Session) ID() string { return s.id }
 // Initialize).
 func (s *Session) ProtocolVersion() string { return s.version }
 
-// Tool is a tool as listed by tools/list.
-type Tool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
-}
-
-// Content is one content block of a tool result.
-type Content struct {
-	Type string `json:"type"`
-	Text string `json:"text,omitempty"`
-}
-
-// CallToolResult is the result of tools/call.
-type CallToolResult struct {
-	Content           []Content       `json:"content"`
-	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
-	IsError           bool            `json:"isError,omitempty"`
-}
-
 // Initialize performs the MCP handshake: initialize, then
 // notifications/initialized. Calling it again starts a new session (after a
-// 404, see [ErrSessionExpired]).
+// 404, see [ErrSessionExpired]); the old one is not closed.
 func (s *Session) Initialize(ctx context.Context) error {
 	const op = "initialize"
 	s.id, s.version = "", ""
-	params := map[string]any{
-		"protocolVersion": ProtocolVersion,
-		"capabilities":    struct{}{},
-		"clientInfo":      s.c.info,
+	want := ProtocolVersion
+	if s.pin != "" {
+		want = s.pin
 	}
+	params := make([]byte, 0, 160)
+	params = append(params, `{"protocolVersion":`...)
+	params = appendJSONString(params, want)
+	params = append(params, `,"capabilities":{},"clientInfo":{"name":`...)
+	params = appendJSONString(params, s.c.info.Name)
+	params = append(params, `,"version":`...)
+	params = appendJSONString(params, s.c.info.Version)
+	params = append(params, "}}"...)
 	var res struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
-	hdr, err := s.call(ctx, op, "initialize", params, &res)
+	hdr, err := s.call(ctx, op, params, &res)
 	if err != nil {
 		return err
 	}
-	if !acceptedVersions[res.ProtocolVersion] {
-		return &Error{Kind: KindProtocol, Op: op, Msg: fmt.Sprintf("server chose unsupported protocol version %q", truncate(res.ProtocolVersion, 32))}
+	switch got := res.ProtocolVersion; {
+	case s.pin != "" && got != s.pin:
+		return &Error{Kind: KindProtocol, Op: op, Msg: fmt.Sprintf("server chose protocol version %q; the scenario pins %q", truncate(got, 32), s.pin)}
+	case !acceptedVersions[got]:
+		return &Error{Kind: KindProtocol, Op: op, Msg: fmt.Sprintf("server chose unsupported protocol version %q", truncate(got, 32))}
 	}
 	s.id = hdr.Get("Mcp-Session-Id")
 	s.version = res.ProtocolVersion
 	return s.notify(ctx, op, "notifications/initialized")
-}
-
-// ListTools lists all tools, following nextCursor pages (at most 100).
-func (s *Session) ListTools(ctx context.Context) ([]Tool, error) {
-	const op = "tools/list"
-	var tools []Tool
-	cursor := ""
-	for page := 0; page < maxToolPages; page++ {
-		var params any
-		if cursor != "" {
-			params = map[string]string{"cursor": cursor}
-		}
-		var res struct {
-			Tools      []Tool `json:"tools"`
-			NextCursor string `json:"nextCursor"`
-		}
-		if _, err := s.call(ctx, op, "tools/list", params, &res); err != nil {
-			return tools, err
-		}
-		tools = append(tools, res.Tools...)
-		if res.NextCursor == "" {
-			return tools, nil
-		}
-		if res.NextCursor == cursor {
-			return tools, &Error{Kind: KindProtocol, Op: op, Msg: "nextCursor repeats the cursor sent"}
-		}
-		cursor = res.NextCursor
-	}
-	return tools, &Error{Kind: KindProtocol, Op: op, Msg: fmt.Sprintf("more than %d pages", maxToolPages)}
-}
-
-// CallTool calls tool name with args. A result with isError: true is
-// returned together with an *Error of kind KindTool.
-func (s *Session) CallTool(ctx context.Context, name string, args map[string]any) (*CallToolResult, error) {
-	const op = "tools/call"
-	params := struct {
-		Name      string         `json:"name"`
-		Arguments map[string]any `json:"arguments,omitempty"`
-	}{name, args}
-	var res CallToolResult
-	if _, err := s.call(ctx, op, "tools/call", params, &res); err != nil {
-		return nil, err
-	}
-	if res.IsError {
-		msg := "isError result"
-		for _, c := range res.Content {
-			if c.Type == "text" && c.Text != "" {
-				msg = s.redact(truncate(c.Text, 200))
-				break
-			}
-		}
-		return &res, &Error{Kind: KindTool, Op: op, Msg: msg}
-	}
-	return &res, nil
-}
-
-// Ping sends a ping request.
-func (s *Session) Ping(ctx context.Context) error {
-	_, err := s.call(ctx, "ping", "ping", nil, nil)
-	return err
 }
 
 // Close ends the session with an HTTP DELETE. A server that does not allow
@@ -246,10 +214,11 @@ func (s *Session) Ping(ctx context.Context) error {
 func (s *Session) Close(ctx context.Context) error {
 	const op = "close"
 	if s.id == "" {
+		s.version = ""
 		return nil
 	}
 	defer func() { s.id, s.version = "", "" }()
-	resp, cancel, err := s.send(ctx, op, http.MethodDelete, nil)
+	resp, cancel, err := s.send(ctx, op, http.MethodDelete, nil, false)
 	if err != nil {
 		return err
 	}
@@ -263,21 +232,24 @@ func (s *Session) Close(ctx context.Context) error {
 	return s.statusError(op, resp)
 }
 
-// call sends a JSON-RPC request and decodes its result into out (if non-nil).
-// It returns the answer's headers.
-func (s *Session) call(ctx context.Context, op, method string, params, out any) (http.Header, error) {
+// call sends a JSON-RPC request with the given params (raw JSON, or nil)
+// and decodes its result into out (if non-nil). op is also the method. It
+// returns the answer's headers.
+func (s *Session) call(ctx context.Context, op string, params []byte, out any) (http.Header, error) {
 	s.nextID++
 	id := s.nextID
-	body, err := json.Marshal(struct {
-		JSONRPC string `json:"jsonrpc"`
-		ID      int64  `json:"id"`
-		Method  string `json:"method"`
-		Params  any    `json:"params,omitempty"`
-	}{"2.0", id, method, params})
-	if err != nil {
-		return nil, &Error{Kind: KindProtocol, Op: op, Msg: "encode request", Err: err}
+	body := make([]byte, 0, 64+len(op)+len(params))
+	body = append(body, `{"jsonrpc":"2.0","id":`...)
+	body = strconv.AppendInt(body, id, 10)
+	body = append(body, `,"method":"`...)
+	body = append(body, op...) // one of our own method constants: no escaping needed
+	body = append(body, '"')
+	if params != nil {
+		body = append(body, `,"params":`...)
+		body = append(body, params...)
 	}
-	resp, cancel, err := s.send(ctx, op, http.MethodPost, body)
+	body = append(body, '}')
+	resp, cancel, err := s.send(ctx, op, http.MethodPost, body, true)
 	if err != nil {
 		return nil, err
 	}
@@ -302,8 +274,8 @@ func (s *Session) call(ctx context.Context, op, method string, params, out any) 
 		return nil, &Error{Kind: KindJSONRPC, Op: op, Code: rr.Error.Code, Msg: s.redact(truncate(rr.Error.Message, 200))}
 	}
 	if out != nil {
-		if err := json.Unmarshal(rr.Result, out); err != nil {
-			return nil, &Error{Kind: KindProtocol, Op: op, Msg: "malformed " + method + " result: " + jsonErrMsg(err)}
+		if err := unmarshalResult(rr.Result, out); err != nil {
+			return nil, &Error{Kind: KindProtocol, Op: op, Msg: "malformed " + op + " result: " + jsonErrMsg(err)}
 		}
 	}
 	return resp.Header, nil
@@ -312,7 +284,7 @@ func (s *Session) call(ctx context.Context, op, method string, params, out any) 
 // notify sends a JSON-RPC notification; the server must answer 202 Accepted.
 func (s *Session) notify(ctx context.Context, op, method string) error {
 	body := []byte(`{"jsonrpc":"2.0","method":"` + method + `"}`)
-	resp, cancel, err := s.send(ctx, op, http.MethodPost, body)
+	resp, cancel, err := s.send(ctx, op, http.MethodPost, body, true)
 	if err != nil {
 		return err
 	}
@@ -328,25 +300,40 @@ func (s *Session) notify(ctx context.Context, op, method string) error {
 	return s.statusError(op, resp)
 }
 
-// send sends one HTTP request under the per-request timeout. On success the
-// caller must close the body and then call cancel.
-func (s *Session) send(ctx context.Context, op, method string, body []byte) (*http.Response, context.CancelFunc, error) {
-	reqCtx, cancel := context.WithTimeoutCause(ctx, s.c.timeout, errRequestTimeout)
-	var rd io.Reader
+// send sends one HTTP request under the per-request timeout, or under the
+// scenario's abortAfter delay if abortable and that comes first. On success
+// the caller must close the body and then call cancel.
+func (s *Session) send(ctx context.Context, op, method string, body []byte, abortable bool) (*http.Response, context.CancelFunc, error) {
+	timeout, cause := s.c.timeout, errRequestTimeout
+	if s.timeout > 0 {
+		timeout = s.timeout
+	}
+	if abortable && s.abortAfter > 0 && s.abortAfter < timeout {
+		timeout, cause = s.abortAfter, errAborted
+	}
+	if s.c.tmpl == nil {
+		return nil, nil, &Error{Kind: KindProtocol, Op: op, Msg: "target is not a URL"}
+	}
+	reqCtx, cancel := context.WithTimeoutCause(ctx, timeout, cause)
+	req := s.c.tmpl.WithContext(reqCtx)
+	req.Method = method
 	if body != nil {
-		rd = bytes.NewReader(body)
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.ContentLength = int64(len(body))
+		// Lets the transport resend a request it could not write on a
+		// keep-alive connection the server had just closed.
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	}
-	req, err := http.NewRequestWithContext(reqCtx, method, s.c.target, rd)
-	if err != nil {
-		cancel()
-		return nil, nil, &Error{Kind: KindProtocol, Op: op, Msg: "build request", Err: err}
+	h := make(http.Header, 8+len(s.c.headers))
+	req.Header = h
+	for k, v := range s.c.headers {
+		h[k] = v // shared, read-only slices: the transport never writes to them
 	}
-	h := req.Header
 	h["Accept"] = acceptHeader
 	if body != nil {
 		h["Content-Type"] = contentTypeHeader
 	}
-	h["User-Agent"] = []string{s.c.info.Name + "/" + s.c.info.Version}
+	h["User-Agent"] = s.c.agent
 	if s.token != "" {
 		h["Authorization"] = []string{"Bearer " + s.token}
 	}
@@ -357,7 +344,7 @@ func (s *Session) send(ctx context.Context, op, method string, body []byte) (*ht
 	if s.version != "" {
 		h["Mcp-Protocol-Version"] = []string{s.version}
 	}
-	resp, err := s.c.hc.Do(req)
+	resp, err := s.c.tr.RoundTrip(req)
 	if err != nil {
 		e := transportError(ctx, reqCtx, op, err)
 		cancel()

@@ -3,6 +3,10 @@ package scenarios
 import (
 	"context"
 	"errors"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -72,6 +76,29 @@ func TestClientConformance(t *testing.T) {
 			if err := s.Ping(ctx); err != nil {
 				t.Errorf("Ping: %v", err)
 			}
+
+			resources, err := s.ListResources(ctx)
+			if err != nil || len(resources) != 3 {
+				t.Errorf("ListResources: %+v, %v; want r0..r2", resources, err)
+			}
+			rr, err := s.ReadResource(ctx, "file:///r1.txt")
+			if err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != "content of file:///r1.txt" {
+				t.Errorf("ReadResource: %+v, %v", rr, err)
+			}
+			if _, err := s.ReadResource(ctx, "file:///nope.txt"); Classify(err) != KindJSONRPC {
+				t.Errorf("ReadResource of an unknown URI: %v, want kind %q", err, KindJSONRPC)
+			}
+			prompts, err := s.ListPrompts(ctx)
+			if err != nil || len(prompts) != 3 {
+				t.Errorf("ListPrompts: %+v, %v; want greet, p0, p1", prompts, err)
+			}
+			gp, err := s.GetPrompt(ctx, "greet", map[string]string{"who": "ada"})
+			if err != nil || len(gp.Messages) != 1 || gp.Messages[0].Content.Text != "hello ada" || gp.Messages[0].Role != "user" {
+				t.Errorf("GetPrompt: %+v, %v", gp, err)
+			}
+			if _, err := s.GetPrompt(ctx, "no-such-prompt", nil); Classify(err) != KindJSONRPC {
+				t.Errorf("GetPrompt of an unknown prompt: %v, want kind %q", err, KindJSONRPC)
+			}
 			if err := s.Close(ctx); err != nil {
 				t.Errorf("Close: %v", err)
 			}
@@ -81,13 +108,13 @@ func TestClientConformance(t *testing.T) {
 
 			// What went over the wire.
 			reqs := srv.requests()
-			pages := 0
+			pages := map[string]int{}
 			for i, r := range reqs {
 				if r.Authorized != "Bearer "+token {
 					t.Errorf("request %d (%s %s): Authorization %q", i, r.Method, r.RPCMethod, r.Authorized)
 				}
-				if r.RPCMethod == "tools/list" {
-					pages++
+				if strings.HasSuffix(r.RPCMethod, "/list") {
+					pages[r.RPCMethod]++
 				}
 				if r.RPCMethod == "initialize" {
 					if r.SessionID != "" || r.Version != "" {
@@ -102,8 +129,8 @@ func TestClientConformance(t *testing.T) {
 					t.Errorf("request %d (%s %s): no Mcp-Session-Id", i, r.Method, r.RPCMethod)
 				}
 			}
-			if pages != 4 {
-				t.Errorf("tools/list went over %d pages, want 4", pages)
+			if want := map[string]int{"tools/list": 4, "resources/list": 2, "prompts/list": 2}; !maps.Equal(pages, want) {
+				t.Errorf("pages per list method %v, want %v", pages, want)
 			}
 			last := reqs[len(reqs)-1]
 			if !o.Stateless && last.Method != "DELETE" {
@@ -151,5 +178,64 @@ func TestSessionExpired(t *testing.T) {
 	err = s2.Ping(ctx) // stateful server, no session: 404? or 400
 	if errors.Is(err, ErrSessionExpired) {
 		t.Errorf("request without session id reported expiry: %v", err)
+	}
+}
+
+// TestPinnedVersion: a pinned version is asked for, and a server that
+// answers another one is refused.
+func TestPinnedVersion(t *testing.T) {
+	srv := newSDKServer(t, sdkOpts{JSON: true})
+	c := NewClient(srv.URL, ClientOptions{ProtocolVersion: "2025-03-26", Headers: map[string]string{"X-Tenant": "t1"}})
+	defer c.CloseIdleConnections()
+	ctx := context.Background()
+	s := c.NewSession("")
+	if err := s.Initialize(ctx); err != nil || s.ProtocolVersion() != "2025-03-26" {
+		t.Fatalf("Initialize: %v, version %q", err, s.ProtocolVersion())
+	}
+	_ = s.Close(ctx)
+	for _, r := range srv.requests() {
+		if r.Header.Get("X-Tenant") != "t1" {
+			t.Errorf("%s %s without the extra header", r.Method, r.RPCMethod)
+		}
+	}
+
+	other := httptest.NewServer(reply(200, "application/json",
+		`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"x","version":"1"}}}`))
+	defer other.Close()
+	c2 := NewClient(other.URL, ClientOptions{ProtocolVersion: "2025-03-26"})
+	defer c2.CloseIdleConnections()
+	err := c2.NewSession("").Initialize(ctx)
+	if Classify(err) != KindProtocol || !strings.Contains(err.Error(), `pins "2025-03-26"`) {
+		t.Errorf("pinned version refused by the server: %v", err)
+	}
+}
+
+// TestAbortAfterIsNotTimeout: a request given up by abortAfter is kind
+// "aborted", and the server sees the connection go.
+func TestAbortAfterIsNotTimeout(t *testing.T) {
+	gone := make(chan struct{}, 1)
+	release := make(chan struct{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		select {
+		case <-r.Context().Done():
+			gone <- struct{}{}
+		case <-release:
+		}
+	}))
+	defer ts.Close()
+	defer close(release)
+	c := NewClient(ts.URL, ClientOptions{RequestTimeout: 5 * time.Second})
+	defer c.CloseIdleConnections()
+	s := c.NewSession("")
+	s.abortAfter = 50 * time.Millisecond
+	err := s.Ping(context.Background())
+	if Classify(err) != KindAborted || !errors.Is(err, errAborted) {
+		t.Fatalf("kind %q (%v), want %q", Classify(err), err, KindAborted)
+	}
+	select {
+	case <-gone:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the server never saw the client leave")
 	}
 }

@@ -11,94 +11,216 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// Operation names, the keys of Result.Latency (with "tools/call:<name>" per
-// tool and "all").
-const (
-	OpInitialize = "initialize"
-	OpListTools  = "tools/list"
-	OpCallTool   = "tools/call"
-	OpPing       = "ping"
-	OpAll        = "all"
-)
-
-var baseOps = []string{OpInitialize, OpListTools, OpCallTool, OpPing}
-
-// Histogram geometry: microseconds, 1 µs to 60 s, 3 significant digits.
+// Histogram geometry: microseconds, 1 µs to 1 h, 3 significant digits
+// (~170 KiB each). The top is far above any request timeout because
+// arrival-rate latencies count from the intended start.
 const (
 	histMinUs   = 1
-	histMaxUs   = 60_000_000
+	histMaxUs   = int64(time.Hour / time.Microsecond)
 	histSigFigs = 3
 	maxSamples  = 10
 	maxSampleLn = 300
+	// maxNames bounds the distinct tool and prompt names measured apart
+	// (templated names could otherwise grow histograms without bound);
+	// the rest are measured under otherName.
+	maxNames  = 64
+	otherName = "(other)"
 )
 
 func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histMinUs, histMaxUs, histSigFigs) }
 
-// shard holds the histograms of a subset of users. Users are spread over a
-// few shards so that recording takes an almost uncontended lock, and memory
-// does not grow with the number of users (an HDR histogram of this geometry
-// is ~100 KiB).
+// Operation indexes: the MCP methods, then the iteration pseudo-operation.
+const (
+	opInitialize uint8 = iota
+	opPing
+	opListTools
+	opCallTool
+	opListResources
+	opReadResource
+	opListPrompts
+	opGetPrompt
+	opDelete
+	numRequestOps
+	opIteration = numRequestOps
+)
+
+// opNames maps operation indexes to names.
+var opNames = [...]string{OpInitialize, OpPing, OpListTools, OpCallTool, OpListResources,
+	OpReadResource, OpListPrompts, OpGetPrompt, OpDelete, "iteration"}
+
+func opIndex(name string) (uint8, bool) {
+	for i, n := range opNames[:numRequestOps] {
+		if n == name {
+			return uint8(i), true
+		}
+	}
+	return 0, false
+}
+
+// seriesKey identifies one series: a scenario, an operation and a tool or
+// prompt name (0: none).
+type seriesKey struct {
+	scen uint16
+	op   uint8
+	name uint32
+}
+
+// series is what one shard measured of one series.
+type series struct {
+	hist                             *hdrhistogram.Histogram // answered requests (or iterations), µs
+	reqs, failed, aborted, cancelled int64
+	kinds                            [numKinds]int64
+}
+
+// shard holds the series of a subset of users. Users are spread over a few
+// shards so that recording takes an almost uncontended lock, and memory
+// does not grow with the number of users.
 type shard struct {
 	mu     sync.Mutex
-	hists  map[string]*hdrhistogram.Histogram
-	recent *hdrhistogram.Histogram // every op since the last progress line
+	series map[seriesKey]*series
+	recent *hdrhistogram.Histogram // every request since the last tick
 	_      [64]byte                // keep shards' locks on separate cache lines
+}
+
+func (sh *shard) get(k seriesKey) *series {
+	s := sh.series[k]
+	if s == nil {
+		s = &series{hist: newHist()}
+		sh.series[k] = s
+	}
+	return s
+}
+
+// scenCounters are one scenario's live counters.
+type scenCounters struct {
+	requests, failures, aborted, iterations, dropped atomic.Int64
+	kinds                                            [numKinds]atomic.Int64
+	active, peak                                     atomic.Int64
+	reinits, initRetries, retired, ended             atomic.Int64
+	vusMin                                           atomic.Int64 // lowest active count the monitor saw while running; -1: none yet
+	_                                                [64]byte
 }
 
 // metrics collects everything a run counts.
 type metrics struct {
 	shards []*shard
+	scen   []*scenCounters
+	all    scenCounters // the run's own active/peak/vusMin gauges
 
-	requests, failures, iterations atomic.Int64
-	reinits, initRetries, aborted  atomic.Int64
-	active, peak                   atomic.Int64
-	kinds                          [len(kindList)]atomic.Int64 // indexed like Kinds
+	namesMu sync.RWMutex
+	names   []string // by id; names[0] == ""
+	nameIDs map[string]uint32
 
 	samplesMu sync.Mutex
 	samples   []string
 	secrets   []string // redacted from samples
 }
 
-func newMetrics(users int, secrets []string) *metrics {
-	n := min(users, 2*runtime.GOMAXPROCS(0))
-	m := &metrics{shards: make([]*shard, n), secrets: secrets}
+func newMetrics(scenarios int, secrets []string) *metrics {
+	n := min(max(runtime.GOMAXPROCS(0), 2), 16)
+	m := &metrics{shards: make([]*shard, n), scen: make([]*scenCounters, scenarios), secrets: secrets,
+		names: []string{""}, nameIDs: map[string]uint32{"": 0}}
 	for i := range m.shards {
-		m.shards[i] = &shard{hists: map[string]*hdrhistogram.Histogram{}, recent: newHist()}
+		m.shards[i] = &shard{series: map[seriesKey]*series{}, recent: newHist()}
+	}
+	m.all.vusMin.Store(-1)
+	for i := range m.scen {
+		m.scen[i] = &scenCounters{}
+		m.scen[i].vusMin.Store(-1)
 	}
 	return m
 }
 
 func (m *metrics) shard(user int) *shard { return m.shards[user%len(m.shards)] }
 
-// record counts one finished request of op (and of toolKey, if not empty).
-func (m *metrics) record(sh *shard, op, toolKey string, d time.Duration, err error) {
-	m.requests.Add(1)
-	kind := Classify(err)
-	if kind != "" {
-		m.kinds[kindIndex(kind)].Add(1)
-		if kind == KindCanceled {
-			return // we aborted it: its latency says nothing about the target
+// nameID interns a tool or prompt name.
+func (m *metrics) nameID(name string) uint32 {
+	m.namesMu.RLock()
+	id, ok := m.nameIDs[name]
+	m.namesMu.RUnlock()
+	if ok {
+		return id
+	}
+	m.namesMu.Lock()
+	defer m.namesMu.Unlock()
+	if id, ok := m.nameIDs[name]; ok {
+		return id
+	}
+	if len(m.names) >= maxNames {
+		name = otherName
+		if id, ok := m.nameIDs[name]; ok {
+			return id
 		}
-		m.failures.Add(1)
-		m.sample(err)
+	}
+	id = uint32(len(m.names))
+	m.names = append(m.names, name)
+	m.nameIDs[name] = id
+	return id
+}
+
+// lookupName returns the id of name, if it was ever recorded.
+func (m *metrics) lookupName(name string) (uint32, bool) {
+	m.namesMu.RLock()
+	defer m.namesMu.RUnlock()
+	id, ok := m.nameIDs[name]
+	return id, ok
+}
+
+func (m *metrics) name(id uint32) string {
+	m.namesMu.RLock()
+	defer m.namesMu.RUnlock()
+	return m.names[id]
+}
+
+// record counts one finished request.
+func (m *metrics) record(sh *shard, k seriesKey, d time.Duration, err error) {
+	sc := m.scen[k.scen]
+	sc.requests.Add(1)
+	kind := Classify(err)
+	ki := -1
+	if kind != "" {
+		ki = kindIndex(kind)
+		sc.kinds[ki].Add(1)
+		switch kind {
+		case KindCanceled:
+		case KindAborted:
+			sc.aborted.Add(1)
+		default:
+			sc.failures.Add(1)
+			m.sample(err)
+		}
 	}
 	us := min(max(d.Microseconds(), histMinUs), histMaxUs)
 	sh.mu.Lock()
-	hist(sh, op).RecordValue(us) //nolint:errcheck // us is in range
-	if toolKey != "" {
-		hist(sh, toolKey).RecordValue(us) //nolint:errcheck
+	s := sh.get(k)
+	s.reqs++
+	if ki >= 0 {
+		s.kinds[ki]++
 	}
-	sh.recent.RecordValue(us) //nolint:errcheck
+	switch kind {
+	case KindCanceled:
+		// We abandoned it: its latency says nothing about the target.
+		s.cancelled++
+	case KindAborted:
+		// The scenario gave up at a set delay: that delay is no latency.
+		s.aborted++
+	default:
+		if kind != "" {
+			s.failed++
+		}
+		s.hist.RecordValue(us) //nolint:errcheck // us is in range
+		sh.recent.RecordValue(us) //nolint:errcheck
+	}
 	sh.mu.Unlock()
 }
 
-func hist(sh *shard, key string) *hdrhistogram.Histogram {
-	h := sh.hists[key]
-	if h == nil {
-		h = newHist()
-		sh.hists[key] = h
-	}
-	return h
+// recordIteration counts one completed iteration of scenario scen.
+func (m *metrics) recordIteration(sh *shard, scen uint16, d time.Duration) {
+	m.scen[scen].iterations.Add(1)
+	us := min(max(d.Microseconds(), histMinUs), histMaxUs)
+	sh.mu.Lock()
+	sh.get(seriesKey{scen: scen, op: opIteration}).hist.RecordValue(us) //nolint:errcheck
+	sh.mu.Unlock()
 }
 
 func kindIndex(kind string) int {
@@ -107,11 +229,17 @@ func kindIndex(kind string) int {
 			return i
 		}
 	}
-	return len(kindList) - 1 // unreachable: Classify returns only Kinds
+	return numKinds - 1 // unreachable: Classify returns only Kinds
 }
 
 // sample keeps up to maxSamples distinct error messages, without secrets.
 func (m *metrics) sample(err error) {
+	m.samplesMu.Lock()
+	full := len(m.samples) >= maxSamples
+	m.samplesMu.Unlock()
+	if full {
+		return
+	}
 	msg := err.Error()
 	for _, s := range m.secrets {
 		if s != "" {
@@ -132,21 +260,21 @@ func (m *metrics) sample(err error) {
 	m.samples = append(m.samples, msg)
 }
 
-func (m *metrics) userStarted() {
-	n := m.active.Add(1)
+func (sc *scenCounters) userStarted() {
+	n := sc.active.Add(1)
 	for {
-		p := m.peak.Load()
-		if n <= p || m.peak.CompareAndSwap(p, n) {
+		p := sc.peak.Load()
+		if n <= p || sc.peak.CompareAndSwap(p, n) {
 			return
 		}
 	}
 }
 
-func (m *metrics) userStopped() { m.active.Add(-1) }
+func (sc *scenCounters) userStopped() { sc.active.Add(-1) }
 
-// recentP95 returns the p95 latency of all requests recorded since its
-// previous call, and starts a new interval.
-func (m *metrics) recentP95(scratch *hdrhistogram.Histogram) time.Duration {
+// interval returns the latency histogram of every request recorded since
+// its previous call, merged into scratch, and starts a new interval.
+func (m *metrics) interval(scratch *hdrhistogram.Histogram) *hdrhistogram.Histogram {
 	scratch.Reset()
 	for _, sh := range m.shards {
 		sh.mu.Lock()
@@ -154,37 +282,94 @@ func (m *metrics) recentP95(scratch *hdrhistogram.Histogram) time.Duration {
 		sh.recent.Reset()
 		sh.mu.Unlock()
 	}
-	return time.Duration(scratch.ValueAtQuantile(95)) * time.Microsecond
+	return scratch
 }
 
-// latency merges the shards into one LatencyStats per key, plus OpAll.
-func (m *metrics) latency() map[string]LatencyStats {
-	merged := map[string]*hdrhistogram.Histogram{}
+// merged is the sum of one series over all shards.
+type merged struct {
+	key seriesKey
+	series
+}
+
+// collect merges every series over the shards, keeping those for which
+// keep returns true.
+func (m *metrics) collect(keep func(seriesKey) bool) []*merged {
+	byKey := map[seriesKey]*merged{}
+	var out []*merged
 	for _, sh := range m.shards {
 		sh.mu.Lock()
-		for k, h := range sh.hists {
-			if merged[k] == nil {
-				merged[k] = newHist()
+		for k, s := range sh.series {
+			if keep != nil && !keep(k) {
+				continue
 			}
-			merged[k].Merge(h)
+			g := byKey[k]
+			if g == nil {
+				g = &merged{key: k, series: series{hist: newHist()}}
+				byKey[k] = g
+				out = append(out, g)
+			}
+			g.hist.Merge(s.hist)
+			g.reqs += s.reqs
+			g.failed += s.failed
+			g.aborted += s.aborted
+			g.cancelled += s.cancelled
+			for i := range s.kinds {
+				g.kinds[i] += s.kinds[i]
+			}
 		}
 		sh.mu.Unlock()
 	}
-	all := newHist()
-	for _, op := range baseOps {
-		if h := merged[op]; h != nil {
-			all.Merge(h)
-		}
-	}
-	out := make(map[string]LatencyStats, len(merged)+1)
-	for k, h := range merged {
-		out[k] = statsOf(h)
-	}
-	out[OpAll] = statsOf(all)
 	return out
 }
 
+// latency summarizes the request series of scenario scen (all scenarios
+// if scen < 0): per operation, per "tools/call:<name>" and
+// "prompts/get:<name>", and OpAll.
+func (m *metrics) latency(all []*merged, scen int) map[string]LatencyStats {
+	hists := map[string]*hdrhistogram.Histogram{}
+	add := func(key string, h *hdrhistogram.Histogram) {
+		if hists[key] == nil {
+			hists[key] = newHist()
+		}
+		hists[key].Merge(h)
+	}
+	for _, g := range all {
+		if g.key.op >= numRequestOps || (scen >= 0 && int(g.key.scen) != scen) {
+			continue
+		}
+		op := opNames[g.key.op]
+		add(op, g.hist)
+		add(OpAll, g.hist)
+		if g.key.name != 0 {
+			add(op+":"+m.name(g.key.name), g.hist)
+		}
+	}
+	out := make(map[string]LatencyStats, len(hists)+1)
+	for k, h := range hists {
+		out[k] = statsOf(h)
+	}
+	if _, ok := out[OpAll]; !ok {
+		out[OpAll] = LatencyStats{}
+	}
+	return out
+}
+
+// iterationStats summarizes iteration durations of scenario scen (all if
+// scen < 0).
+func iterationStats(all []*merged, scen int) LatencyStats {
+	h := newHist()
+	for _, g := range all {
+		if g.key.op == opIteration && (scen < 0 || int(g.key.scen) == scen) {
+			h.Merge(g.hist)
+		}
+	}
+	return statsOf(h)
+}
+
 func statsOf(h *hdrhistogram.Histogram) LatencyStats {
+	if h.TotalCount() == 0 {
+		return LatencyStats{}
+	}
 	ms := func(us int64) float64 { return float64(us) / 1000 }
 	return LatencyStats{
 		Count:  h.TotalCount(),

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"strconv"
+	"sync"
 )
 
 // MaxBodyBytes bounds how much of one answer the client reads, so that a
@@ -53,11 +54,14 @@ func parseResponse(mediaType string, body io.Reader, id int64) (*rpcResponse, er
 	r := &limitedReader{r: body, n: MaxBodyBytes}
 	switch mediaType {
 	case mediaJSON:
-		data, err := io.ReadAll(r)
-		if err != nil {
+		buf := bodyBufs.Get().(*bytes.Buffer)
+		defer putBodyBuf(buf)
+		buf.Reset()
+		if _, err := buf.ReadFrom(r); err != nil {
 			return nil, err
 		}
-		resp, ok, err := decodeMessage(data, id, true)
+		// decodeMessage copies what it returns: buf can be reused.
+		resp, ok, err := decodeMessage(buf.Bytes(), id, true)
 		if err != nil {
 			return nil, err
 		}
@@ -69,6 +73,15 @@ func parseResponse(mediaType string, body io.Reader, id int64) (*rpcResponse, er
 		return parseSSE(r, id)
 	default:
 		return nil, protocolErrorf("unexpected Content-Type %q", truncate(mediaType, 64))
+	}
+}
+
+// bodyBufs recycles the buffers JSON answers are read into.
+var bodyBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func putBodyBuf(b *bytes.Buffer) {
+	if b.Cap() <= 64<<10 { // do not keep the odd huge answer alive
+		bodyBufs.Put(b)
 	}
 }
 

@@ -9,7 +9,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,7 +19,12 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if kind := os.Getenv(helperEnv); kind != "" {
+		os.Exit(serveHelper(kind)) // a benchmark's server process, not a test run
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // sdkOpts selects how the real go-sdk server answers.
 type sdkOpts struct {
@@ -34,6 +41,9 @@ type sdkServer struct {
 	MCP     *mcp.Server
 	URL     string // the MCP endpoint
 	release chan struct{}
+	// clientGone counts requests whose client went away (closed the
+	// connection) before the answer was done, as HTTP middleware sees it.
+	clientGone atomic.Int64
 
 	mu   sync.Mutex
 	reqs []seenRequest
@@ -42,6 +52,8 @@ type sdkServer struct {
 type seenRequest struct {
 	Method, RPCMethod              string
 	SessionID, Version, Authorized string
+	Header                         http.Header
+	Params                         json.RawMessage
 }
 
 type echoIn struct {
@@ -54,7 +66,9 @@ type echoOut struct {
 
 // newSDKServer starts a go-sdk server with tools:
 // echo (returns its text), fail (isError result), slow (blocks until its
-// context ends or the test ends), and ExtraTools fillers tool00, tool01, ...
+// context ends or the test ends), and ExtraTools fillers tool00, tool01, ...;
+// resources file:///r0.txt .. file:///r2.txt (text "content of <uri>");
+// prompts greet (argument who) and p0, p1.
 func newSDKServer(t testing.TB, o sdkOpts) *sdkServer {
 	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "sdk-test", Version: "v0"}, &mcp.ServerOptions{PageSize: o.PageSize})
@@ -81,6 +95,23 @@ func newSDKServer(t testing.TB, o sdkOpts) *sdkServer {
 				return &mcp.CallToolResult{}, nil, nil
 			})
 	}
+	for i := range 3 {
+		uri := fmt.Sprintf("file:///r%d.txt", i)
+		srv.AddResource(&mcp.Resource{URI: uri, Name: fmt.Sprintf("r%d", i), MIMEType: "text/plain"},
+			func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: "content of " + req.Params.URI}}}, nil
+			})
+	}
+	srv.AddPrompt(&mcp.Prompt{Name: "greet", Arguments: []*mcp.PromptArgument{{Name: "who", Required: true}}},
+		func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Description: "greeting", Messages: []*mcp.PromptMessage{
+				{Role: "user", Content: &mcp.TextContent{Text: "hello " + req.Params.Arguments["who"]}}}}, nil
+		})
+	for i := range 2 {
+		srv.AddPrompt(&mcp.Prompt{Name: fmt.Sprintf("p%d", i)}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "x"}}}}, nil
+		})
+	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{JSONResponse: o.JSON, Stateless: o.Stateless, SessionTimeout: o.SessionTimeout})
 	s.Server = httptest.NewServer(s.record(h))
@@ -99,18 +130,25 @@ func (s *sdkServer) record(next http.Handler) http.Handler {
 			SessionID:  r.Header.Get("Mcp-Session-Id"),
 			Version:    r.Header.Get("Mcp-Protocol-Version"),
 			Authorized: r.Header.Get("Authorization"),
+			Header:     r.Header.Clone(),
 		}
 		if r.Body != nil {
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
-			var m struct{ Method string }
+			var m struct {
+				Method string
+				Params json.RawMessage
+			}
 			_ = json.Unmarshal(body, &m)
-			seen.RPCMethod = m.Method
+			seen.RPCMethod, seen.Params = m.Method, m.Params
 		}
 		s.mu.Lock()
 		s.reqs = append(s.reqs, seen)
 		s.mu.Unlock()
 		next.ServeHTTP(w, r)
+		if r.Context().Err() != nil {
+			s.clientGone.Add(1)
+		}
 	})
 }
 

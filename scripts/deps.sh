@@ -14,6 +14,8 @@ have_pgbouncer() {
 missing=()
 have_pg || missing+=(postgresql-15)
 have_pgbouncer || missing+=(pgbouncer)
+# The docker provider makes its Debian base image with debootstrap where no registry answers.
+command -v apt-get >/dev/null 2>&1 && command -v docker >/dev/null 2>&1 && ! command -v debootstrap >/dev/null 2>&1 && ! test -x /usr/sbin/debootstrap && missing+=(debootstrap)
 if [ ${#missing[@]} -eq 0 ]; then
 	exit 0
 fi

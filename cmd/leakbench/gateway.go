@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -12,41 +13,168 @@ import (
 	"github.com/leakbench/leakbench/gateway-under-test"
 )
 
-// envOr returns the environment variable's value, or def.
-func envOr(name, def string) string {
-	if v, ok := os.LookupEnv(name); ok {
-		return v
+// envFlags defines flags whose defaults come from LEAKBENCH_* environment
+// variables (how containers are configured). A malformed variable is a
+// usage error, reported by Err after parsing, never silently ignored.
+type envFlags struct {
+	fs   *flag.FlagSet
+	errs []error
+}
+
+// lookup returns the variable's value and whether it is set, and adds the
+// variable's name to the flag's help text.
+func (e *envFlags) lookup(env string, usage *string) (string, bool) {
+	*usage += " (env " + env + ")"
+	return os.LookupEnv(env)
+}
+
+func (e *envFlags) bad(env, v string, err error) {
+	e.errs = append(e.errs, fmt.Errorf("environment variable %s=%q: %v", env, v, err))
+}
+
+func (e *envFlags) String(name, env, def, usage string) *string {
+	if v, ok := e.lookup(env, &usage); ok {
+		def = v
 	}
-	return def
+	return e.fs.String(name, def, usage)
+}
+
+func (e *envFlags) Int(name, env string, def int, usage string) *int {
+	if v, ok := e.lookup(env, &usage); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			e.bad(env, v, err)
+		} else {
+			def = n
+		}
+	}
+	return e.fs.Int(name, def, usage)
+}
+
+func (e *envFlags) Int64(name, env string, def int64, usage string) *int64 {
+	if v, ok := e.lookup(env, &usage); ok {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			e.bad(env, v, err)
+		} else {
+			def = n
+		}
+	}
+	return e.fs.Int64(name, def, usage)
+}
+
+func (e *envFlags) Uint64(name, env string, def uint64, usage string) *uint64 {
+	if v, ok := e.lookup(env, &usage); ok {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			e.bad(env, v, err)
+		} else {
+			def = n
+		}
+	}
+	return e.fs.Uint64(name, def, usage)
+}
+
+func (e *envFlags) Float64(name, env string, def float64, usage string) *float64 {
+	if v, ok := e.lookup(env, &usage); ok {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			e.bad(env, v, err)
+		} else {
+			def = f
+		}
+	}
+	return e.fs.Float64(name, def, usage)
+}
+
+func (e *envFlags) Duration(name, env string, def time.Duration, usage string) *time.Duration {
+	if v, ok := e.lookup(env, &usage); ok {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			e.bad(env, v, err)
+		} else {
+			def = d
+		}
+	}
+	return e.fs.Duration(name, def, usage)
+}
+
+func (e *envFlags) Bool(name, env string, def bool, usage string) *bool {
+	if v, ok := e.lookup(env, &usage); ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			e.bad(env, v, err)
+		} else {
+			def = b
+		}
+	}
+	return e.fs.Bool(name, def, usage)
+}
+
+// Err returns the environment errors as one usage error.
+func (e *envFlags) Err() error {
+	if len(e.errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", errUsage, errors.Join(e.errs...))
 }
 
 func cmdGateway(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
-	dsn := fs.String("dsn", envOr("LEAKBENCH_GATEWAY_DSN", ""), "PostgreSQL DSN of the application database, normally through PgBouncer (env LEAKBENCH_GATEWAY_DSN)")
-	variant := fs.String("variant", envOr("LEAKBENCH_GATEWAY_VARIANT", "fixed"), "variant(s), comma-separated; known: "+gateway.VariantNames()+" (env LEAKBENCH_GATEWAY_VARIANT)")
-	listen := fs.String("listen", envOr("LEAKBENCH_GATEWAY_LISTEN", "127.0.0.1:8080"), "address to serve on (env LEAKBENCH_GATEWAY_LISTEN)")
-	defPool, _ := strconv.Atoi(envOr("LEAKBENCH_GATEWAY_POOL_SIZE", "20"))
-	poolSize := fs.Int("pool-size", defPool, "size of the gateway's own connection pool (env LEAKBENCH_GATEWAY_POOL_SIZE)")
-	poolTimeout := fs.Duration("pool-timeout", 30*time.Second, "how long a request waits for a pooled connection")
-	stateless := fs.Bool("stateless", false, "serve MCP without sessions")
-	jsonResp := fs.Bool("json-response", false, "answer with application/json instead of text/event-stream")
+	e := &envFlags{fs: fs}
+	dsn := e.String("dsn", "LEAKBENCH_GATEWAY_DSN", "", "PostgreSQL DSN of the application database, normally through PgBouncer; required")
+	variant := e.String("variant", "LEAKBENCH_GATEWAY_VARIANT", string(gateway.VariantFixed), "variant(s), comma-separated; known: "+gateway.VariantNames())
+	listen := e.String("listen", "LEAKBENCH_GATEWAY_LISTEN", gateway.DefaultListen, "address to serve on")
+	poolSize := e.Int("pool-size", "LEAKBENCH_GATEWAY_POOL_SIZE", gateway.DefaultPoolSize, "size of the gateway's own connection pool")
+	poolTimeout := e.Duration("pool-timeout", "LEAKBENCH_GATEWAY_POOL_TIMEOUT", gateway.DefaultPoolTimeout, "how long a request waits for a pooled connection before it fails with 503")
+	upstreamURL := e.String("upstream-url", "LEAKBENCH_GATEWAY_UPSTREAM_URL", "", "base URL of the upstream service call_upstream calls (see 'leakbench upstream')")
+	upstreamTimeout := e.Duration("upstream-timeout", "LEAKBENCH_GATEWAY_UPSTREAM_TIMEOUT", gateway.DefaultUpstreamTimeout, "how long one upstream call may take")
+	runDelay := e.Duration("run-delay", "LEAKBENCH_GATEWAY_RUN_DELAY", gateway.DefaultRunDelay, "how long after start_run a run is done")
+	pollInterval := e.Duration("poll-interval", "LEAKBENCH_GATEWAY_POLL_INTERVAL", gateway.DefaultPollInterval, "how often wait_for_run checks its run")
+	pageSize := e.Int("page-size", "LEAKBENCH_GATEWAY_PAGE_SIZE", gateway.DefaultPageSize, "items per page of tools/list, resources/list and prompts/list")
+	maxBody := e.Int64("max-body-bytes", "LEAKBENCH_GATEWAY_MAX_BODY_BYTES", gateway.DefaultMaxBodyBytes, "largest request body accepted; larger ones get 413")
+	sessionTimeout := e.Duration("session-timeout", "LEAKBENCH_GATEWAY_SESSION_TIMEOUT", gateway.DefaultSessionTimeout, "close stateful MCP sessions idle this long (negative: never)")
+	stateless := e.Bool("stateless", "LEAKBENCH_GATEWAY_STATELESS", false, "serve MCP without sessions (no Mcp-Session-Id)")
+	jsonResp := e.Bool("json-response", "LEAKBENCH_GATEWAY_JSON_RESPONSE", false, "answer with application/json instead of text/event-stream")
 	fs.Usage = func() {
-		fmt.Fprintf(os.Stderr, "Usage: leakbench gateway --dsn DSN [--variant V] [--listen ADDR]\n\nServes the reference MCP gateway at http://ADDR/mcp and its metrics at http://ADDR/metrics.\nThe database must hold leakbench's schema (see fixtures/schema.sql).\n\n")
+		fmt.Fprintf(os.Stderr, `Usage: leakbench gateway --dsn DSN [--variant V] [--listen ADDR] [--pool-size N] [--upstream-url URL]
+                         [--run-delay D] [--stateless] [--json-response] [flags]
+
+Serves the reference MCP gateway at http://ADDR/mcp (Streamable HTTP; bearer tokens
+from the api_tokens table) and its Prometheus metrics at http://ADDR/metrics.
+The database must hold leakbench's schema (fixtures/schema.sql). Every flag can
+also be set with the environment variable named in its help.
+
+Variants: fixed (default) releases every connection before any network I/O or
+sleep; commit-in-finally (ContextForge #1885), held-while-waiting (wait_for_run
+holds the auth connection) and held-across-upstream (ContextForge #2518) leak.
+
+`)
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if err := e.Err(); err != nil {
+		return err
+	}
 	if *dsn == "" {
 		return fmt.Errorf("%w: --dsn (or LEAKBENCH_GATEWAY_DSN) is required", errUsage)
 	}
+	if _, err := gateway.ParseVariants(*variant); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	gw, err := gateway.Start(ctx, gateway.Config{DSN: *dsn, Variant: *variant, Listen: *listen, PoolSize: *poolSize,
-		PoolTimeout: *poolTimeout, Stateless: *stateless, JSONResponse: *jsonResp, Logger: log})
+	cfg := gateway.Config{DSN: *dsn, Variant: *variant, Listen: *listen, PoolSize: *poolSize, PoolTimeout: *poolTimeout,
+		Stateless: *stateless, JSONResponse: *jsonResp, UpstreamURL: *upstreamURL, UpstreamTimeout: *upstreamTimeout,
+		RunDelay: *runDelay, PollInterval: *pollInterval, PageSize: *pageSize, MaxBodyBytes: *maxBody,
+		SessionTimeout: *sessionTimeout, Logger: log}
+	gw, err := gateway.Start(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("start gateway: %w", err)
 	}
-	log.Info("gateway serving", "mcp", gw.URL(), "metrics", gw.MetricsURL(), "variant", gw.Variants().String())
+	log.Info("gateway serving", "mcp", gw.URL(), "metrics", gw.MetricsURL(), "variant", gw.Variants().String(),
+		"stateless", *stateless, "json_response", *jsonResp, "upstream", *upstreamURL)
 	select {
 	case <-ctx.Done():
 	case <-waitChan(gw.Wait):

@@ -45,12 +45,16 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"signoff": {"run a scenario against the leaky (before) and fixed (after) gateway and compare", cmdSignoff},
-	"run":     {"run a scenario against one gateway variant and write a run directory", cmdRun},
-	"report":  {"re-render report.md of a run directory from its summary.json", cmdReport},
-	"compare": {"compare two run directories (before, after) and write the verdict", cmdCompare},
-	"gateway": {"serve the reference MCP gateway (for your own experiments)", cmdGateway},
-	"version": {"print leakbench's version", func(context.Context, []string) error { fmt.Println(version); return nil }},
+	"signoff":  {"run a scenario against the leaky (before) and fixed (after) gateway and compare", cmdSignoff},
+	"run":      {"run a scenario against one gateway variant and write a run directory", cmdRun},
+	"report":   {"re-render report.md of a run directory from its summary.json", cmdReport},
+	"compare":  {"compare two run directories (before, after) and write the verdict", cmdCompare},
+	"gateway":  {"serve the reference MCP gateway (for your own experiments)", cmdGateway},
+	"upstream": {"serve the slow upstream HTTP service the gateway's call_upstream tool calls", cmdUpstream},
+	"up":       {"start a stack (docker, local or external), print its endpoints, wait for Ctrl-C", cmdUp},
+	"images":   {"build the docker provider's images (no registry needed) and say where each came from", cmdImages},
+	"probe":    {"attach to a running PostgreSQL (and PgBouncer, service metrics) and record leaked connections", cmdProbe},
+	"version":  {"print leakbench's version", func(context.Context, []string) error { fmt.Println(version); return nil }},
 }
 
 func usage() {

@@ -54,6 +54,22 @@ func processesMentioning(s string) []string {
 	return pids
 }
 
+// longScenario runs far longer than the test waits: it must be interrupted.
+const longScenario = `
+stack:
+  idle_in_transaction_session_timeout: 5s
+  users: 10
+scenarios:
+  agents:
+    executor: constant-vus
+    vus: 10
+    duration: 60s
+    gracefulStop: 1s
+    flow:
+      - think: 100ms
+      - tools/call: { name: get_team_tools }
+`
+
 // TestSignalStopsRunCleanly interrupts a run mid-load with SIGINT and with
 // SIGTERM: leakbench must exit 130, leave no PostgreSQL, PgBouncer or temp
 // directory behind, and leave a run directory that says it was interrupted.
@@ -69,7 +85,11 @@ func TestSignalStopsRunCleanly(t *testing.T) {
 		t.Run(sig.String(), func(t *testing.T) {
 			before := stackDirs(t)
 			out := filepath.Join(t.TempDir(), "run")
-			cmd := exec.Command(bin, "run", "--variant", "commit-in-finally", "--out", out, "--duration", "60s", "--users", "10")
+			scenario := filepath.Join(t.TempDir(), "long.yaml")
+			if err := os.WriteFile(scenario, []byte(longScenario), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(bin, "run", "--variant", "commit-in-finally", "--out", out, "--scenario", scenario)
 			stderr, err := cmd.StderrPipe()
 			if err != nil {
 				t.Fatal(err)
@@ -146,6 +166,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"signoff"}, exitUsage, "--out DIR is required"},
 		{[]string{"signoff", "--out", "x", "--variant-before", "leak-now"}, exitUsage, "unknown gateway variant"},
 		{[]string{"run", "--out", "x", "--profile", "huge"}, exitUsage, "unknown profile"},
+		{[]string{"run", "--out", "x", "--scenario", "/nonexistent.yaml"}, exitRunFailed, "read scenario file"},
 		{[]string{"compare", "a"}, exitUsage, "BEFORE_DIR AFTER_DIR"},
 		{[]string{"report", t.TempDir()}, exitRunFailed, "not a leakbench run directory"},
 		{[]string{"gateway"}, exitUsage, "--dsn"},

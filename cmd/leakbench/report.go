@@ -13,7 +13,7 @@ import (
 func cmdReport(_ context.Context, args []string) error {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintf(os.Stderr, "Usage: leakbench report RUN_DIR\n\nRe-renders RUN_DIR/report.md from RUN_DIR/summary.json and prints it.\n")
+		fmt.Fprintf(os.Stderr, "Usage: leakbench report RUN_DIR\n\nRenders RUN_DIR's report from what the run recorded: summary.json, report.md, report.html,\njunit.xml and plots/*.png|svg. A run killed before it finished renders with an \"incomplete\"\nbanner. With $GITHUB_STEP_SUMMARY set, report.md is appended to it.\n")
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -22,20 +22,18 @@ func cmdReport(_ context.Context, args []string) error {
 		return fmt.Errorf("%w: want exactly one RUN_DIR", errUsage)
 	}
 	dir := fs.Arg(0)
-	sum, err := reports.ReadRun(dir)
+	run, err := reports.RenderRun(dir)
 	if err != nil {
 		return err
 	}
-	if err := reports.WriteRun(dir, sum); err != nil {
-		return err
-	}
-	fmt.Fprintf(os.Stderr, "wrote %s\n", filepath.Join(dir, reports.ReportFile))
-	return sum.WriteMarkdown(os.Stdout)
+	fmt.Fprintf(os.Stderr, "wrote %s (and %s, %s, %s, %s/)\n", filepath.Join(dir, reports.HTMLFile),
+		reports.ReportFile, reports.SummaryFile, reports.JUnitFile, reports.PlotsDir)
+	return run.WriteMarkdown(os.Stdout)
 }
 
 func cmdCompare(_ context.Context, args []string) error {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
-	out := fs.String("out", "", "directory for compare.json and report.md (required)")
+	out := fs.String("out", "", "directory for compare.json, report.md, report.html, junit.xml and plots/ (required)")
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, "Usage: leakbench compare BEFORE_DIR AFTER_DIR --out DIR\n\nJudges two run directories: BEFORE must show the leak, AFTER must show none. Exit 99 when not.\n\n")
 		fs.PrintDefaults()
@@ -56,21 +54,22 @@ func cmdCompare(_ context.Context, args []string) error {
 	if len(pos) != 2 || *out == "" {
 		return fmt.Errorf("%w: want BEFORE_DIR AFTER_DIR --out DIR", errUsage)
 	}
-	before, err := reports.ReadRun(pos[0])
+	before, err := reports.LoadRun(pos[0])
 	if err != nil {
-		return err
+		return fmt.Errorf("before: %w", err)
 	}
-	after, err := reports.ReadRun(pos[1])
+	after, err := reports.LoadRun(pos[1])
 	if err != nil {
-		return err
+		return fmt.Errorf("after: %w", err)
 	}
-	cmp := reports.Compare(before, after, pos[0], pos[1])
-	if err := cmp.Write(*out); err != nil {
+	cmp := reports.CompareRuns(before, after)
+	if err := reports.RenderComparison(*out, cmp); err != nil {
 		return err
 	}
 	if err := cmp.WriteTable(os.Stdout); err != nil {
 		return err
 	}
+	fmt.Printf("\nreport: %s\n", filepath.Join(*out, reports.HTMLFile))
 	if !cmp.Pass {
 		return fmt.Errorf("%w: see %s", errVerdict, filepath.Join(*out, reports.ReportFile))
 	}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/leakbench/leakbench/gateway-under-test"
@@ -13,13 +14,12 @@ import (
 
 func cmdSignoff(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("signoff", flag.ContinueOnError)
-	profile := fs.String("profile", "ci", "built-in profile: ci (both runs in about 90 s on 2 cores)")
+	profile := fs.String("profile", "ci", "built-in profile: "+strings.Join(runner.ProfileNames(), ", ")+" (ci: both runs in about 90 s on 2 cores)")
+	scenario := fs.String("scenario", "", "a profile or scenario file to use instead of --profile (see scenarios/profiles/*.yaml)")
 	out := fs.String("out", "", "directory for the run directories (before/, after/) and the comparison (required)")
 	force := fs.Bool("force", false, "replace the contents of a non-empty --out directory")
 	before := fs.String("variant-before", "", "gateway variant of the before run (default from the profile: commit-in-finally); known: "+gateway.VariantNames())
 	after := fs.String("variant-after", "", "gateway variant of the after run (default from the profile: fixed)")
-	duration := fs.Duration("duration", 0, "override the profile's load duration")
-	users := fs.Int("users", 0, "override the profile's number of virtual users")
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, "Usage: leakbench signoff --out DIR [flags]\n\nRuns the same load against the leaky gateway (before) and the fixed one (after), each on a fresh\nlocal PostgreSQL + PgBouncer, probes pg_stat_activity and PgBouncer, and compares.\nExit 0 when before shows the leak and after shows none, 99 when a check fails.\n\n")
 		fs.PrintDefaults()
@@ -30,11 +30,11 @@ func cmdSignoff(ctx context.Context, args []string) error {
 	if *out == "" {
 		return fmt.Errorf("%w: --out DIR is required", errUsage)
 	}
-	p, err := runner.LookupProfile(*profile)
+	p, err := loadProfile(*profile, *scenario)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return err
 	}
-	if err := overrideProfile(&p, *before, *after, *duration, *users); err != nil {
+	if err := overrideVariants(&p, *before, *after); err != nil {
 		return err
 	}
 	start := time.Now()
@@ -53,7 +53,19 @@ func cmdSignoff(ctx context.Context, args []string) error {
 	return nil
 }
 
-func overrideProfile(p *runner.Profile, before, after string, duration time.Duration, users int) error {
+// loadProfile reads --scenario FILE when given, else the built-in --profile.
+func loadProfile(name, file string) (runner.Profile, error) {
+	if file != "" {
+		return runner.LoadProfile(file)
+	}
+	p, err := runner.LookupProfile(name)
+	if err != nil {
+		return p, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return p, nil
+}
+
+func overrideVariants(p *runner.Profile, before, after string) error {
 	for _, v := range []string{before, after} {
 		if v == "" {
 			continue
@@ -67,15 +79,6 @@ func overrideProfile(p *runner.Profile, before, after string, duration time.Dura
 	}
 	if after != "" {
 		p.VariantAfter = after
-	}
-	if duration < 0 || users < 0 {
-		return fmt.Errorf("%w: --duration and --users must be positive", errUsage)
-	}
-	if duration > 0 {
-		p.Load.Duration = duration
-	}
-	if users > 0 {
-		p.Load.Users = users
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -110,7 +111,8 @@ func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
 
 	poller, err := probes.Start(ctx, probes.Config{
 		DSN: env.ProbeDSN, PgBouncerAdminDSN: env.PgBouncerAdminDSN, Database: env.Database,
-		Interval: p.ProbeInterval, StuckAfter: p.StuckAfter, RunDir: o.Dir,
+		Interval: p.Probe.Interval, StuckAfter: p.Probe.StuckAfter, RunDir: o.Dir,
+		Scrape: scrapeTargets(env),
 	})
 	if err != nil {
 		return sum, interrupted(ctx, fmt.Errorf("start probes: %w", err))
@@ -122,15 +124,16 @@ func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
 		}
 	}()
 
-	load := p.Load
-	load.Target = env.GatewayURL
-	load.Tokens = env.Tokens
-	fmt.Fprintf(logw, "[%s] load: %d users for %s against %s\n", o.Name, load.Users, load.Duration, env.GatewayURL)
-	res, loadErr := scenarios.Run(ctx, load, &probeAnnotator{w: logw, prefix: "[" + o.Name + "] ", poller: poller})
+	fmt.Fprintf(logw, "[%s] load: %s against %s\n", o.Name, describePlan(p.Plan), env.GatewayURL)
+	res, loadErr := scenarios.RunPlan(ctx, p.Plan, scenarios.RunOptions{
+		Target:   env.GatewayURL,
+		Tokens:   env.Tokens,
+		RunDir:   o.Dir,
+		Progress: &probeAnnotator{w: logw, prefix: "[" + o.Name + "] ", poller: poller},
+	})
 	sum.Load = res
-	if loadErr == nil && ctx.Err() == nil && p.Drain > 0 {
-		fmt.Fprintf(logw, "[%s] load done; probes watch %s more for sessions still held\n", o.Name, p.Drain)
-		drain(ctx, p.Drain, logw, o.Name, poller)
+	if loadErr == nil && ctx.Err() == nil && p.Probe.Drain > 0 {
+		drain(ctx, p.Probe.Drain, logw, o.Name, poller)
 	}
 	probeSum, stopErr := poller.Stop()
 	probeStopped = true
@@ -152,10 +155,15 @@ func interrupted(ctx context.Context, err error) error {
 	return err
 }
 
+// drain keeps the probes watching after the load until no session is idle
+// in a transaction for two seconds in a row, or for at most d: leaked
+// sessions are then seen to their end, and a healthy run does not wait.
 func drain(ctx context.Context, d time.Duration, w io.Writer, name string, p *probes.Poller) {
+	fmt.Fprintf(w, "[%s] load done; probes watch up to %s more for sessions still held\n", name, d)
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	end := time.After(d)
+	quiet := 0
 	for {
 		select {
 		case <-ctx.Done():
@@ -163,9 +171,28 @@ func drain(ctx context.Context, d time.Duration, w io.Writer, name string, p *pr
 		case <-end:
 			return
 		case <-t.C:
-			fmt.Fprintf(w, "[%s] drain: %s\n", name, probeLine(p.Snapshot()))
+		}
+		s := p.Snapshot()
+		fmt.Fprintf(w, "[%s] drain: %s\n", name, probeLine(s))
+		if s.States.IdleInTx+s.States.IdleInTxAborted == 0 && s.Error == "" {
+			quiet++
+		} else {
+			quiet = 0
+		}
+		if quiet >= 2 {
+			fmt.Fprintf(w, "[%s] drain: no session idle in a transaction; done\n", name)
+			return
 		}
 	}
+}
+
+// describePlan says in a few words what load a plan plays.
+func describePlan(p *scenarios.Plan) string {
+	parts := make([]string, 0, len(p.Scenarios))
+	for _, sc := range p.Scenarios {
+		parts = append(parts, fmt.Sprintf("%s (%s)", sc.Name, sc.Executor))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func probeLine(s probes.Sample) string {
@@ -227,4 +254,12 @@ func writeConfig(dir string, o Options, stack fixtures.Config) error {
 		return fmt.Errorf("encode config: %w", err)
 	}
 	return os.WriteFile(filepath.Join(dir, "config.json"), append(raw, '\n'), 0o644)
+}
+
+// scrapeTargets is the gateway's own pool, read from its /metrics.
+func scrapeTargets(env *fixtures.Env) []probes.ScrapeTarget {
+	if env.GatewayMetricsURL == "" {
+		return nil
+	}
+	return []probes.ScrapeTarget{{URL: env.GatewayMetricsURL, Mapping: "gateway"}}
 }

@@ -27,18 +27,17 @@ func Signoff(ctx context.Context, o SignoffOptions) (*reports.Comparison, error)
 		return nil, err
 	}
 	runs := []struct{ name, variant string }{{"before", o.Profile.VariantBefore}, {"after", o.Profile.VariantAfter}}
-	sums := make([]*reports.Summary, len(runs))
-	for i, r := range runs {
-		sum, err := Run(ctx, Options{Profile: o.Profile, Variant: r.variant, Name: r.name,
+	for _, r := range runs {
+		_, err := Run(ctx, Options{Profile: o.Profile, Variant: r.variant, Name: r.name,
 			Dir: filepath.Join(o.Out, r.name), Log: o.Log, Version: o.Version})
 		if err != nil {
 			return nil, fmt.Errorf("%s run (%s): %w", r.name, r.variant, err)
 		}
-		sums[i] = sum
 	}
-	cmp := reports.Compare(sums[0], sums[1], "before", "after")
-	if err := cmp.Write(o.Out); err != nil {
-		return cmp, err
+	// Plots, HTML, Markdown, JSON and JUnit for both runs and the comparison.
+	cmp, err := reports.RenderSignoff(o.Out)
+	if err != nil {
+		return cmp, fmt.Errorf("render reports: %w", err)
 	}
 	return cmp, nil
 }

@@ -12,23 +12,42 @@ import (
 
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/reports"
-	"github.com/leakbench/leakbench/scenarios"
 )
 
-// shortProfile is the CI profile cut down for a test: the whole loop, both
-// runs, in about half a minute.
-func shortProfile() Profile {
-	p := CIProfile()
-	p.Stack.IdleInTxTimeout = 3 * time.Second
-	p.Stack.Users = 30
-	p.Load.Users = 20
-	p.Load.Duration = 6 * time.Second
-	p.Load.RampUp = 500 * time.Millisecond
-	p.Load.Tools = []scenarios.ToolCall{
-		{Name: "get_team_tools", Weight: 3},
-		{Name: "generate_report", Arguments: map[string]any{"seconds": 2}, Weight: 1},
+// shortProfileYAML is the CI profile cut down for a test: the whole loop,
+// both runs, in about half a minute.
+const shortProfileYAML = `
+stack:
+  idle_in_transaction_session_timeout: 3s
+  users: 30
+  pgbouncer_pool_size: 40
+  gateway_pool_size: 40
+probe:
+  interval: 100ms
+  stuck_after: 2s
+  drain: 5s
+timeout: 1s
+scenarios:
+  agents:
+    executor: constant-vus
+    vus: 20
+    duration: 6s
+    gracefulStop: 2s
+    flow:
+      - think: { uniform: [100ms, 300ms] }
+      - choose:
+          - weight: 3
+            steps: [{ tools/call: { name: get_team_tools } }]
+          - weight: 1
+            steps: [{ tools/call: { name: generate_report, arguments: { seconds: 2 }, abortAfter: 900ms } }]
+`
+
+func shortProfile(t *testing.T) Profile {
+	t.Helper()
+	p, err := ParseProfile([]byte(shortProfileYAML), "short.yaml")
+	if err != nil {
+		t.Fatalf("parse short profile: %v", err)
 	}
-	p.Drain = 4 * time.Second
 	return p
 }
 
@@ -42,7 +61,7 @@ func TestSignoffWholeLoop(t *testing.T) {
 	out := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmp, err := Signoff(ctx, SignoffOptions{Profile: shortProfile(), Out: out, Version: "test"})
+	cmp, err := Signoff(ctx, SignoffOptions{Profile: shortProfile(t), Out: out, Version: "test"})
 	if errors.Is(err, fixtures.ErrMissingBinary) {
 		t.Skipf("PostgreSQL or PgBouncer not installed (run `make deps`): %v", err)
 	}
@@ -129,5 +148,32 @@ func TestPrepareDirKeepsExistingRuns(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Fatalf("force left %d entries", len(entries))
+	}
+}
+
+func TestParseProfile(t *testing.T) {
+	p, err := LookupProfile("ci")
+	if err != nil {
+		t.Fatalf("built-in ci profile: %v", err)
+	}
+	if p.Stack.IdleInTxTimeout != 5*time.Second || p.Probe.StuckAfter != time.Second || p.VariantBefore != "commit-in-finally" {
+		t.Errorf("ci profile read wrong: stack %+v probe %+v before %q", p.Stack, p.Probe, p.VariantBefore)
+	}
+	if len(p.Plan.Scenarios) == 0 {
+		t.Fatalf("ci profile has no scenario")
+	}
+	bad := []struct{ name, yaml, want string }{
+		{"unknown stack key", "stack:\n  max_conns: 5\nscenarios:\n  a: {executor: constant-vus, vus: 1, duration: 1s, flow: [ping]}\n", "max_conns"},
+		{"bad probe duration", "probe:\n  interval: soon\nscenarios:\n  a: {executor: constant-vus, vus: 1, duration: 1s, flow: [ping]}\n", "probe"},
+		{"scenario error keeps its line", "stack:\n  users: 5\nprobe:\n  drain: 1s\nscenarios:\n  a: {executor: sometimes, vus: 1, duration: 1s, flow: [ping]}\n", "short.yaml:6"},
+		{"tiny interval", "probe:\n  interval: 1ms\nscenarios:\n  a: {executor: constant-vus, vus: 1, duration: 1s, flow: [ping]}\n", "interval"},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseProfile([]byte(tt.yaml), "short.yaml")
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want one mentioning %q", err, tt.want)
+			}
+		})
 	}
 }

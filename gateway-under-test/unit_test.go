@@ -1,0 +1,136 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+func TestParseVariants(t *testing.T) {
+	for _, tc := range []struct {
+		in, want, err string
+	}{
+		{"", "fixed", ""},
+		{"fixed", "fixed", ""},
+		{"commit-in-finally", "commit-in-finally", ""},
+		{" held-while-waiting , held-across-upstream ", "held-while-waiting,held-across-upstream", ""},
+		{"held-across-upstream,commit-in-finally,held-while-waiting", "commit-in-finally,held-while-waiting,held-across-upstream", ""},
+		{"fixed,commit-in-finally", "", "cannot be combined"},
+		{"leaky", "", `unknown gateway variant "leaky"`},
+	} {
+		got, err := ParseVariants(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("ParseVariants(%q) error %v, want %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got.String() != tc.want {
+			t.Errorf("ParseVariants(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+	if names := VariantNames(); names != "fixed, commit-in-finally, held-while-waiting, held-across-upstream" {
+		t.Errorf("VariantNames() = %q", names)
+	}
+}
+
+func TestPaginate(t *testing.T) {
+	items := []string{"a", "b", "c", "d", "e"}
+	id := func(s string) string { return s }
+	var got []string
+	after, pages := "", 0
+	for {
+		page, next := paginate(items, id, after, 2)
+		pages++
+		got = append(got, page...)
+		if next == "" {
+			break
+		}
+		if after, _ = decodeCursor(next); after != page[len(page)-1] {
+			t.Fatalf("cursor %q does not continue after %q", next, page[len(page)-1])
+		}
+	}
+	if !slices.Equal(got, items) || pages != 3 {
+		t.Errorf("pages of 2: %v in %d pages, want all 5 in 3", got, pages)
+	}
+	// An item that went away between pages does not break the walk.
+	if page, next := paginate([]string{"a", "c", "e"}, id, "b", 2); !slices.Equal(page, []string{"c", "e"}) || next != "" {
+		t.Errorf("after a vanished key: %v %q", page, next)
+	}
+	if page, next := paginate([]string{"a"}, id, "z", 2); page == nil || len(page) != 0 || next != "" {
+		t.Errorf("past the end: %#v %q, want an empty non-nil page", page, next)
+	}
+	if page, next := paginate(items, id, "", 5); len(page) != 5 || next != "" {
+		t.Errorf("exactly one page: %v %q, want no next cursor", page, next)
+	}
+}
+
+func TestDecodeCursorRejectsForeignCursors(t *testing.T) {
+	for _, c := range []string{"not-a-cursor", "e30", "!!!", encodeCursor("")} {
+		_, err := decodeCursor(c)
+		var werr *jsonrpc.Error
+		if !errors.As(err, &werr) || werr.Code != jsonrpc.CodeInvalidParams {
+			t.Errorf("decodeCursor(%q) = %v, want Invalid params", c, err)
+		}
+	}
+}
+
+func TestRegistryArgs(t *testing.T) {
+	for _, tc := range []struct {
+		raw, want, err string
+	}{
+		{``, "", ""},
+		{`null`, "", ""},
+		{`{}`, "", ""},
+		{`{"input":"hi"}`, "hi", ""},
+		{`{"input":5}`, "", "must be a string"},
+		{`{"other":"x"}`, "", "unexpected property"},
+		{`[1]`, "", "must be an object"},
+		{`{"input":"` + strings.Repeat("x", 1001) + `"}`, "", "at most 1000"},
+	} {
+		got, err := registryArgs(json.RawMessage(tc.raw))
+		if (tc.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.err)) || got != tc.want {
+			t.Errorf("registryArgs(%.20s) = %q, %v; want %q, %q", tc.raw, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+func TestDocumentURI(t *testing.T) {
+	uri := documentURI(7, "handbook")
+	if team, slug, ok := parseDocumentURI(uri); !ok || team != 7 || slug != "handbook" {
+		t.Errorf("parseDocumentURI(%q) = %d %q %v", uri, team, slug, ok)
+	}
+	for _, bad := range []string{"", "leakbench://teams/x/documents/handbook", "leakbench://teams/7/documents/", "leakbench://teams/7/documents/a/b", "file:///etc/passwd"} {
+		if _, _, ok := parseDocumentURI(bad); ok {
+			t.Errorf("parseDocumentURI(%q) accepted", bad)
+		}
+	}
+}
+
+func TestConfigValidation(t *testing.T) {
+	base := Config{DSN: "postgres://x"}
+	for _, tc := range []struct {
+		name   string
+		mutate func(*Config)
+		err    string
+	}{
+		{"defaults", func(*Config) {}, ""},
+		{"no DSN", func(c *Config) { c.DSN = "" }, "DSN"},
+		{"negative pool", func(c *Config) { c.PoolSize = -1 }, "pool size"},
+		{"busy polling", func(c *Config) { c.PollInterval = time.Millisecond }, "poll interval"},
+		{"tiny body limit", func(c *Config) { c.MaxBodyBytes = 10 }, "max body"},
+		{"negative run delay", func(c *Config) { c.RunDelay = -time.Second }, "negative"},
+	} {
+		c := base
+		tc.mutate(&c)
+		err := c.withDefaults().validate()
+		if (tc.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.err)
+		}
+	}
+}

@@ -1,0 +1,267 @@
+package reports
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/leakbench/leakbench/probes"
+	"github.com/leakbench/leakbench/scenarios"
+)
+
+// MinExhaustedSeconds is how long a pool must stay saturated (or have
+// clients queued) before the report calls it exhausted: a single sample
+// with a client queued for a few milliseconds is a pool doing its job.
+const MinExhaustedSeconds = 1.0
+
+// PoolState is the verdict on the connection pools — PgBouncer's and the
+// service's own — derived from the samples.
+type PoolState struct {
+	// Exhausted: the service pool had every connection acquired, or
+	// PgBouncer had clients queued, continuously for at least
+	// MinExhaustedSeconds over two or more samples; or a PgBouncer client
+	// waited that long.
+	Exhausted bool `json:"exhausted"`
+	// Reason says why, in one line ("" when healthy).
+	Reason string `json:"reason"`
+	// WorstWaitSeconds is the longest any client waited for a server
+	// connection (PgBouncer maxwait).
+	WorstWaitSeconds float64 `json:"worst_wait_seconds"`
+
+	PgBouncerSampled      bool `json:"pgbouncer_sampled"`
+	PgBouncerMaxClWaiting int  `json:"pgbouncer_max_cl_waiting"`
+	// PgBouncerWaitingSeconds is the longest continuous span with
+	// cl_waiting > 0.
+	PgBouncerWaitingSeconds float64 `json:"pgbouncer_waiting_seconds"`
+
+	AppPoolSampled     bool    `json:"app_pool_sampled"`
+	AppPoolMax         float64 `json:"app_pool_max"`
+	AppPoolMaxAcquired float64 `json:"app_pool_max_acquired"`
+	// AppPoolSaturatedSeconds is the longest continuous span with
+	// acquired >= max.
+	AppPoolSaturatedSeconds float64 `json:"app_pool_saturated_seconds"`
+	// Counter increases over the run: acquires that had to wait, the time
+	// they waited in all, and acquires given up (context canceled).
+	AppPoolAcquireWaits       float64 `json:"app_pool_acquire_waits"`
+	AppPoolAcquireWaitSeconds float64 `json:"app_pool_acquire_wait_seconds"`
+	AppPoolCanceledAcquires   float64 `json:"app_pool_canceled_acquires"`
+	// AppPoolUnclosedSessions: sessions the service opened and never
+	// closed, at the last sample.
+	AppPoolUnclosedSessions float64 `json:"app_pool_unclosed_sessions"`
+}
+
+// derive fills what the report computes from the time series.
+func derive(r *Run) {
+	if len(r.Samples) > 0 {
+		r.Summary.Pool = poolState(r.Samples, intervalOf(r))
+	}
+}
+
+func intervalOf(r *Run) float64 {
+	if r.Summary.Probe != nil && r.Summary.Probe.IntervalSeconds > 0 {
+		return r.Summary.Probe.IntervalSeconds
+	}
+	if n := len(r.Samples); n > 1 {
+		return r.Samples[n-1].Time.Sub(r.Samples[0].Time).Seconds() / float64(n-1)
+	}
+	return 1
+}
+
+// spells measures the longest run of consecutive samples for which cond
+// holds, from its first sample to the first sample after it (or one
+// interval past the last sample). Runs of one sample do not count.
+func spells(times []time.Time, cond []bool, interval float64) (longest float64) {
+	for i := 0; i < len(cond); {
+		if !cond[i] {
+			i++
+			continue
+		}
+		j := i
+		for j < len(cond) && cond[j] {
+			j++
+		}
+		var d float64
+		if j < len(cond) {
+			d = times[j].Sub(times[i]).Seconds()
+		} else {
+			d = times[j-1].Sub(times[i]).Seconds() + interval
+		}
+		if j-i >= 2 {
+			longest = max(longest, d)
+		}
+		i = j
+	}
+	return longest
+}
+
+func poolState(samples []Sample, interval float64) *PoolState {
+	p := &PoolState{}
+	var bt, at []time.Time
+	var bc, ac []bool
+	var first, last *AppPoolSample
+	for i := range samples {
+		s := &samples[i]
+		if b := s.PgBouncer; b != nil {
+			p.PgBouncerSampled = true
+			p.PgBouncerMaxClWaiting = max(p.PgBouncerMaxClWaiting, b.ClWaiting)
+			p.WorstWaitSeconds = max(p.WorstWaitSeconds, b.MaxWaitSeconds)
+			bt, bc = append(bt, s.Time), append(bc, b.ClWaiting > 0)
+		}
+		if a := s.AppPool; a != nil {
+			p.AppPoolSampled = true
+			p.AppPoolMax = max(p.AppPoolMax, a.Max)
+			p.AppPoolMaxAcquired = max(p.AppPoolMaxAcquired, a.Acquired)
+			at, ac = append(at, s.Time), append(ac, a.Max > 0 && a.Acquired >= a.Max)
+			if first == nil {
+				first = a
+			}
+			last = a
+		}
+	}
+	p.PgBouncerWaitingSeconds = spells(bt, bc, interval)
+	if len(at) > 1 {
+		// The service pool is scraped less often than the probe samples.
+		p.AppPoolSaturatedSeconds = spells(at, ac, at[len(at)-1].Sub(at[0]).Seconds()/float64(len(at)-1))
+	}
+	if last != nil {
+		p.AppPoolAcquireWaits = max(0, last.AcquireWaitsTotal-first.AcquireWaitsTotal)
+		p.AppPoolAcquireWaitSeconds = max(0, last.AcquireWaitSecondsTotal-first.AcquireWaitSecondsTotal)
+		p.AppPoolCanceledAcquires = max(0, last.CanceledAcquiresTotal-first.CanceledAcquiresTotal)
+		p.AppPoolUnclosedSessions = last.UnclosedSessions
+	}
+	switch {
+	case p.AppPoolSaturatedSeconds >= MinExhaustedSeconds:
+		p.Reason = fmt.Sprintf("service pool at its max (%g/%g) for %s", p.AppPoolMaxAcquired, p.AppPoolMax, seconds(p.AppPoolSaturatedSeconds))
+	case p.PgBouncerWaitingSeconds >= MinExhaustedSeconds:
+		p.Reason = fmt.Sprintf("PgBouncer clients queued for %s (up to %d at once)", seconds(p.PgBouncerWaitingSeconds), p.PgBouncerMaxClWaiting)
+	case p.WorstWaitSeconds >= MinExhaustedSeconds:
+		p.Reason = fmt.Sprintf("a PgBouncer client waited %s", seconds(p.WorstWaitSeconds))
+	}
+	p.Exhausted = p.Reason != ""
+	return p
+}
+
+// rebuildSummary makes the summary of a run that never wrote one, from
+// config.json and the probe's files.
+func rebuildSummary(r *Run) *Summary {
+	s := &Summary{SchemaVersion: SchemaVersion, EndReason: EndIncomplete, Incomplete: true,
+		Error: "the run did not finish: no " + SummaryFile + " (killed?)"}
+	if old := r.Summary; old != nil {
+		s.Name, s.Profile, s.Environment, s.Load = old.Name, old.Profile, old.Environment, old.Load
+	}
+	stuckAfter, timeout, interval := 1.0, 0.0, 0.0
+	if c := readConfig(r.Dir); c != nil {
+		s.Name = cmp.Or(s.Name, c.Name)
+		s.Profile = cmp.Or(s.Profile, c.Profile.Name)
+		e := &s.Environment
+		e.Variant = cmp.Or(e.Variant, c.Variant)
+		e.LeakbenchVersion = cmp.Or(e.LeakbenchVersion, c.Version)
+		e.IdleInTxTimeoutSeconds = c.Stack.IdleInTxTimeout.seconds()
+		e.MaxConnections, e.PoolMode = c.Stack.MaxConnections, c.Stack.PoolMode
+		e.PgBouncerPoolSize, e.GatewayPoolSize = c.Stack.PgBouncerPoolSize, c.Stack.GatewayPoolSize
+		if v := c.Profile.StuckAfter.seconds(); v > 0 {
+			stuckAfter = v
+		}
+		timeout, interval = c.Stack.IdleInTxTimeout.seconds(), c.Profile.ProbeInterval.seconds()
+	}
+	var times []time.Time
+	for _, x := range r.Samples {
+		times = append(times, x.Time)
+	}
+	for _, e := range r.Episodes {
+		times = append(times, e.Start, e.End)
+	}
+	for _, l := range r.Load {
+		times = append(times, l.Time)
+	}
+	times = slices.DeleteFunc(times, time.Time.IsZero)
+	if len(times) > 0 {
+		s.Started, s.Ended = slices.MinFunc(times, time.Time.Compare), slices.MaxFunc(times, time.Time.Compare)
+	}
+	if len(r.Samples) > 0 || len(r.Episodes) > 0 {
+		s.Probe = summarizeProbe(r.Samples, r.Episodes, stuckAfter, timeout, interval)
+	}
+	if len(r.Load) > 0 {
+		s.Load = partialLoad(r.Load)
+	}
+	return s
+}
+
+// summarizeProbe folds samples and episodes as probes' own summarizer does.
+func summarizeProbe(samples []Sample, episodes []probes.Episode, stuckAfter, timeout, interval float64) *probes.Summary {
+	p := &probes.Summary{Samples: len(samples), IdleInTxTimeoutSeconds: timeout, StuckAfterSeconds: stuckAfter,
+		IntervalSeconds: interval, Culprits: []probes.Culprit{}}
+	for _, s := range samples {
+		if s.Error != "" {
+			p.FailedSamples++
+		}
+		p.MaxStuckIdleInTx = max(p.MaxStuckIdleInTx, s.StuckIdleInTx)
+		p.MaxIdleInTx = max(p.MaxIdleInTx, s.States.IdleInTx+s.States.IdleInTxAborted)
+		if b := s.PgBouncer; b != nil {
+			p.PgBouncerSampled = true
+			p.PgBouncerMaxClWaiting = max(p.PgBouncerMaxClWaiting, b.ClWaiting)
+			p.PgBouncerMaxWaitSeconds = max(p.PgBouncerMaxWaitSeconds, b.MaxWaitSeconds)
+			p.PoolExhausted = p.PoolExhausted || b.ClWaiting > 0
+		}
+	}
+	type key struct{ fp, app string }
+	culprits := map[key]*probes.Culprit{}
+	holds := make([]float64, 0, len(episodes))
+	for _, e := range episodes {
+		p.Episodes++
+		holds = append(holds, e.HoldSeconds)
+		if e.EndReason == probes.EndTimeout {
+			p.TimeoutTerminated++
+		}
+		if e.HoldSeconds < stuckAfter {
+			continue
+		}
+		p.StuckEpisodes++
+		k := key{probes.Fingerprint(e.Query), e.ApplicationName}
+		c := culprits[k]
+		if c == nil {
+			c = &probes.Culprit{Fingerprint: k.fp, ExampleQuery: e.Query, ApplicationName: k.app}
+			culprits[k] = c
+		}
+		c.Episodes++
+		c.TotalHoldSeconds += e.HoldSeconds
+		c.MaxHoldSeconds = max(c.MaxHoldSeconds, e.HoldSeconds)
+	}
+	slices.Sort(holds)
+	if n := len(holds); n > 0 {
+		p.ReleaseP50Seconds, p.ReleaseP99Seconds = nearestRank(holds, 50), nearestRank(holds, 99)
+		p.ReleaseMaxSeconds, p.LongestHoldSeconds = holds[n-1], holds[n-1]
+	}
+	for _, c := range culprits {
+		p.Culprits = append(p.Culprits, *c)
+	}
+	slices.SortFunc(p.Culprits, func(x, y probes.Culprit) int {
+		return cmp.Or(cmp.Compare(y.Episodes, x.Episodes), cmp.Compare(y.TotalHoldSeconds, x.TotalHoldSeconds),
+			cmp.Compare(x.Fingerprint, y.Fingerprint), cmp.Compare(x.ApplicationName, y.ApplicationName))
+	})
+	return p
+}
+
+func nearestRank(sorted []float64, p float64) float64 {
+	rank := int(math.Ceil(p / 100 * float64(len(sorted))))
+	return sorted[min(max(rank, 1), len(sorted))-1]
+}
+
+// partialLoad sums load.jsonl into the engine's result shape; latency
+// percentiles cannot be merged from per-second ones and stay absent.
+func partialLoad(points []LoadPoint) *scenarios.Result {
+	res := &scenarios.Result{Started: points[0].Time, Ended: points[len(points)-1].Time,
+		ErrorsByKind: map[string]int64{}, Latency: map[string]scenarios.LatencyStats{}, Interrupted: true}
+	if d := points[0].ElapsedSeconds; d > 0 {
+		res.Started = res.Started.Add(-time.Duration(d * float64(time.Second)))
+	}
+	for _, l := range points {
+		res.Requests += l.Requests
+		res.Failures += l.Failures
+		res.Iterations += l.Iterations
+		res.PeakUsers = max(res.PeakUsers, l.ActiveUsers)
+	}
+	return res
+}

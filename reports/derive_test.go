@@ -1,0 +1,90 @@
+package reports
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leakbench/leakbench/probes"
+)
+
+// series builds samples every step; waiting[i] is PgBouncer's cl_waiting
+// and acquired[i] the service pool's (max 10) — nil slices leave the
+// source out.
+func series(step time.Duration, waiting, acquired []int) []Sample {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	n := max(len(waiting), len(acquired))
+	out := make([]Sample, n)
+	for i := range out {
+		out[i].Time = t0.Add(time.Duration(i) * step)
+		if waiting != nil {
+			out[i].PgBouncer = &probes.PoolSample{ClWaiting: waiting[i], MaxWaitSeconds: 0.01 * float64(waiting[i])}
+		}
+		if acquired != nil {
+			out[i].AppPool = &AppPoolSample{Acquired: float64(acquired[i]), Max: 10, AcquireWaitsTotal: float64(i)}
+		}
+	}
+	return out
+}
+
+func repeat(v, n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = v
+	}
+	return s
+}
+
+func TestPoolState(t *testing.T) {
+	ms := 100 * time.Millisecond
+	tests := []struct {
+		name      string
+		samples   []Sample
+		interval  float64
+		exhausted bool
+		reason    string
+	}{
+		{"idle", series(ms, repeat(0, 50), nil), 0.1, false, ""},
+		{"one transient sample queued", series(ms, append(repeat(0, 20), append([]int{26}, repeat(0, 20)...)...), nil), 0.1, false, ""},
+		{"queued for half a second", series(ms, append(repeat(0, 10), append(repeat(3, 5), repeat(0, 10)...)...), nil), 0.1, false, ""},
+		{"queued for two seconds", series(ms, append(repeat(0, 10), append(repeat(3, 20), repeat(0, 10)...)...), nil), 0.1, true, "PgBouncer clients queued for 2.0 s"},
+		{"queued to the end", series(ms, append(repeat(0, 10), repeat(1, 15)...), nil), 0.1, true, "queued for 1.5 s"},
+		{"service pool saturated one scrape", series(time.Second, nil, []int{5, 10, 5, 5}), 0.1, false, ""},
+		{"service pool saturated three scrapes", series(time.Second, nil, []int{5, 10, 10, 10, 4}), 0.1, true, "service pool at its max (10/10) for 3.0 s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := poolState(tt.samples, tt.interval)
+			if p.Exhausted != tt.exhausted || !strings.Contains(p.Reason, tt.reason) {
+				t.Errorf("exhausted %v (%q), want %v (%q)", p.Exhausted, p.Reason, tt.exhausted, tt.reason)
+			}
+		})
+	}
+	// A long wait alone is exhaustion, however few samples saw it.
+	s := series(ms, []int{0, 1, 0}, nil)
+	s[1].PgBouncer.MaxWaitSeconds = 1.5
+	if p := poolState(s, 0.1); !p.Exhausted || p.WorstWaitSeconds != 1.5 {
+		t.Errorf("a 1.5 s wait: %+v", p)
+	}
+	// Counters are taken as increases over the run.
+	if p := poolState(series(time.Second, nil, []int{1, 2, 3, 4}), 1); p.AppPoolAcquireWaits != 3 || !p.AppPoolSampled || p.PgBouncerSampled {
+		t.Errorf("counters: %+v", p)
+	}
+}
+
+func TestReadJSONL(t *testing.T) {
+	in := "{\"requests\":1}\n\n{\"requests\":2}\n{\"requests\":3,\"fail"
+	var got []LoadPoint
+	bad, err := readJSONL(strings.NewReader(in), &got)
+	if err != nil || bad != 1 || len(got) != 2 || got[1].Requests != 2 {
+		t.Errorf("got %+v, %d bad, %v", got, bad, err)
+	}
+}
+
+func TestThresholdObserved(t *testing.T) {
+	for raw, want := range map[string]string{"": "n/a", "null": "n/a", "512.5": "512.5", `"12%"`: "12%", "[1]": "[1]"} {
+		if got := (Threshold{Observed: []byte(raw)}).ObservedString(); got != want {
+			t.Errorf("%q: %q, want %q", raw, got, want)
+		}
+	}
+}

@@ -1,0 +1,244 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"flag"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden from the current output")
+
+// The fixture is a real sign-off (profile ci) recorded on a 2-core machine,
+// trimmed: no logs, and two in three of the sub-second released episodes
+// dropped from episodes.jsonl.
+const fixtureDir = "testdata/signoff"
+
+func loadFixture(t testing.TB, name string) *Run {
+	t.Helper()
+	r, err := LoadRun(filepath.Join(fixtureDir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// copyRun copies a fixture run directory so that rendering can write into
+// it.
+func copyRun(t *testing.T, name, dst string) string {
+	t.Helper()
+	if err := os.CopyFS(dst, os.DirFS(filepath.Join(fixtureDir, name))); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test -update rewrites it); got:\n%s", name, got)
+	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestGoldenRun(t *testing.T) {
+	t.Setenv(StepSummaryEnv, "")
+	dir := copyRun(t, "before", t.TempDir())
+	if _, err := RenderRun(dir); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "run.md", readFile(t, filepath.Join(dir, ReportFile)))
+	golden(t, "run.summary.json", readFile(t, filepath.Join(dir, SummaryFile)))
+	golden(t, "run.junit.xml", readFile(t, filepath.Join(dir, JUnitFile)))
+	checkJUnit(t, readFile(t, filepath.Join(dir, JUnitFile)), 2)
+	for _, p := range []string{PlotStuck, PlotStates, PlotRelease, PlotPgBouncer} {
+		for _, ext := range []string{FormatPNG, FormatSVG} {
+			if _, err := os.Stat(filepath.Join(dir, PlotsDir, p+"."+ext)); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	// The summary written reads back, with the derived pool state.
+	again, err := ReadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Pool == nil || again.Pool.Exhausted {
+		t.Errorf("pool state %+v: want healthy (PgBouncer queued clients only for moments)", again.Pool)
+	}
+}
+
+func TestGoldenSignoff(t *testing.T) {
+	t.Setenv(StepSummaryEnv, "")
+	out := t.TempDir()
+	copyRun(t, "before", filepath.Join(out, "before"))
+	copyRun(t, "after", filepath.Join(out, "after"))
+	cmp, err := RenderSignoff(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cmp.Pass {
+		t.Errorf("verdict fails on the recorded sign-off: %+v", cmp.Checks)
+	}
+	golden(t, "compare.md", readFile(t, filepath.Join(out, ReportFile)))
+	golden(t, "compare.json", readFile(t, filepath.Join(out, CompareFile)))
+	golden(t, "compare.junit.xml", readFile(t, filepath.Join(out, JUnitFile)))
+	checkJUnit(t, readFile(t, filepath.Join(out, JUnitFile)), 0)
+	for _, f := range []string{"before/" + HTMLFile, "after/" + JUnitFile, HTMLFile, PlotsDir + "/" + PlotRelease + ".png"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	var back Comparison
+	if err := json.Unmarshal(readFile(t, filepath.Join(out, CompareFile)), &back); err != nil || back.SchemaVersion != SchemaVersion {
+		t.Errorf("compare.json: %v, schema_version %d", err, back.SchemaVersion)
+	}
+}
+
+// checkJUnit parses the XML and checks its counts add up.
+func checkJUnit(t *testing.T, raw []byte, wantFailures int) {
+	t.Helper()
+	var doc junitSuites
+	if err := xml.Unmarshal(raw, &doc); err != nil {
+		t.Fatalf("junit.xml does not parse: %v", err)
+	}
+	tests, failures := 0, 0
+	for _, s := range doc.Suites {
+		tests += len(s.Cases)
+		for _, c := range s.Cases {
+			if c.Failure != nil {
+				failures++
+			}
+		}
+	}
+	if tests != doc.Tests || failures != doc.Failures || failures != wantFailures {
+		t.Errorf("junit: %d cases, %d failures; header says %d, %d; want %d failures", tests, failures, doc.Tests, doc.Failures, wantFailures)
+	}
+}
+
+// TestIncompleteRun renders a run that was killed: no summary.json, and a
+// last line torn in the middle of a write.
+func TestIncompleteRun(t *testing.T) {
+	t.Setenv(StepSummaryEnv, "")
+	dir := copyRun(t, "before", t.TempDir())
+	if err := os.Remove(filepath.Join(dir, SummaryFile)); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{SamplesFile, EpisodesFile} {
+		b := readFile(t, filepath.Join(dir, f))
+		if err := os.WriteFile(filepath.Join(dir, f), b[:len(b)*6/10], 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := RenderRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Incomplete() || r.Summary.EndReason != EndIncomplete {
+		t.Fatalf("incomplete = %v, end reason %q", r.Incomplete(), r.Summary.EndReason)
+	}
+	md := readFile(t, filepath.Join(dir, ReportFile))
+	golden(t, "incomplete.md", md)
+	html := readFile(t, filepath.Join(dir, HTMLFile))
+	for _, want := range []string{"Incomplete run", "skipped 1 unreadable line"} {
+		if !bytes.Contains(md, []byte(want)) || !bytes.Contains(html, []byte(want)) {
+			t.Errorf("report.md or report.html lacks %q", want)
+		}
+	}
+	if r.Summary.Probe == nil || r.Summary.Probe.StuckEpisodes == 0 || len(r.Summary.Probe.Culprits) == 0 {
+		t.Errorf("rebuilt probe summary lost the leak: %+v", r.Summary.Probe)
+	}
+	// Rendering again reads the summary it wrote, still incomplete.
+	r2, err := LoadRun(dir)
+	if err != nil || !r2.Incomplete() {
+		t.Fatalf("second read: %v, incomplete %v", err, r2 != nil && r2.Incomplete())
+	}
+	cmp := CompareRuns(r2, loadFixture(t, "after"))
+	if cmp.Pass || cmp.Checks[0].Pass {
+		t.Errorf("a sign-off with an incomplete before run passes: %+v", cmp.Checks[0])
+	}
+}
+
+func TestNotARun(t *testing.T) {
+	empty := t.TempDir()
+	other := t.TempDir()
+	if err := os.WriteFile(filepath.Join(other, "notes.txt"), []byte("hi"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(other, "notes.txt")
+	badSchema := t.TempDir()
+	if err := os.WriteFile(filepath.Join(badSchema, SummaryFile), []byte(`{"schema_version": 99}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, dir string
+		want      error
+		text      string
+	}{
+		{"empty directory", empty, ErrNotRun, "no summary.json"},
+		{"unrelated files", other, ErrNotRun, "not a leakbench run"},
+		{"a file", file, ErrNotRun, "it is a file"},
+		{"missing", filepath.Join(empty, "nope"), fs.ErrNotExist, "nope"},
+		{"newer schema", badSchema, nil, "schema version 99"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := RenderRun(tt.dir)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if tt.want != nil && !errors.Is(err, tt.want) {
+				t.Errorf("error %v, want %v", err, tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.text) {
+				t.Errorf("error %q does not say %q", err, tt.text)
+			}
+		})
+	}
+}
+
+func TestStepSummary(t *testing.T) {
+	sum := filepath.Join(t.TempDir(), "step-summary.md")
+	t.Setenv(StepSummaryEnv, sum)
+	dir := copyRun(t, "after", t.TempDir())
+	for range 2 {
+		if _, err := RenderRun(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := string(readFile(t, sum))
+	if n := strings.Count(got, "# leakbench run: after"); n != 2 {
+		t.Errorf("step summary has the report %d times, want it appended twice", n)
+	}
+	if len(got) > 65536 {
+		t.Errorf("step summary is %d bytes, too long for a comment", len(got))
+	}
+}

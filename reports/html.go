@@ -1,0 +1,268 @@
+package reports
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/leakbench/leakbench/probes"
+)
+
+//go:embed report.html.tmpl
+var htmlTemplate string
+
+var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
+	"seconds": seconds,
+}).Parse(htmlTemplate))
+
+// htmlView is what the HTML template shows; one column per run.
+type htmlView struct {
+	Title        string
+	Verdict      string
+	Pass         bool
+	Banners      []string
+	Columns      []string
+	Table        []htmlRow
+	Checks       []Check
+	Plots        []htmlPlot
+	Runs         []htmlRun
+	Environment  []htmlRow
+	Ending       []htmlRow
+	Notes        []string
+	HasThreshold bool
+}
+
+type htmlRow struct {
+	Label  string
+	Values []string
+}
+
+type htmlPlot struct {
+	Name, Caption, PNG string
+	SVG                template.HTML
+}
+
+type htmlRun struct {
+	Label      string
+	Culprits   []probes.Culprit
+	Thresholds []Threshold
+	Errors     []htmlRow
+	Samples    []string
+}
+
+// WriteHTML writes the run's report as one self-contained HTML file: the
+// verdict, the table, the plots inline as SVG, culprits, thresholds, the
+// environment and how the run ended. It loads nothing from anywhere.
+func (r *Run) WriteHTML(w io.Writer) error {
+	v := newView([]*Run{r}, "leakbench run: "+r.Label())
+	v.Checks = RunChecks(r.Summary)
+	v.Pass = true
+	for _, c := range v.Checks {
+		v.Pass = v.Pass && c.Pass
+	}
+	v.Verdict = runVerdict(r.Summary)
+	return v.render(w, r)
+}
+
+// WriteHTML writes the sign-off's report as one self-contained HTML file,
+// before and after side by side. The runs come from CompareRuns or
+// RenderComparison; without them only the table and checks are shown.
+func (c *Comparison) WriteHTML(w io.Writer) error {
+	runs := []*Run{c.before, c.after}
+	if c.before == nil || c.after == nil {
+		runs = []*Run{{Dir: c.BeforeDir, Summary: c.Before}, {Dir: c.AfterDir, Summary: c.After}}
+	}
+	v := newView(runs, "leakbench sign-off")
+	v.Checks, v.Pass = c.Checks, c.Pass
+	v.Verdict = "PASS — the leak shows in before and is gone in after"
+	if !c.Pass {
+		v.Verdict = "FAIL — see the checks below"
+	}
+	return v.render(w, runs...)
+}
+
+func newView(runs []*Run, title string) *htmlView {
+	v := &htmlView{Title: title}
+	for _, r := range runs {
+		v.Columns = append(v.Columns, r.Label())
+		if r.Summary.Incomplete {
+			v.Banners = append(v.Banners, fmt.Sprintf("Incomplete run: %s was killed before it finished and wrote no summary. Its figures are rebuilt from the probe's files and cover only what was recorded; sessions still open when it died are not counted as episodes.", r.Label()))
+		}
+		for _, n := range r.Notes {
+			v.Notes = append(v.Notes, r.Label()+": "+n)
+		}
+	}
+	for _, row := range tableRows {
+		hr := htmlRow{Label: strings.ReplaceAll(row.label, "`", "")}
+		for _, r := range runs {
+			hr.Values = append(hr.Values, row.value(r.Summary))
+		}
+		v.Table = append(v.Table, hr)
+	}
+	v.Environment = rowsOf(runs, environmentRows)
+	v.Ending = rowsOf(runs, endingRows)
+	if slices.ContainsFunc(runs, func(r *Run) bool { return r.LoadEndReason != "" || r.DroppedIterations > 0 }) {
+		hr := htmlRow{Label: "Load end reason / dropped iterations"}
+		for _, r := range runs {
+			hr.Values = append(hr.Values, fmt.Sprintf("%s / %d", orDash(r.LoadEndReason), r.DroppedIterations))
+		}
+		v.Ending = append(v.Ending, hr)
+	}
+	for _, r := range runs {
+		hr := htmlRun{Label: r.Label(), Thresholds: r.Thresholds}
+		if p := r.Summary.Probe; p != nil {
+			hr.Culprits = p.Culprits
+		}
+		if l := r.Summary.Load; l != nil {
+			kinds := make([]string, 0, len(l.ErrorsByKind))
+			for k, n := range l.ErrorsByKind {
+				if n > 0 {
+					kinds = append(kinds, k)
+				}
+			}
+			sort.Strings(kinds)
+			for _, k := range kinds {
+				hr.Errors = append(hr.Errors, htmlRow{Label: k, Values: []string{fmt.Sprint(l.ErrorsByKind[k])}})
+			}
+			hr.Samples = l.ErrorSamples
+		}
+		v.HasThreshold = v.HasThreshold || len(r.Thresholds) > 0
+		v.Runs = append(v.Runs, hr)
+	}
+	return v
+}
+
+func (v *htmlView) render(w io.Writer, runs ...*Run) error {
+	withData := runs[:0:0]
+	for _, r := range runs {
+		if len(r.Samples)+len(r.Episodes)+len(r.Load) > 0 {
+			withData = append(withData, r)
+		}
+	}
+	for _, name := range PlotNames(withData...) {
+		var buf bytes.Buffer
+		if err := WritePlot(&buf, name, FormatSVG, withData...); err != nil {
+			return err
+		}
+		v.Plots = append(v.Plots, htmlPlot{Name: name, Caption: PlotCaption(name), PNG: PlotsDir + "/" + name + ".png", SVG: inlineSVG(buf.Bytes())})
+	}
+	return reportTemplate.Execute(w, v)
+}
+
+// inlineSVG drops the XML prelude so the SVG can sit inside HTML. The SVG
+// comes from gonum/plot, which escapes every text it draws.
+func inlineSVG(svg []byte) template.HTML {
+	if i := bytes.Index(svg, []byte("<svg")); i >= 0 {
+		svg = svg[i:]
+	}
+	return template.HTML(svg) // #nosec: generated here, text escaped by vgsvg.
+}
+
+func rowsOf(runs []*Run, rows []metricRow) []htmlRow {
+	var out []htmlRow
+	for _, row := range rows {
+		hr := htmlRow{Label: row.label}
+		for _, r := range runs {
+			hr.Values = append(hr.Values, row.value(r.Summary))
+		}
+		out = append(out, hr)
+	}
+	return out
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+// environmentRows describe what a run ran against.
+var environmentRows = []metricRow{
+	{"Gateway variant", func(s *Summary) string { return orDash(s.Environment.Variant) }},
+	{"Profile", func(s *Summary) string { return orDash(s.Profile) }},
+	{"PostgreSQL", func(s *Summary) string { return orDash(s.Environment.PostgresVersion) }},
+	{"idle_in_transaction_session_timeout", func(s *Summary) string { return seconds(s.Environment.IdleInTxTimeoutSeconds) }},
+	{"max_connections", func(s *Summary) string { return fmt.Sprint(s.Environment.MaxConnections) }},
+	{"PgBouncer", func(s *Summary) string { return orDash(s.Environment.PgBouncerVersion) }},
+	{"PgBouncer pool mode / pool size", func(s *Summary) string {
+		return orDash(s.Environment.PoolMode) + " / " + fmt.Sprint(s.Environment.PgBouncerPoolSize)
+	}},
+	{"Service (gateway) pool size", func(s *Summary) string { return fmt.Sprint(s.Environment.GatewayPoolSize) }},
+	{"Stack provider / target", func(s *Summary) string {
+		return orDash(s.Environment.Provider) + " / " + orDash(s.Environment.Target)
+	}},
+	{"Scenario", scenarioText},
+	{"Probe interval / stuck threshold", func(s *Summary) string {
+		if s.Probe == nil {
+			return "—"
+		}
+		return seconds(s.Probe.IntervalSeconds) + " / " + seconds(s.Probe.StuckAfterSeconds)
+	}},
+	{"leakbench version / commit", func(s *Summary) string {
+		return orDash(s.Environment.LeakbenchVersion) + " / " + orDash(s.Environment.LeakbenchCommit)
+	}},
+}
+
+func scenarioText(s *Summary) string {
+	if s.Load == nil {
+		return "—"
+	}
+	c := s.Load.Config
+	var tools []string
+	for _, t := range c.Tools {
+		tools = append(tools, fmt.Sprintf("%s×%d", t.Name, max(t.Weight, 1)))
+	}
+	txt := fmt.Sprintf("%d users for %s (ramp-up %s), think %s–%s, request timeout %s, tools/list every %d iterations",
+		c.Users, c.Duration, c.RampUp, c.ThinkMin, c.ThinkMax, c.RequestTimeout, c.ListToolsEvery)
+	if len(tools) > 0 {
+		txt += ", tools " + strings.Join(tools, ", ")
+	}
+	return txt
+}
+
+// endingRows say how a run ended.
+var endingRows = []metricRow{
+	{"Ended", func(s *Summary) string {
+		if s.Error != "" {
+			return s.EndReason + " — " + s.Error
+		}
+		return s.EndReason
+	}},
+	{"Started / duration", func(s *Summary) string {
+		if s.Started.IsZero() {
+			return "—"
+		}
+		return s.Started.UTC().Format(time.RFC3339) + " / " + s.Ended.Sub(s.Started).Round(100*time.Millisecond).String()
+	}},
+	{"Load interrupted / users aborted / peak users", func(s *Summary) string {
+		if s.Load == nil {
+			return "—"
+		}
+		return fmt.Sprintf("%t / %d / %d", s.Load.Interrupted, s.Load.AbortedUsers, s.Load.PeakUsers)
+	}},
+	{"Iterations / re-initializations / init retries", func(s *Summary) string {
+		if s.Load == nil {
+			return "—"
+		}
+		return fmt.Sprintf("%d / %d / %d", s.Load.Iterations, s.Load.Reinits, s.Load.InitRetries)
+	}},
+	{"Probe samples (failed)", func(s *Summary) string {
+		if s.Probe == nil {
+			return "—"
+		}
+		return fmt.Sprintf("%d (%d)", s.Probe.Samples, s.Probe.FailedSamples)
+	}},
+	{"Idle-in-transaction episodes", func(s *Summary) string {
+		if s.Probe == nil {
+			return "—"
+		}
+		return fmt.Sprint(s.Probe.Episodes)
+	}},
+}

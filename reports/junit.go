@@ -1,0 +1,176 @@
+package reports
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// RunChecks are the leak checks of one run: each is a JUnit test case and
+// a line of the HTML report. A leaky build fails them — that is what the
+// before run of a sign-off must show.
+func RunChecks(s *Summary) []Check {
+	checks := []Check{{
+		Name:   "run completed",
+		Pass:   s.EndReason == EndCompleted,
+		Detail: trimDetail(strings.TrimSuffix("ended: "+s.EndReason+" — "+s.Error, " — ")),
+	}}
+	p := s.Probe
+	if p == nil {
+		return append(checks, Check{Name: "probe recorded samples", Detail: "no probe summary"})
+	}
+	checks = append(checks,
+		Check{
+			Name:   "no session stuck idle in transaction",
+			Pass:   p.StuckEpisodes == 0 && p.MaxStuckIdleInTx == 0,
+			Detail: fmt.Sprintf("%d stuck episodes (held ≥ %s), at most %d stuck at once, longest hold %s", p.StuckEpisodes, seconds(p.StuckAfterSeconds), p.MaxStuckIdleInTx, seconds(p.LongestHoldSeconds)),
+		},
+		Check{
+			Name:   "no session killed by idle_in_transaction_session_timeout",
+			Pass:   p.TimeoutTerminated == 0,
+			Detail: fmt.Sprintf("%d sessions terminated at the %s timeout", p.TimeoutTerminated, seconds(p.IdleInTxTimeoutSeconds)),
+		})
+	if pool := s.Pool; pool != nil && (pool.PgBouncerSampled || pool.AppPoolSampled) {
+		detail := "healthy"
+		if pool.Exhausted {
+			detail = pool.Reason
+		}
+		if pool.PgBouncerSampled {
+			detail += fmt.Sprintf("; worst PgBouncer wait %s, up to %d clients queued", seconds(pool.WorstWaitSeconds), pool.PgBouncerMaxClWaiting)
+		}
+		checks = append(checks, Check{Name: "connection pool not exhausted", Pass: !pool.Exhausted, Detail: detail})
+		if pool.AppPoolSampled {
+			checks = append(checks, Check{
+				Name:   "service closed every session",
+				Pass:   pool.AppPoolUnclosedSessions == 0,
+				Detail: fmt.Sprintf("%g sessions still open at the last scrape", pool.AppPoolUnclosedSessions),
+			})
+		}
+	}
+	return checks
+}
+
+func trimDetail(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// JUnit XML, as Jenkins, GitLab, GitHub test reporters and most CI systems
+// read it. Output is deterministic: no timestamps, no durations.
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Failure   *junitMessage `xml:"failure,omitempty"`
+	Skipped   *junitMessage `xml:"skipped,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitMessage struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr,omitempty"`
+	Text    string `xml:",chardata"`
+}
+
+func (s *junitSuite) add(c junitCase) {
+	s.Tests++
+	if c.Failure != nil {
+		s.Failures++
+	}
+	if c.Skipped != nil {
+		s.Skipped++
+	}
+	s.Cases = append(s.Cases, c)
+}
+
+func checkSuite(name, class string, checks []Check) junitSuite {
+	s := junitSuite{Name: name}
+	for _, ch := range checks {
+		c := junitCase{Name: ch.Name, Classname: class, SystemOut: ch.Detail}
+		if !ch.Pass {
+			c.Failure = &junitMessage{Message: ch.Detail, Type: "LeakCheckFailed", Text: ch.Detail}
+		}
+		s.add(c)
+	}
+	return s
+}
+
+// thresholdSuite lists a run's thresholds. informational: a failed
+// threshold is reported as skipped, not failed (the before run of a
+// sign-off is expected to break them; the sign-off's checks decide).
+func thresholdSuite(name, class string, ts []Threshold, informational bool) junitSuite {
+	s := junitSuite{Name: name}
+	for _, t := range ts {
+		msg := fmt.Sprintf("%s %s: observed %s", t.Metric, t.Expression, t.ObservedString())
+		c := junitCase{Name: t.Metric + " " + t.Expression, Classname: class, SystemOut: msg}
+		switch {
+		case t.Pass:
+		case informational:
+			c.Skipped = &junitMessage{Message: "failed on the before (leaky) build, as a sign-off expects: " + msg}
+		default:
+			c.Failure = &junitMessage{Message: msg, Type: "ThresholdFailed", Text: msg}
+		}
+		s.add(c)
+	}
+	return s
+}
+
+func writeJUnit(w io.Writer, name string, suites []junitSuite) error {
+	doc := junitSuites{Name: name}
+	for _, s := range suites {
+		if s.Tests == 0 {
+			continue
+		}
+		doc.Tests += s.Tests
+		doc.Failures += s.Failures
+		doc.Skipped += s.Skipped
+		doc.Suites = append(doc.Suites, s)
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+// WriteJUnit writes the run's leak checks and thresholds as JUnit XML.
+func (r *Run) WriteJUnit(w io.Writer) error {
+	class := "leakbench." + r.Summary.Name
+	return writeJUnit(w, "leakbench "+r.Label(), []junitSuite{
+		checkSuite("leak checks: "+r.Label(), class, RunChecks(r.Summary)),
+		thresholdSuite("thresholds: "+r.Label(), class, r.Thresholds, false),
+	})
+}
+
+// WriteJUnit writes the sign-off's checks and both runs' thresholds as
+// JUnit XML. Thresholds the before run fails are reported as skipped:
+// the leaky build is expected to fail them.
+func (c *Comparison) WriteJUnit(w io.Writer) error {
+	suites := []junitSuite{checkSuite("sign-off", "leakbench.signoff", c.Checks)}
+	if c.after != nil {
+		suites = append(suites, thresholdSuite("thresholds: "+c.after.Label(), "leakbench.after", c.after.Thresholds, false))
+	}
+	if c.before != nil {
+		suites = append(suites, thresholdSuite("thresholds: "+c.before.Label(), "leakbench.before", c.before.Thresholds, true))
+	}
+	return writeJUnit(w, "leakbench sign-off", suites)
+}

@@ -1,0 +1,169 @@
+package reports
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// StepSummaryEnv names the file GitHub Actions shows as a job's summary;
+// when it is set, rendering appends the Markdown report to it.
+const StepSummaryEnv = "GITHUB_STEP_SUMMARY"
+
+// RenderRun reads the run directory dir and writes its whole report into
+// it: summary.json (with the derived pool state), report.md, report.html,
+// junit.xml and plots/NAME.png|svg. A run that was killed before writing
+// its summary renders with an "incomplete" banner; a directory holding no
+// run is ErrNotRun. The Markdown goes to $GITHUB_STEP_SUMMARY too.
+func RenderRun(dir string) (*Run, error) {
+	r, err := LoadRun(dir)
+	if err != nil {
+		return nil, err
+	}
+	return r, renderRun(r, true)
+}
+
+func renderRun(r *Run, stepSummary bool) error {
+	if _, err := writePlots(r.Dir, r); err != nil {
+		return err
+	}
+	if err := writeJSON(filepath.Join(r.Dir, SummaryFile), r.Summary); err != nil {
+		return err
+	}
+	var md bytes.Buffer
+	if err := r.WriteMarkdown(&md); err != nil {
+		return err
+	}
+	if err := writeBytes(filepath.Join(r.Dir, ReportFile), md.Bytes()); err != nil {
+		return err
+	}
+	if err := writeFileAtomic(filepath.Join(r.Dir, HTMLFile), func(f *os.File) error { return r.WriteHTML(f) }); err != nil {
+		return err
+	}
+	if err := writeFileAtomic(filepath.Join(r.Dir, JUnitFile), func(f *os.File) error { return r.WriteJUnit(f) }); err != nil {
+		return err
+	}
+	if stepSummary {
+		return appendStepSummary(md.Bytes())
+	}
+	return nil
+}
+
+// RenderComparison writes a comparison's report into dir: compare.json,
+// report.md, report.html, junit.xml and the plots of both runs side by
+// side with shared axes. A comparison made with Compare (summaries only)
+// reads its runs from BeforeDir and AfterDir, taken relative to dir when
+// they are there. The Markdown goes to $GITHUB_STEP_SUMMARY too.
+func RenderComparison(dir string, c *Comparison) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	if c.before == nil || c.after == nil {
+		var err error
+		if c.before, err = LoadRun(resolveRunDir(dir, c.BeforeDir)); err != nil {
+			return fmt.Errorf("before: %w", err)
+		}
+		if c.after, err = LoadRun(resolveRunDir(dir, c.AfterDir)); err != nil {
+			return fmt.Errorf("after: %w", err)
+		}
+	}
+	plots, err := writePlots(dir, c.before, c.after)
+	if err != nil {
+		return err
+	}
+	c.plots = plots
+	if err := writeJSON(filepath.Join(dir, CompareFile), c); err != nil {
+		return err
+	}
+	var md bytes.Buffer
+	if err := c.WriteMarkdown(&md); err != nil {
+		return err
+	}
+	if err := writeBytes(filepath.Join(dir, ReportFile), md.Bytes()); err != nil {
+		return err
+	}
+	if err := writeFileAtomic(filepath.Join(dir, HTMLFile), func(f *os.File) error { return c.WriteHTML(f) }); err != nil {
+		return err
+	}
+	if err := writeFileAtomic(filepath.Join(dir, JUnitFile), func(f *os.File) error { return c.WriteJUnit(f) }); err != nil {
+		return err
+	}
+	return appendStepSummary(md.Bytes())
+}
+
+// RenderSignoff renders a sign-off directory as leakbench signoff lays it
+// out: the runs in out/before and out/after each get their own report, and
+// out gets the comparison, which it returns for the verdict. Only the
+// comparison goes to $GITHUB_STEP_SUMMARY.
+func RenderSignoff(out string) (*Comparison, error) {
+	var runs [2]*Run
+	for i, name := range []string{"before", "after"} {
+		r, err := LoadRun(filepath.Join(out, name))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if err := renderRun(r, false); err != nil {
+			return nil, fmt.Errorf("%s report: %w", name, err)
+		}
+		runs[i] = r
+	}
+	c := CompareRuns(runs[0], runs[1])
+	c.BeforeDir, c.AfterDir = "before", "after"
+	return c, RenderComparison(out, c)
+}
+
+// resolveRunDir finds a comparison's run directory: as recorded, relative
+// to the comparison's directory when it is there.
+func resolveRunDir(dir, run string) string {
+	if !filepath.IsAbs(run) {
+		if _, err := os.Stat(filepath.Join(dir, run)); err == nil {
+			return filepath.Join(dir, run)
+		}
+	}
+	return run
+}
+
+// writePlots writes every plot the runs have data for, as PNG and SVG,
+// into dir/plots, and returns their names.
+func writePlots(dir string, runs ...*Run) ([]string, error) {
+	names := PlotNames(runs...)
+	if len(names) == 0 {
+		return nil, nil
+	}
+	if err := os.MkdirAll(filepath.Join(dir, PlotsDir), 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", PlotsDir, err)
+	}
+	for _, n := range names {
+		for _, format := range []string{FormatPNG, FormatSVG} {
+			path := filepath.Join(dir, PlotsDir, n+"."+format)
+			if err := writeFileAtomic(path, func(f *os.File) error { return WritePlot(f, n, format, runs...) }); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return names, nil
+}
+
+func writeBytes(path string, b []byte) error {
+	return writeFileAtomic(path, func(f *os.File) error {
+		_, err := f.Write(b)
+		return err
+	})
+}
+
+// appendStepSummary appends md to $GITHUB_STEP_SUMMARY when it is set.
+func appendStepSummary(md []byte) error {
+	path := os.Getenv(StepSummaryEnv)
+	if path == "" {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("write $%s: %w", StepSummaryEnv, err)
+	}
+	_, err = io.Copy(f, bytes.NewReader(append(md, '\n')))
+	return errors.Join(err, f.Close())
+}

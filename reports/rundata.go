@@ -1,0 +1,289 @@
+package reports
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/leakbench/leakbench/probes"
+)
+
+// More files of a run directory.
+const (
+	ConfigFile = "config.json"
+	LoadFile   = "load.jsonl"
+)
+
+// Sample is one line of samples.jsonl: the probe's probes.Sample and the
+// service's own pool when the probe scraped it. Fields the probe adds later
+// under the same JSON names take the place of these.
+type Sample struct {
+	probes.Sample
+	AppPool *AppPoolSample `json:"app_pool,omitempty"`
+	// Gap: the PostgreSQL read failed and the counts are zero.
+	Gap bool `json:"gap,omitempty"`
+}
+
+// AppPoolSample is the service's own connection pool as its metrics
+// endpoint reported it; the *Total fields are counters since the service
+// started.
+type AppPoolSample struct {
+	Acquired                float64 `json:"acquired"`
+	Idle                    float64 `json:"idle"`
+	Total                   float64 `json:"total"`
+	Max                     float64 `json:"max"`
+	AcquireWaitsTotal       float64 `json:"acquire_waits_total"`
+	AcquireWaitSecondsTotal float64 `json:"acquire_wait_seconds_total"`
+	CanceledAcquiresTotal   float64 `json:"canceled_acquires_total"`
+	UnclosedSessions        float64 `json:"unclosed_sessions"`
+}
+
+// LoadPoint is one line of load.jsonl: what the virtual users did in one
+// second of the run.
+type LoadPoint struct {
+	Time              time.Time `json:"time"`
+	ElapsedSeconds    float64   `json:"elapsed_seconds"`
+	ActiveUsers       int       `json:"active_users"`
+	Requests          int64     `json:"requests"`
+	Failures          int64     `json:"failures"`
+	Aborted           int64     `json:"aborted"`
+	Iterations        int64     `json:"iterations"`
+	DroppedIterations int64     `json:"dropped_iterations"`
+	ReqPerSecond      float64   `json:"req_per_second"`
+	P50Ms             float64   `json:"p50_ms"`
+	P95Ms             float64   `json:"p95_ms"`
+	P99Ms             float64   `json:"p99_ms"`
+}
+
+// Threshold is one of the scenario's pass/fail criteria as the engine
+// judged it (summary.json: load.thresholds).
+type Threshold struct {
+	Metric      string          `json:"metric"`
+	Expression  string          `json:"expression"`
+	Pass        bool            `json:"pass"`
+	Observed    json.RawMessage `json:"observed,omitempty"`
+	AbortOnFail bool            `json:"abort_on_fail"`
+}
+
+// ObservedString formats the observed value: numbers as numbers, anything
+// else as its JSON text.
+func (t Threshold) ObservedString() string {
+	raw := bytes.TrimSpace(t.Observed)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "n/a"
+	}
+	if f, err := strconv.ParseFloat(string(raw), 64); err == nil {
+		return strconv.FormatFloat(f, 'g', 6, 64)
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
+}
+
+// loadExtras are fields of summary.json's "load" object that the engine
+// records and that this package reads without depending on their Go type.
+type loadExtras struct {
+	Thresholds        []Threshold `json:"thresholds"`
+	EndReason         string      `json:"end_reason"`
+	DroppedIterations int64       `json:"dropped_iterations"`
+}
+
+// runConfig is what reports read from config.json.
+type runConfig struct {
+	Name    string `json:"name"`
+	Variant string `json:"variant"`
+	Profile struct {
+		Name          string   `json:"name"`
+		ProbeInterval duration `json:"probe_interval"`
+		StuckAfter    duration `json:"stuck_after"`
+		Drain         duration `json:"drain"`
+	} `json:"profile"`
+	Stack struct {
+		IdleInTxTimeout   duration `json:"idle_in_transaction_session_timeout"`
+		MaxConnections    int      `json:"max_connections"`
+		PoolMode          string   `json:"pool_mode"`
+		PgBouncerPoolSize int      `json:"pgbouncer_pool_size"`
+		GatewayPoolSize   int      `json:"gateway_pool_size"`
+	} `json:"stack"`
+	Version string `json:"leakbench_version"`
+}
+
+// duration reads a time.Duration written as nanoseconds or as a Go
+// duration string.
+type duration time.Duration
+
+func (d *duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		v, err := time.ParseDuration(s)
+		*d = duration(v)
+		return err
+	}
+	var n int64
+	err := json.Unmarshal(b, &n)
+	*d = duration(n)
+	return err
+}
+
+func (d duration) seconds() float64 { return time.Duration(d).Seconds() }
+
+// Run is a run directory read back: the summary and the time series the
+// run recorded. Slices are empty when their file is absent.
+type Run struct {
+	Dir     string
+	Summary *Summary
+	// Samples and Episodes come from samples.jsonl and episodes.jsonl;
+	// Load from load.jsonl.
+	Samples    []Sample
+	Episodes   []probes.Episode
+	Load       []LoadPoint
+	Thresholds []Threshold
+	// LoadEndReason and DroppedIterations are the engine's, when recorded.
+	LoadEndReason     string
+	DroppedIterations int64
+	// Notes say what was missing or damaged in the directory.
+	Notes []string
+}
+
+// Incomplete reports whether the run never wrote its summary (it was
+// killed), so its report is rebuilt from what the probe had appended.
+func (r *Run) Incomplete() bool { return r.Summary.Incomplete }
+
+// Label names the run in reports: "before (commit-in-finally)".
+func (r *Run) Label() string {
+	name := r.Summary.Name
+	if name == "" {
+		name = filepath.Base(r.Dir)
+	}
+	if v := r.Summary.Environment.Variant; v != "" {
+		return name + " (" + v + ")"
+	}
+	return name
+}
+
+// LoadRun reads a run directory. A directory without summary.json whose
+// probe files exist is a run that was killed: it is read as far as it goes
+// (a torn last line is skipped) and marked incomplete. A directory with
+// none of a run's files is ErrNotRun.
+func LoadRun(dir string) (*Run, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("%s: %w (it is a file)", dir, ErrNotRun)
+	}
+	r := &Run{Dir: dir}
+	var raw []byte
+	raw, err = os.ReadFile(filepath.Join(dir, SummaryFile))
+	switch {
+	case err == nil:
+		r.Summary, err = decodeSummary(dir, raw)
+		if err != nil {
+			return nil, err
+		}
+		var extras struct {
+			Load *loadExtras `json:"load"`
+		}
+		if json.Unmarshal(raw, &extras) == nil && extras.Load != nil {
+			r.Thresholds = extras.Load.Thresholds
+			r.LoadEndReason = extras.Load.EndReason
+			r.DroppedIterations = extras.Load.DroppedIterations
+		}
+	case errors.Is(err, fs.ErrNotExist):
+	default:
+		return nil, fmt.Errorf("read %s: %w", SummaryFile, err)
+	}
+	found := r.Summary != nil
+	for _, f := range []struct {
+		name string
+		read func(io.Reader) (int, error)
+	}{
+		{SamplesFile, func(rd io.Reader) (int, error) { return readJSONL(rd, &r.Samples) }},
+		{EpisodesFile, func(rd io.Reader) (int, error) { return readJSONL(rd, &r.Episodes) }},
+		{LoadFile, func(rd io.Reader) (int, error) { return readJSONL(rd, &r.Load) }},
+	} {
+		fh, err := os.Open(filepath.Join(dir, f.name))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("open %s: %w", f.name, err)
+		}
+		found = true
+		bad, err := f.read(fh)
+		fh.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, f.name), err)
+		}
+		if bad > 0 {
+			r.Notes = append(r.Notes, fmt.Sprintf("%s: skipped %d unreadable line(s) (a torn write when the run was killed)", f.name, bad))
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("%s: %w: no %s, %s or %s", dir, ErrNotRun, SummaryFile, SamplesFile, EpisodesFile)
+	}
+	if r.Summary == nil || r.Summary.Incomplete {
+		r.Summary = rebuildSummary(r)
+	}
+	derive(r)
+	return r, nil
+}
+
+func decodeSummary(dir string, raw []byte) (*Summary, error) {
+	var s Summary
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, SummaryFile), err)
+	}
+	if s.SchemaVersion != SchemaVersion {
+		return nil, fmt.Errorf("%s has schema version %d; this leakbench reads version %d", filepath.Join(dir, SummaryFile), s.SchemaVersion, SchemaVersion)
+	}
+	return &s, nil
+}
+
+// maxLine bounds one JSON line (a sample with a long query is a few KB).
+const maxLine = 4 << 20
+
+// readJSONL appends one value per line to *dst. Lines that do not decode
+// are counted, not fatal: a killed run may leave its last line half
+// written.
+func readJSONL[T any](rd io.Reader, dst *[]T) (bad int, err error) {
+	sc := bufio.NewScanner(rd)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
+	for sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var v T
+		if json.Unmarshal(line, &v) != nil {
+			bad++
+			continue
+		}
+		*dst = append(*dst, v)
+	}
+	return bad, sc.Err()
+}
+
+// readConfig reads config.json; nil when it is absent or unreadable.
+func readConfig(dir string) *runConfig {
+	raw, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	if err != nil {
+		return nil
+	}
+	var c runConfig
+	if json.Unmarshal(raw, &c) != nil {
+		return nil
+	}
+	return &c
+}

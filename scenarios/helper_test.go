@@ -1,0 +1,183 @@
+package scenarios
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The benchmarks load a server that runs in a child process (this test
+// binary, started again with helperEnv set), so that the engine's memory
+// and CPU are measured without the server's.
+const helperEnv = "LEAKBENCH_SCENARIOS_HELPER"
+
+// Helper kinds.
+const (
+	helperCanned = "canned"       // a trivial MCP endpoint with fixed answers
+	helperDelay  = "canned-delay" // the same, tools/call answered after helperDelayTime
+	helperSDK    = "sdk"          // the go-sdk server, JSON answers, stateful
+)
+
+const helperDelayTime = 20 * time.Millisecond
+
+// serveHelper runs a helper server until its stdin closes; it prints
+// "ADDR host:port" first.
+func serveHelper(kind string) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	var h http.Handler
+	switch kind {
+	case helperCanned:
+		h = cannedMCP(0)
+	case helperDelay:
+		h = cannedMCP(helperDelayTime)
+	case helperSDK:
+		srv := mcp.NewServer(&mcp.Implementation{Name: "helper", Version: "v0"}, nil)
+		mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, echoOut, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, echoOut{Echo: in.Text}, nil
+		})
+		h = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: true})
+	default:
+		fmt.Fprintln(os.Stderr, "unknown helper", kind)
+		return 2
+	}
+	fmt.Printf("ADDR %s\n", ln.Addr())
+	go func() { _ = http.Serve(ln, h) }()
+	_, _ = io.Copy(io.Discard, os.Stdin) // until the parent closes it or dies
+	return 0
+}
+
+// cannedMCP answers every MCP method with a small fixed result, the way a
+// trivial MCP server would, at the least cost: the endpoint for measuring
+// the client.
+func cannedMCP(delay time.Duration) http.Handler {
+	var sessions atomic.Int64
+	results := map[string]string{
+		"initialize":     `{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"canned","version":"1"}}`,
+		"ping":           `{}`,
+		"tools/list":     `{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}`,
+		"tools/call":     `{"content":[{"type":"text","text":"hello"}]}`,
+		"resources/list": `{"resources":[{"uri":"file:///a.txt","name":"a"}]}`,
+		"resources/read": `{"contents":[{"uri":"file:///a.txt","text":"x"}]}`,
+		"prompts/list":   `{"prompts":[{"name":"p"}]}`,
+		"prompts/get":    `{"messages":[{"role":"user","content":{"type":"text","text":"x"}}]}`,
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodDelete {
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		method := methodOf(body)
+		if strings.HasPrefix(method, "notifications/") {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		res, ok := results[method]
+		if !ok {
+			http.Error(w, "unknown method", http.StatusBadRequest)
+			return
+		}
+		if method == "initialize" {
+			w.Header().Set("Mcp-Session-Id", "s-"+strconv.FormatInt(sessions.Add(1), 10))
+		}
+		if method == "tools/call" && delay > 0 {
+			time.Sleep(delay)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+idOf(body)+`,"result":`+res+`}`)
+	})
+}
+
+func methodOf(body []byte) string {
+	const key = `"method":"`
+	i := bytes.Index(body, []byte(key))
+	if i < 0 {
+		return ""
+	}
+	rest := body[i+len(key):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 {
+		return ""
+	}
+	return string(rest[:j])
+}
+
+// helper is a running helper process.
+type helper struct {
+	URL string // the MCP endpoint
+	cmd *exec.Cmd
+	in  io.WriteCloser
+}
+
+// startHelper starts a helper server process of the given kind; it is
+// stopped when the benchmark ends.
+func startHelper(tb testing.TB, kind string) *helper {
+	tb.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"="+kind)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	h := &helper{cmd: cmd, in: in}
+	tb.Cleanup(h.stop)
+	line, err := bufio.NewReader(out).ReadString('\n')
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "ADDR ")
+	if err != nil || !ok {
+		tb.Fatalf("helper %s did not start: %q %v", kind, line, err)
+	}
+	h.URL = "http://" + addr + "/mcp"
+	return h
+}
+
+func (h *helper) stop() {
+	_ = h.in.Close()
+	done := make(chan struct{})
+	go func() { _ = h.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		_ = h.cmd.Process.Kill() // by pid: our own child
+		<-done
+	}
+}
+
+// rssBytes returns the resident set size of process pid ("self" for us).
+func rssBytes(pid string) int64 {
+	b, err := os.ReadFile("/proc/" + pid + "/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}

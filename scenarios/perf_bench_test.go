@@ -1,0 +1,286 @@
+//go:build linux
+
+package scenarios
+
+// Performance figures of the engine, each a testing.B benchmark reporting
+// its own metrics (make bench; or go test -run '^$' -bench Engine ./scenarios/).
+// The target runs in a child process (helper_test.go), so that what is
+// measured here is the engine alone. Sizes can be lowered for a quick look:
+// LEAKBENCH_IDLE_SESSIONS, LEAKBENCH_ACTIVE_USERS, LEAKBENCH_ACTIVE_SECONDS.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// benchRun is an engine playing a plan in the background.
+type benchRun struct {
+	e      *engine
+	cancel context.CancelFunc
+	abort  chan struct{}
+	done   chan *Result
+}
+
+func startRun(tb testing.TB, p *Plan, target string) *benchRun {
+	tb.Helper()
+	p.Target = target
+	cp, err := compilePlan(p)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	e := newEngine(cp, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	br := &benchRun{e: e, cancel: cancel, abort: make(chan struct{}), done: make(chan *Result, 1)}
+	go func() {
+		res := e.run(ctx, RunOptions{Abort: br.abort}, &outputs{})
+		e.client.CloseIdleConnections()
+		br.done <- res
+	}()
+	return br
+}
+
+// stop ends the run at once and returns its result.
+func (br *benchRun) stop() *Result {
+	br.cancel()
+	close(br.abort)
+	return <-br.done
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// procCPU is the CPU time process pid has used (from /proc/pid/stat).
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * time.Second / 100 // USER_HZ
+}
+
+// BenchmarkEngineIdleSessions holds LEAKBENCH_IDLE_SESSIONS (10,000)
+// initialized MCP sessions against the go-sdk server (JSON answers, in a
+// child process) and reports what each costs the engine: heap, goroutine
+// stacks and resident memory per session. Users ramp up at 1,000/s, as a
+// real test would, so the shared connection pool stays small.
+func BenchmarkEngineIdleSessions(b *testing.B) {
+	n := envInt("LEAKBENCH_IDLE_SESSIONS", 10_000)
+	h := startHelper(b, helperSDK)
+	ramp := time.Duration(n/1000+1) * time.Second
+	for b.Loop() {
+		p := &Plan{Timeout: Duration(10 * time.Second), Scenarios: []Scenario{{
+			Name: "idle", Executor: ExecRampingVUs,
+			Stages: []Stage{{Duration: Duration(ramp), Target: n}, {Duration: Duration(time.Hour), Target: n}},
+			Flow:   []Step{{Kind: StepThink, Think: Think{Distribution: ThinkFixed, Duration: Duration(time.Hour)}}},
+		}}}
+		runtime.GC()
+		debug.FreeOSMemory()
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		rss0, srv0, g0 := rssBytes("self"), rssBytes(strconv.Itoa(h.cmd.Process.Pid)), runtime.NumGoroutine()
+		br := startRun(b, p, h.URL)
+		deadline := time.Now().Add(ramp + 2*time.Minute)
+		for br.e.m.scen[0].requests.Load() < int64(n) && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		time.Sleep(time.Second) // let the last handshakes settle
+		runtime.GC()
+		debug.FreeOSMemory()
+		runtime.ReadMemStats(&m1)
+		rss1, srv1, g1 := rssBytes("self"), rssBytes(strconv.Itoa(h.cmd.Process.Pid)), runtime.NumGoroutine()
+		sc := br.e.m.scen[0]
+		live, failed := sc.active.Load(), sc.failures.Load()
+		res := br.stop()
+		if live != int64(n) || failed != 0 {
+			b.Fatalf("%d of %d sessions live, %d failed: %q", live, n, failed, res.ErrorSamples)
+		}
+		per := func(d int64) float64 { return float64(d) / float64(n) }
+		b.ReportMetric(float64(n), "sessions")
+		b.ReportMetric(per(int64(m1.HeapInuse)-int64(m0.HeapInuse)), "heapB/session")
+		b.ReportMetric(per(int64(m1.StackInuse)-int64(m0.StackInuse)), "stackB/session")
+		b.ReportMetric(per(rss1-rss0), "rssB/session")
+		b.ReportMetric(per(int64(g1-g0)), "goroutines/session")
+		b.ReportMetric(per(srv1-srv0), "server-rssB/session")
+	}
+}
+
+// contextForgeMix is the ContextForge load test's MCPJsonRpcUser: think
+// 0.2–1.0 s, then one request picked by weight.
+func contextForgeMix() []Step {
+	one := func(w int, s Step) Choice { return Choice{Weight: w, Steps: []Step{s}} }
+	return []Step{
+		{Kind: StepThink, Think: Think{Distribution: ThinkUniform, Min: Duration(200 * time.Millisecond), Max: Duration(time.Second)}},
+		{Kind: StepChoose, Choices: []Choice{
+			one(10, Step{Kind: OpListTools}),
+			one(8, Step{Kind: OpListResources}),
+			one(8, Step{Kind: OpListPrompts}),
+			one(5, Step{Kind: OpCallTool, Name: "echo", Arguments: map[string]any{"text": "user {{user}} iteration {{iteration}}"}}),
+			one(4, Step{Kind: OpReadResource, URI: "file:///a.txt"}),
+			one(4, Step{Kind: OpGetPrompt, Name: "p", Arguments: map[string]any{"who": "{{user}}"}}),
+			one(3, Step{Kind: OpInitialize}),
+			one(2, Step{Kind: OpPing}),
+		}},
+	}
+}
+
+// BenchmarkEngineActiveUsersCPU plays the ContextForge user mix with
+// LEAKBENCH_ACTIVE_USERS (3,000) users against a trivial MCP endpoint (a
+// child process) and reports the engine's CPU use while all are active
+// (cores = CPU seconds per wall second), over LEAKBENCH_ACTIVE_SECONDS (10).
+func BenchmarkEngineActiveUsersCPU(b *testing.B) {
+	users := envInt("LEAKBENCH_ACTIVE_USERS", 3000)
+	hold := time.Duration(envInt("LEAKBENCH_ACTIVE_SECONDS", 10)) * time.Second
+	h := startHelper(b, helperCanned)
+	const ramp = 3 * time.Second
+	for b.Loop() {
+		p := &Plan{Timeout: Duration(10 * time.Second), Seed: 1, Scenarios: []Scenario{{
+			Name: "agents", Executor: ExecRampingVUs,
+			Stages: []Stage{{Duration: Duration(ramp), Target: users}, {Duration: Duration(hold + time.Hour), Target: users}},
+			Flow:   contextForgeMix(),
+		}}}
+		br := startRun(b, p, h.URL)
+		time.Sleep(ramp + time.Second) // everyone in and thinking
+		t0, c0, s0, r0 := time.Now(), cpuTime(), procCPU(h.cmd.Process.Pid), br.e.totals().requests
+		time.Sleep(hold)
+		t1, c1, s1, tot := time.Now(), cpuTime(), procCPU(h.cmd.Process.Pid), br.e.totals()
+		res := br.stop()
+		if tot.active != int64(users) || res.Failures != 0 {
+			b.Fatalf("%d of %d users active, %d failures: %q", tot.active, users, res.Failures, res.ErrorSamples)
+		}
+		wall := t1.Sub(t0).Seconds()
+		reqs := float64(tot.requests - r0)
+		b.ReportMetric(float64(users), "users")
+		b.ReportMetric((c1 - c0).Seconds()/wall, "cores")
+		b.ReportMetric(reqs/wall, "req/s")
+		b.ReportMetric(float64((c1-c0).Microseconds())/reqs, "cpu-µs/req")
+		b.ReportMetric((s1 - s0).Seconds()/wall, "server-cores")
+	}
+}
+
+const wrkScript = `wrk.method = "POST"
+wrk.body = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}'
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Accept"] = "application/json, text/event-stream"
+wrk.headers["Mcp-Session-Id"] = "s-1"
+wrk.headers["Mcp-Protocol-Version"] = "2025-06-18"
+`
+
+// runWrk runs wrk with the tools/call request above and returns its
+// requests per second and its p50 latency.
+func runWrk(tb testing.TB, url string, conns int, d time.Duration) (float64, time.Duration) {
+	tb.Helper()
+	script := filepath.Join(tb.TempDir(), "toolscall.lua")
+	if err := os.WriteFile(script, []byte(wrkScript), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	threads := min(conns, 2)
+	out, err := exec.Command("wrk", "-t"+strconv.Itoa(threads), "-c"+strconv.Itoa(conns),
+		"-d"+strconv.Itoa(int(d.Seconds()))+"s", "--latency", "-s", script, url).CombinedOutput()
+	if err != nil {
+		tb.Fatalf("wrk: %v\n%s", err, out)
+	}
+	m := regexp.MustCompile(`Requests/sec:\s+([\d.]+)`).FindSubmatch(out)
+	l := regexp.MustCompile(`\s50%\s+([\d.]+)(us|ms|s)`).FindSubmatch(out)
+	if m == nil || l == nil || strings.Contains(string(out), "Non-2xx") {
+		tb.Fatalf("unexpected wrk output:\n%s", out)
+	}
+	rate, _ := strconv.ParseFloat(string(m[1]), 64)
+	p50, _ := time.ParseDuration(string(l[1]) + strings.Replace(string(l[2]), "us", "µs", 1))
+	return rate, p50
+}
+
+// engineToolsCall plays conns users sending tools/call back to back for d
+// and returns the result.
+func engineToolsCall(tb testing.TB, url string, conns int, d time.Duration) *Result {
+	tb.Helper()
+	p := &Plan{Timeout: Duration(10 * time.Second), Scenarios: []Scenario{{
+		Name: "calls", Executor: ExecConstantVUs, VUs: conns, Duration: Duration(d), GracefulStop: Duration(time.Second),
+		Flow: []Step{{Kind: OpCallTool, Name: "echo", Arguments: map[string]any{"text": "hello"}}},
+	}}}
+	res, err := RunPlan(context.Background(), p, RunOptions{Target: url})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if res.Failures != 0 {
+		tb.Fatalf("%d failures: %q", res.Failures, res.ErrorSamples)
+	}
+	return res
+}
+
+// BenchmarkEngineVsWrk measures the engine's peak tools/call rate against
+// a trivial MCP endpoint and wrk's rate for the same HTTP request on the
+// same endpoint, side by side (two rounds, alternating, 50 connections,
+// 3 s each), and reports both and their ratio.
+func BenchmarkEngineVsWrk(b *testing.B) {
+	if _, err := exec.LookPath("wrk"); err != nil {
+		b.Skip("wrk is not installed (apt-get install -y wrk)")
+	}
+	const conns, d = 50, 3 * time.Second
+	h := startHelper(b, helperCanned)
+	for b.Loop() {
+		var engine, wrk float64
+		for round := range 2 {
+			run := []func(){
+				func() {
+					res := engineToolsCall(b, h.URL, conns, d)
+					engine += float64(res.Latency[OpCallTool].Count) / d.Seconds() / 2
+				},
+				func() {
+					r, _ := runWrk(b, h.URL, conns, d)
+					wrk += r / 2
+				},
+			}
+			run[round%2]()
+			run[1-round%2]()
+		}
+		b.ReportMetric(engine, "engine-req/s")
+		b.ReportMetric(wrk, "wrk-req/s")
+		b.ReportMetric(engine/wrk, "engine/wrk")
+	}
+}
+
+// BenchmarkEngineAccuracy: against an endpoint that answers tools/call
+// after a fixed 20 ms, the engine's p50 and how far it is from 20 ms, with
+// wrk's p50 of the same request for reference.
+func BenchmarkEngineAccuracy(b *testing.B) {
+	const conns, d = 10, 3 * time.Second
+	h := startHelper(b, helperDelay)
+	for b.Loop() {
+		res := engineToolsCall(b, h.URL, conns, d)
+		l := res.Latency[OpCallTool]
+		b.ReportMetric(l.P50Ms, "p50-ms")
+		b.ReportMetric(l.P50Ms-float64(helperDelayTime)/float64(time.Millisecond), "p50-error-ms")
+		b.ReportMetric(l.P99Ms, "p99-ms")
+		if _, err := exec.LookPath("wrk"); err == nil {
+			_, p50 := runWrk(b, h.URL, conns, d)
+			b.ReportMetric(float64(p50)/float64(time.Millisecond), "wrk-p50-ms")
+		}
+	}
+}

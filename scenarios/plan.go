@@ -1,0 +1,377 @@
+package scenarios
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Executors, as k6 names them.
+const (
+	ExecConstantVUs         = "constant-vus"
+	ExecRampingVUs          = "ramping-vus"
+	ExecPerVUIterations     = "per-vu-iterations"
+	ExecConstantArrivalRate = "constant-arrival-rate"
+	ExecRampingArrivalRate  = "ramping-arrival-rate"
+)
+
+// Step kinds besides the MCP methods (OpInitialize, OpPing, OpListTools,
+// OpCallTool, OpListResources, OpReadResource, OpListPrompts, OpGetPrompt).
+const (
+	StepThink      = "think"
+	StepEndSession = "endSession"
+	StepChoose     = "choose"
+)
+
+// Think-time distributions.
+const (
+	ThinkFixed       = "fixed"
+	ThinkUniform     = "uniform"
+	ThinkExponential = "exponential"
+)
+
+// NegotiateVersion as a protocol version asks for [ProtocolVersion] and
+// accepts whatever supported version the server chooses.
+const NegotiateVersion = "negotiate"
+
+// Plan is a whole scenario file: what to load, how, and the thresholds
+// that judge the run. It holds resolved values: [ParsePlan] fills in k6's
+// defaults (gracefulStop 30s, ...), while a Plan built in Go takes its zero
+// values literally. It serializes to JSON in the scenario file's own shape
+// (JSON being YAML, the output parses back), without tokens and with
+// secret-looking header values redacted, so it can be written into a run
+// directory as-is.
+type Plan struct {
+	// Target is the MCP endpoint URL; RunOptions.Target overrides it.
+	Target string
+	// Timeout is the default per-request timeout (the client gives up and
+	// counts a failure of kind "timeout").
+	Timeout Duration
+	// ProtocolVersion is NegotiateVersion or "" (negotiate), or one of
+	// SupportedVersions (pinned).
+	ProtocolVersion string
+	// Headers are sent with every request.
+	Headers map[string]string
+	// TokensFile names the file the tokens were read from (one a line),
+	// relative to the scenario file. User i uses Tokens[i % len(Tokens)].
+	TokensFile string
+	Tokens     []string
+	// Seed seeds every random choice (think times, picks, probabilities).
+	Seed int64
+	// Scenarios run side by side, each from its own StartTime.
+	Scenarios []Scenario
+	// Thresholds are checked at the end of the run (and every second for
+	// those with AbortOnFail).
+	Thresholds []Threshold
+
+	file       string // the scenario file, for error messages
+	tokensLine int    // where tokensFile was given
+}
+
+// Scenario is one group of virtual users playing Flow under an executor.
+// Which fields matter depends on Executor, as in k6.
+type Scenario struct {
+	Name     string
+	Executor string
+	// StartTime delays the scenario from the start of the run.
+	StartTime Duration
+	// GracefulStop is how long requests in flight at the scenario's end
+	// (or at an interrupt) may take before they are abandoned.
+	GracefulStop Duration
+
+	VUs        int      // constant-vus, per-vu-iterations
+	Duration   Duration // constant-vus, constant-arrival-rate
+	Iterations int64    // per-vu-iterations: per VU
+	// MaxDuration bounds a per-vu-iterations scenario.
+	MaxDuration Duration
+
+	StartVUs         int     // ramping-vus
+	Stages           []Stage // ramping-vus (target VUs), ramping-arrival-rate (target rate)
+	GracefulRampDown Duration
+
+	Rate      int      // constant-arrival-rate: iterations per TimeUnit
+	StartRate int      // ramping-arrival-rate
+	TimeUnit  Duration // arrival-rate executors
+	// PreAllocatedVUs are created (and initialized) before the rate clock
+	// starts; more are created up to MaxVUs when none is free. With all
+	// MaxVUs busy, a due iteration is dropped and counted, never queued.
+	PreAllocatedVUs, MaxVUs int
+
+	// Timeout and ProtocolVersion override the plan's for this scenario
+	// (zero: the plan's).
+	Timeout         Duration
+	ProtocolVersion string
+
+	// Flow is one iteration of a virtual user.
+	Flow []Step
+
+	line int
+}
+
+// Stage is one linear segment of a ramping executor: from the previous
+// target to Target over Duration.
+type Stage struct {
+	Duration Duration `json:"duration"`
+	Target   int      `json:"target"`
+	line     int
+}
+
+// Step is one step of a user's flow. Kind is an MCP method (OpPing,
+// OpCallTool, ...), StepThink, StepEndSession or StepChoose; the other
+// fields belong to some kinds only. Name, URI and the string values of
+// Arguments are templates (see the package documentation).
+type Step struct {
+	Kind string
+	// Name of the tool (tools/call) or prompt (prompts/get).
+	Name string
+	// URI of the resource (resources/read).
+	URI string
+	// Arguments of tools/call or prompts/get.
+	Arguments map[string]any
+	// Timeout overrides the scenario's per-request timeout (0: keep it).
+	Timeout Duration
+	// AbortAfter makes the client give up on the request after this delay
+	// and close its connection; counted as "aborted", not as a failure.
+	AbortAfter Duration
+	// Think is the pause of a think step.
+	Think Think
+	// Probability of an endSession step ending the session (0..1].
+	Probability float64
+	// Choices of a choose step, one picked per pass by weight.
+	Choices []Choice
+
+	line int
+}
+
+// Think is a think-time distribution: Fixed (Duration), Uniform (Min..Max)
+// or Exponential (mean Duration, capped at ten times the mean).
+type Think struct {
+	Distribution string   `json:"-"`
+	Duration     Duration `json:"-"`
+	Min, Max     Duration `json:"-"`
+}
+
+// Choice is one alternative of a choose step.
+type Choice struct {
+	Weight int    `json:"weight"`
+	Steps  []Step `json:"steps"`
+	line   int
+}
+
+// Threshold is one pass/fail criterion, in k6's syntax.
+type Threshold struct {
+	// Metric is a metric name with an optional tag filter, e.g.
+	// "mcp_req_duration{method:tools/call}".
+	Metric string
+	// Expression is e.g. "p(95)<500" or "rate<0.01".
+	Expression string
+	// AbortOnFail stops the run as soon as the threshold fails, checked
+	// every second once DelayAbortEval has passed since the start.
+	AbortOnFail    bool
+	DelayAbortEval Duration
+
+	line int
+}
+
+// Duration is a time.Duration written in JSON as a Go duration string
+// ("1m30s"); it reads such strings or numbers of nanoseconds.
+type Duration time.Duration
+
+// D returns d as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// MarshalJSON writes d as a duration string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+// UnmarshalJSON reads a duration string or a number of nanoseconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("bad duration %q: %w", s, err)
+		}
+		*d = Duration(v)
+		return nil
+	}
+	var ns int64
+	if err := json.Unmarshal(b, &ns); err != nil {
+		return fmt.Errorf("duration must be a string like \"30s\" or nanoseconds: %w", err)
+	}
+	*d = Duration(ns)
+	return nil
+}
+
+// jsonDuration is the legacy Config's name for Duration.
+type jsonDuration = Duration
+
+// obj is a JSON object that keeps its keys in order.
+type obj []field
+
+type field struct {
+	k string
+	v any
+}
+
+func (o obj) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, f := range o {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(appendJSONString(nil, f.k))
+		b.WriteByte(':')
+		v, err := json.Marshal(f.v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.k, err)
+		}
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// MarshalJSON writes p in the scenario file's shape, without tokens.
+func (p Plan) MarshalJSON() ([]byte, error) {
+	o := obj{}
+	if p.Target != "" {
+		o = append(o, field{"target", p.Target})
+	}
+	o = append(o, field{"timeout", p.Timeout})
+	if p.ProtocolVersion != "" {
+		o = append(o, field{"protocolVersion", p.ProtocolVersion})
+	}
+	if len(p.Headers) > 0 {
+		h := make(map[string]string, len(p.Headers))
+		for k, v := range p.Headers {
+			if secretHeader(k) {
+				v = "[REDACTED]"
+			}
+			h[k] = v
+		}
+		o = append(o, field{"headers", h})
+	}
+	if p.TokensFile != "" {
+		o = append(o, field{"tokensFile", p.TokensFile})
+	}
+	o = append(o, field{"seed", p.Seed})
+	scen := obj{}
+	for _, s := range p.Scenarios {
+		scen = append(scen, field{s.Name, s})
+	}
+	o = append(o, field{"scenarios", scen})
+	if len(p.Thresholds) > 0 {
+		th := obj{}
+		for _, t := range p.Thresholds {
+			var v any = t.Expression
+			if t.AbortOnFail || t.DelayAbortEval != 0 {
+				v = obj{{"threshold", t.Expression}, {"abortOnFail", t.AbortOnFail}, {"delayAbortEval", t.DelayAbortEval}}
+			}
+			if n := len(th); n > 0 && th[n-1].k == t.Metric {
+				th[n-1].v = append(th[n-1].v.([]any), v)
+			} else {
+				th = append(th, field{t.Metric, []any{v}})
+			}
+		}
+		o = append(o, field{"thresholds", th})
+	}
+	return o.MarshalJSON()
+}
+
+// MarshalJSON writes s with exactly the options of its executor.
+func (s Scenario) MarshalJSON() ([]byte, error) {
+	o := obj{{"executor", s.Executor}}
+	add := func(k string, v any) { o = append(o, field{k, v}) }
+	switch s.Executor {
+	case ExecConstantVUs:
+		add("vus", s.VUs)
+		add("duration", s.Duration)
+	case ExecRampingVUs:
+		add("startVUs", s.StartVUs)
+		add("stages", s.Stages)
+		add("gracefulRampDown", s.GracefulRampDown)
+	case ExecPerVUIterations:
+		add("vus", s.VUs)
+		add("iterations", s.Iterations)
+		add("maxDuration", s.MaxDuration)
+	case ExecConstantArrivalRate:
+		add("rate", s.Rate)
+		add("timeUnit", s.TimeUnit)
+		add("duration", s.Duration)
+		add("preAllocatedVUs", s.PreAllocatedVUs)
+		add("maxVUs", s.MaxVUs)
+	case ExecRampingArrivalRate:
+		add("startRate", s.StartRate)
+		add("timeUnit", s.TimeUnit)
+		add("stages", s.Stages)
+		add("preAllocatedVUs", s.PreAllocatedVUs)
+		add("maxVUs", s.MaxVUs)
+	}
+	add("startTime", s.StartTime)
+	add("gracefulStop", s.GracefulStop)
+	if s.Timeout != 0 {
+		add("timeout", s.Timeout)
+	}
+	if s.ProtocolVersion != "" {
+		add("protocolVersion", s.ProtocolVersion)
+	}
+	add("flow", s.Flow)
+	return o.MarshalJSON()
+}
+
+// MarshalJSON writes s as in a scenario file: a bare name ("ping") or a
+// one-key object ({"tools/call": {...}}).
+func (s Step) MarshalJSON() ([]byte, error) {
+	var opts obj
+	switch s.Kind {
+	case StepThink:
+		switch s.Think.Distribution {
+		case ThinkUniform:
+			return json.Marshal(obj{{StepThink, obj{{ThinkUniform, []Duration{s.Think.Min, s.Think.Max}}}}})
+		case ThinkExponential:
+			return json.Marshal(obj{{StepThink, obj{{ThinkExponential, s.Think.Duration}}}})
+		}
+		return json.Marshal(obj{{StepThink, s.Think.Duration}})
+	case StepEndSession:
+		return json.Marshal(obj{{StepEndSession, obj{{"probability", s.Probability}}}})
+	case StepChoose:
+		return json.Marshal(obj{{StepChoose, s.Choices}})
+	case OpCallTool, OpGetPrompt:
+		opts = append(opts, field{"name", s.Name})
+		if len(s.Arguments) > 0 {
+			opts = append(opts, field{"arguments", s.Arguments})
+		}
+	case OpReadResource:
+		opts = append(opts, field{"uri", s.URI})
+	}
+	if s.Timeout != 0 {
+		opts = append(opts, field{"timeout", s.Timeout})
+	}
+	if s.AbortAfter != 0 {
+		opts = append(opts, field{"abortAfter", s.AbortAfter})
+	}
+	if len(opts) == 0 {
+		return json.Marshal(s.Kind)
+	}
+	return json.Marshal(obj{{s.Kind, opts}})
+}
+
+// secretHeader reports whether a header's value looks like a credential,
+// to be redacted wherever the plan is written.
+func secretHeader(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range []string{"auth", "token", "key", "secret", "cookie", "password", "session"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}

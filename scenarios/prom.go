@@ -1,0 +1,127 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Live metrics at RunOptions.MetricsAddr, read from the engine's own
+// counters and histograms at each scrape: nothing is added to the request
+// path. Names are the threshold metrics' with a leakbench_ prefix;
+// durations are in seconds, as Prometheus wants.
+var (
+	promSeries = []string{"scenario", "method", "name"}
+	descReqs   = prometheus.NewDesc("leakbench_mcp_reqs_total",
+		"MCP requests sent.", promSeries, nil)
+	descFailed = prometheus.NewDesc("leakbench_mcp_req_failures_total",
+		"MCP requests that failed, by kind (aborted and canceled included).", append(promSeries[:3:3], "kind"), nil)
+	descAborted = prometheus.NewDesc("leakbench_mcp_req_aborted_total",
+		"MCP requests the scenario gave up on (abortAfter).", promSeries, nil)
+	descDuration = prometheus.NewDesc("leakbench_mcp_req_duration_seconds",
+		"Latency of answered MCP requests (arrival-rate scenarios: from the intended start).", promSeries, nil)
+	descIterations = prometheus.NewDesc("leakbench_iterations_total",
+		"Completed iterations.", []string{"scenario"}, nil)
+	descIterDuration = prometheus.NewDesc("leakbench_iteration_duration_seconds",
+		"Duration of completed iterations.", []string{"scenario"}, nil)
+	descDropped = prometheus.NewDesc("leakbench_dropped_iterations_total",
+		"Iterations an arrival-rate executor dropped for want of a free user.", []string{"scenario"}, nil)
+	descVUs = prometheus.NewDesc("leakbench_vus",
+		"Active virtual users.", []string{"scenario"}, nil)
+	descVUsMax = prometheus.NewDesc("leakbench_vus_max",
+		"Most virtual users active at once so far.", []string{"scenario"}, nil)
+)
+
+var promQuantiles = []float64{0.5, 0.9, 0.95, 0.99}
+
+// collector exposes a running engine to Prometheus.
+type collector struct{ e *engine }
+
+func (c collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descReqs, descFailed, descAborted, descDuration,
+		descIterations, descIterDuration, descDropped, descVUs, descVUsMax} {
+		ch <- d
+	}
+}
+
+func (c collector) Collect(ch chan<- prometheus.Metric) {
+	e := c.e
+	for _, g := range e.m.collect(nil) {
+		scen := e.runs[g.key.scen].cs.Name
+		if g.key.op == opIteration {
+			ch <- summary(descIterDuration, g, scen)
+			continue
+		}
+		labels := []string{scen, opNames[g.key.op], e.m.name(g.key.name)}
+		ch <- prometheus.MustNewConstMetric(descReqs, prometheus.CounterValue, float64(g.reqs), labels...)
+		ch <- prometheus.MustNewConstMetric(descAborted, prometheus.CounterValue, float64(g.aborted), labels...)
+		for k, n := range g.kinds {
+			if n > 0 {
+				ch <- prometheus.MustNewConstMetric(descFailed, prometheus.CounterValue, float64(n), append(labels, kindList[k])...)
+			}
+		}
+		ch <- summary(descDuration, g, labels...)
+	}
+	for _, sr := range e.runs {
+		sc, name := sr.sc, sr.cs.Name
+		ch <- prometheus.MustNewConstMetric(descIterations, prometheus.CounterValue, float64(sc.iterations.Load()), name)
+		ch <- prometheus.MustNewConstMetric(descDropped, prometheus.CounterValue, float64(sc.dropped.Load()), name)
+		ch <- prometheus.MustNewConstMetric(descVUs, prometheus.GaugeValue, float64(sc.active.Load()), name)
+		ch <- prometheus.MustNewConstMetric(descVUsMax, prometheus.GaugeValue, float64(sc.peak.Load()), name)
+	}
+}
+
+func summary(d *prometheus.Desc, g *merged, labels ...string) prometheus.Metric {
+	h := g.hist
+	q := make(map[float64]float64, len(promQuantiles))
+	if h.TotalCount() > 0 {
+		for _, p := range promQuantiles {
+			q[p] = float64(h.ValueAtQuantile(p*100)) / 1e6
+		}
+	}
+	sum := h.Mean() * float64(h.TotalCount()) / 1e6
+	return prometheus.MustNewConstSummary(d, uint64(h.TotalCount()), sum, q, labels...)
+}
+
+// metricsServer serves /metrics while the run lasts.
+type metricsServer struct {
+	srv  *http.Server
+	done sync.WaitGroup
+}
+
+func serveMetrics(addr string, e *engine) (*metricsServer, error) {
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(collector{e}); err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics address %s: %w", strconv.Quote(addr), err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	ms := &metricsServer{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}}
+	ms.done.Go(func() {
+		if err := ms.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			_ = err // the run goes on without live metrics
+		}
+	})
+	return ms, nil
+}
+
+func (ms *metricsServer) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if ms.srv.Shutdown(ctx) != nil {
+		_ = ms.srv.Close()
+	}
+	ms.done.Wait()
+}

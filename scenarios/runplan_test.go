@@ -1,0 +1,490 @@
+package scenarios
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"maps"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func mustParse(t *testing.T, yaml string) *Plan {
+	t.Helper()
+	p, err := ParsePlan([]byte(yaml), "test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestRunPlan plays three scenarios side by side against the go-sdk
+// server and checks what each did, the thresholds, load.jsonl and that
+// every session was closed.
+func TestRunPlan(t *testing.T) {
+	checkLeaks(t)
+	srv := newSDKServer(t, sdkOpts{JSON: true})
+	plan := mustParse(t, `
+headers: {X-Load-Test: leakbench}
+seed: 3
+scenarios:
+  steady:
+    executor: constant-vus
+    vus: 3
+    duration: 1s
+    gracefulStop: 2s
+    flow:
+      - think: {uniform: [10ms, 30ms]}
+      - choose:
+          - {weight: 2, steps: [tools/list]}
+          - {weight: 1, steps: [resources/list]}
+          - {weight: 1, steps: [prompts/list]}
+          - {weight: 2, steps: [{resources/read: "file:///r{{randInt 0 2}}.txt"}]}
+          - {weight: 2, steps: [{prompts/get: {name: greet, arguments: {who: "{{pick ada bob}}"}}}]}
+  iter:
+    executor: per-vu-iterations
+    vus: 2
+    iterations: 3
+    flow:
+      - tools/call: {name: echo, arguments: {text: "u{{user}}-i{{iteration}}"}}
+  rate:
+    executor: constant-arrival-rate
+    rate: 20
+    duration: 1s
+    preAllocatedVUs: 2
+    maxVUs: 4
+    startTime: 200ms
+    flow: [ping]
+thresholds:
+  mcp_req_failed: ["rate<0.01"]
+  iterations{scenario:iter}: ["count==6"]
+  mcp_reqs{method:ping}: ["count>1000"]
+  mcp_req_duration{method:tools/call,name:echo}: ["p(95)<5000", "max>0"]
+`)
+	dir := t.TempDir()
+	res, err := RunPlan(context.Background(), plan, RunOptions{Target: srv.URL, Tokens: []string{"tok-a", "tok-b"}, RunDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.EndReason != EndCompleted || res.Interrupted {
+		t.Errorf("end %q", res.EndReason)
+	}
+	if res.Failures != 0 || res.ErrorRate() != 0 {
+		t.Errorf("failures %d %v %q", res.Failures, res.ErrorsByKind, res.ErrorSamples)
+	}
+	if it := res.Scenarios["iter"]; it.Iterations != 6 || it.Executor != ExecPerVUIterations {
+		t.Errorf("iter: %+v", it)
+	}
+	if r := res.Scenarios["rate"]; r.Iterations < 15 || r.Iterations > 21 || r.DroppedIterations != 0 {
+		t.Errorf("rate: %d iterations (want about 20), %d dropped", r.Iterations, r.DroppedIterations)
+	}
+	for _, op := range []string{OpListTools, OpListResources, OpListPrompts, OpReadResource, OpGetPrompt, "prompts/get:greet", "tools/call:echo", OpPing, OpInitialize} {
+		if res.Latency[op].Count == 0 {
+			t.Errorf("no latency for %q", op)
+		}
+	}
+	if got := res.Latency[OpAll].Count; got != res.Requests {
+		t.Errorf("all %d, requests %d", got, res.Requests)
+	}
+	// Thresholds, in plan order.
+	var verdicts []bool
+	for _, th := range res.Thresholds {
+		verdicts = append(verdicts, th.Pass)
+	}
+	if !slices.Equal(verdicts, []bool{true, true, false, true, true}) || res.ThresholdsPassed() {
+		t.Errorf("thresholds %+v", res.Thresholds)
+	}
+	if th := res.Thresholds[1]; th.Observed != 6 || th.Samples != 6 {
+		t.Errorf("iterations threshold %+v", th)
+	}
+	// Templates, tokens and headers as the server saw them.
+	want := map[string]string{} // echo text -> Authorization
+	for user := 3; user <= 4; user++ {
+		for it := range 3 {
+			want["u"+itoa(user)+"-i"+itoa(it)] = "Bearer " + []string{"tok-a", "tok-b"}[user%2]
+		}
+	}
+	got := map[string]string{}
+	for _, r := range srv.requests() {
+		if r.Header.Get("X-Load-Test") != "leakbench" {
+			t.Fatalf("request without the extra header: %+v", r)
+		}
+		var p struct {
+			Name      string
+			Arguments struct{ Text string }
+		}
+		if r.RPCMethod == OpCallTool && json.Unmarshal(r.Params, &p) == nil {
+			got[p.Arguments.Text] = r.Authorized
+		}
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("echo calls %v, want %v", got, want)
+	}
+	if n := srv.sessions(); n != 0 {
+		t.Errorf("%d sessions left open", n)
+	}
+	// load.jsonl: one line a second, exactly the documented fields, adding
+	// up to the totals.
+	lines := readLoad(t, dir)
+	if len(lines) < 2 || len(lines) > 4 {
+		t.Errorf("%d lines in load.jsonl for a ~1.2s run", len(lines))
+	}
+	var sum int64
+	for _, l := range lines {
+		sum += int64(l["requests"].(float64))
+	}
+	if sum != res.Requests {
+		t.Errorf("load.jsonl requests add up to %d, result says %d", sum, res.Requests)
+	}
+	var out bytes.Buffer
+	if err := WriteSummary(&out, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"✗ mcp_reqs{method:ping}", "✓ iterations{scenario:iter}", "{ method:tools/call,name:echo }", "scenario rate (constant-arrival-rate)", "mcp_req_duration", "p(99)="} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("summary lacks %q:\n%s", s, out.String())
+		}
+	}
+	js, _ := json.Marshal(res)
+	if bytes.Contains(js, []byte("tok-a")) {
+		t.Errorf("result carries a token")
+	}
+}
+
+func itoa(i int) string { return string(appendInt(nil, i)) }
+
+func appendInt(b []byte, i int) []byte { return append(b, []byte(json.Number(jsonInt(i)))...) }
+
+func jsonInt(i int) string { b, _ := json.Marshal(i); return string(b) }
+
+var loadFields = []string{"time", "elapsed_seconds", "active_users", "requests", "failures", "aborted",
+	"iterations", "dropped_iterations", "req_per_second", "p50_ms", "p95_ms", "p99_ms"}
+
+func readLoad(t *testing.T, dir string) []map[string]any {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, LoadFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []map[string]any
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("bad line %q: %v", sc.Text(), err)
+		}
+		if keys := slices.Sorted(maps.Keys(m)); !slices.Equal(keys, slices.Sorted(slices.Values(loadFields))) {
+			t.Fatalf("fields %v, want %v", keys, loadFields)
+		}
+		if _, err := time.Parse(time.RFC3339Nano, m["time"].(string)); err != nil {
+			t.Fatalf("time: %v", err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// TestRunPlanDropsIterations: with every user busy, due iterations are
+// dropped and counted, not queued.
+func TestRunPlanDropsIterations(t *testing.T) {
+	checkLeaks(t)
+	srv := newSDKServer(t, sdkOpts{JSON: true})
+	plan := mustParse(t, `
+scenarios:
+  s:
+    executor: constant-arrival-rate
+    rate: 40
+    duration: 1s
+    preAllocatedVUs: 1
+    maxVUs: 2
+    gracefulStop: 1s
+    flow:
+      - tools/call: {name: slow, timeout: 300ms}
+`)
+	res, err := RunPlan(context.Background(), plan, RunOptions{Target: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Scenarios["s"]
+	if s.DroppedIterations < 25 || s.PeakUsers != 2 || res.DroppedIterations != s.DroppedIterations {
+		t.Errorf("dropped %d, peak %d users; want most of 40 dropped with 2 users", s.DroppedIterations, s.PeakUsers)
+	}
+	if got := s.Iterations + s.DroppedIterations; got < 36 || got > 41 {
+		t.Errorf("%d iterations + %d dropped, want about 40", s.Iterations, s.DroppedIterations)
+	}
+}
+
+// TestRunPlanAbortAfter: the client gives up on a slow call, the server
+// sees it go, and it is counted as aborted, not as a failure.
+func TestRunPlanAbortAfter(t *testing.T) {
+	checkLeaks(t)
+	srv := newSDKServer(t, sdkOpts{JSON: true})
+	plan := mustParse(t, `
+scenarios:
+  s:
+    executor: per-vu-iterations
+    vus: 2
+    iterations: 2
+    flow:
+      - tools/call: {name: slow, abortAfter: 100ms}
+      - tools/call: {name: echo, arguments: {text: after}}
+`)
+	res, err := RunPlan(context.Background(), plan, RunOptions{Target: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Aborted != 4 || res.ErrorsByKind[KindAborted] != 4 || res.Failures != 0 || res.ErrorRate() != 0 {
+		t.Errorf("aborted %d, errors %v, failures %d", res.Aborted, res.ErrorsByKind, res.Failures)
+	}
+	if res.Iterations != 4 || res.Latency["tools/call:slow"].Count != 0 || res.Latency["tools/call:echo"].Count != 4 {
+		t.Errorf("iterations %d, latency %+v", res.Iterations, res.Latency)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for srv.clientGone.Load() < 4 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := srv.clientGone.Load(); n != 4 {
+		t.Errorf("the server saw the client leave %d times, want 4 (one per aborted call)", n)
+	}
+}
+
+// TestRunPlanInterrupt: ctx ending stops new iterations; requests in
+// flight get gracefulStop, then are abandoned; the result says so.
+func TestRunPlanInterrupt(t *testing.T) {
+	checkLeaks(t)
+	srv := newSDKServer(t, sdkOpts{})
+	plan := mustParse(t, `
+scenarios:
+  s:
+    executor: constant-vus
+    vus: 4
+    duration: 1m
+    gracefulStop: 300ms
+    flow: [{tools/call: slow}]
+`)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	start := time.Now()
+	res, err := RunPlan(ctx, plan, RunOptions{Target: srv.URL})
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("took %s", took)
+	}
+	if err != nil || res.EndReason != EndInterrupted || !res.Interrupted {
+		t.Fatalf("res %+v, err %v", res, err)
+	}
+	if res.ErrorsByKind[KindCanceled] != 4 || res.Failures != 0 {
+		t.Errorf("errors %v, failures %d", res.ErrorsByKind, res.Failures)
+	}
+	deletes := 0
+	for _, r := range srv.requests() {
+		if r.Method == http.MethodDelete {
+			deletes++
+		}
+	}
+	if deletes != 5 {
+		t.Errorf("%d DELETEs sent, want one per user and one of the preflight session", deletes)
+	}
+
+	// A second signal (Abort) does not wait for gracefulStop.
+	plan.Scenarios[0].GracefulStop = Duration(time.Minute)
+	ctx, cancel = context.WithCancel(context.Background())
+	abort := make(chan struct{})
+	time.AfterFunc(200*time.Millisecond, cancel)
+	time.AfterFunc(400*time.Millisecond, func() { close(abort) })
+	start = time.Now()
+	res, err = RunPlan(ctx, plan, RunOptions{Target: srv.URL, Abort: abort})
+	if took := time.Since(start); err != nil || took > 3*time.Second || res.EndReason != EndInterrupted {
+		t.Errorf("after abort: took %s, %v, %+v", took, err, res)
+	}
+}
+
+// TestRunPlanAbortOnFail: a failing abortOnFail threshold ends the run.
+func TestRunPlanAbortOnFail(t *testing.T) {
+	checkLeaks(t)
+	srv := newSDKServer(t, sdkOpts{JSON: true})
+	plan := mustParse(t, `
+scenarios:
+  s:
+    executor: constant-vus
+    vus: 2
+    duration: 30s
+    gracefulStop: 1s
+    flow: [ping, think: 20ms]
+thresholds:
+  mcp_reqs: [{threshold: "count<5", abortOnFail: true}]
+  mcp_req_failed: ["rate<0.5"]
+`)
+	var progress bytes.Buffer
+	start := time.Now()
+	res, err := RunPlan(context.Background(), plan, RunOptions{Target: srv.URL, Progress: &progress})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("took %s", took)
+	}
+	if res.EndReason != EndAbortedByThreshold || res.Thresholds[0].Pass || !res.Thresholds[0].AbortOnFail || !res.Thresholds[1].Pass {
+		t.Errorf("end %q, thresholds %+v", res.EndReason, res.Thresholds)
+	}
+	if !strings.Contains(progress.String(), "threshold mcp_reqs: count<5 failed") {
+		t.Errorf("progress %q", progress.String())
+	}
+}
+
+// TestRunPlanTargets: a target that is not an MCP server, refuses the
+// token, is down or is not on this machine is reported before any load.
+func TestRunPlanTargets(t *testing.T) {
+	checkLeaks(t)
+	plan := mustParse(t, "timeout: 2s\nscenarios:\n  s: {executor: constant-vus, duration: 1s, flow: [ping]}\n")
+	html := httptest.NewServer(reply(404, "text/html", "<h1>Not Found</h1>"))
+	defer html.Close()
+	page := httptest.NewServer(reply(200, "text/html", "<html>welcome</html>"))
+	defer page.Close()
+	auth := httptest.NewServer(reply(401, "text/plain", "no"))
+	defer auth.Close()
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	down := "http://" + ln.Addr().String() + "/mcp"
+	ln.Close()
+	for _, tt := range []struct {
+		target, want string
+		is           error
+	}{
+		{html.URL + "/mcp", "is not an MCP server", ErrNotMCP},
+		{page.URL + "/mcp", "is not an MCP server", ErrNotMCP},
+		{auth.URL + "/mcp", "refused the credentials", nil},
+		{down, "cannot reach target", nil},
+		{"http://8.8.8.8/mcp", "not on this machine", ErrInvalidPlan},
+		{"ftp://127.0.0.1/mcp", "scheme must be http", ErrInvalidPlan},
+		{"", "no target", ErrInvalidPlan},
+	} {
+		res, err := RunPlan(context.Background(), plan, RunOptions{Target: tt.target, Tokens: []string{"sekrit"}})
+		if err == nil || res != nil || !strings.Contains(err.Error(), tt.want) || (tt.is != nil && !errors.Is(err, tt.is)) {
+			t.Errorf("%q: %v, want %q", tt.target, err, tt.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "sekrit") {
+			t.Errorf("error quotes the token: %v", err)
+		}
+	}
+}
+
+func TestAllowedTarget(t *testing.T) {
+	for _, tt := range []struct {
+		target string
+		allow  []string
+		ok     bool
+	}{
+		{"http://127.0.0.1:8080/mcp", nil, true},
+		{"http://localhost/mcp", nil, true},
+		{"http://[::1]:80/mcp", nil, true},
+		{"http://172.18.0.5:8080/mcp", nil, false},
+		{"http://172.18.0.5:8080/mcp", []string{"172.18.0.5"}, true},
+		{"http://[fd00::5]/mcp", []string{"[fd00::5]"}, true},
+		{"http://gateway:8080/mcp", []string{"gateway"}, true},
+		{"http://example.com/mcp", []string{"gateway"}, false},
+	} {
+		if err := allowedTarget(tt.target, tt.allow); (err == nil) != tt.ok {
+			t.Errorf("%s allow %v: %v", tt.target, tt.allow, err)
+		}
+	}
+}
+
+// TestRunPlanMetricsEndpoint: /metrics serves live counters during the run.
+func TestRunPlanMetricsEndpoint(t *testing.T) {
+	checkLeaks(t)
+	srv := newSDKServer(t, sdkOpts{JSON: true})
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	plan := mustParse(t, "scenarios:\n  s: {executor: constant-vus, vus: 2, duration: 1200ms, flow: [ping, think: 10ms]}\n")
+	scraped := make(chan string, 1)
+	time.AfterFunc(700*time.Millisecond, func() {
+		c := &http.Client{Timeout: 2 * time.Second}
+		resp, err := c.Get("http://" + addr + "/metrics")
+		if err != nil {
+			scraped <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		c.CloseIdleConnections()
+		scraped <- string(b)
+	})
+	if _, err := RunPlan(context.Background(), plan, RunOptions{Target: srv.URL, MetricsAddr: addr}); err != nil {
+		t.Fatal(err)
+	}
+	body := <-scraped
+	for _, s := range []string{`leakbench_mcp_reqs_total{method="ping",name="",scenario="s"}`, `leakbench_vus{scenario="s"} 2`,
+		`leakbench_mcp_req_duration_seconds{method="ping",name="",scenario="s",quantile="0.95"}`} {
+		if !strings.Contains(body, s) {
+			t.Errorf("/metrics lacks %s:\n%s", s, body)
+		}
+	}
+}
+
+// TestRunPlanRampingVUs: users follow the stages, ramped-down users close
+// their sessions.
+func TestRunPlanRampingVUs(t *testing.T) {
+	checkLeaks(t)
+	srv := newSDKServer(t, sdkOpts{JSON: true})
+	plan := mustParse(t, `
+scenarios:
+  s:
+    executor: ramping-vus
+    startVUs: 0
+    stages: [{duration: 300ms, target: 4}, {duration: 300ms, target: 4}, {duration: 300ms, target: 1}]
+    gracefulRampDown: 100ms
+    flow: [ping, think: 20ms]
+`)
+	res, err := RunPlan(context.Background(), plan, RunOptions{Target: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.PeakUsers != 4 || res.Latency[OpInitialize].Count != 4 || res.Failures != 0 {
+		t.Errorf("peak %d, initialize %d, failures %d", res.PeakUsers, res.Latency[OpInitialize].Count, res.Failures)
+	}
+	if n := srv.sessions(); n != 0 {
+		t.Errorf("%d sessions left open", n)
+	}
+}
+
+// TestRunPlanSessionSteps: initialize and endSession steps, and a pinned
+// protocol version.
+func TestRunPlanSessionSteps(t *testing.T) {
+	checkLeaks(t)
+	srv := newSDKServer(t, sdkOpts{JSON: true})
+	plan := mustParse(t, `
+protocolVersion: 2025-03-26
+scenarios:
+  s:
+    executor: per-vu-iterations
+    vus: 1
+    iterations: 3
+    flow: [initialize, ping, endSession]
+`)
+	res, err := RunPlan(context.Background(), plan, RunOptions{Target: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Latency[OpInitialize].Count != 3 || res.Latency[OpDelete].Count != 3 || res.EndedSessions != 3 || res.Iterations != 3 {
+		t.Errorf("initialize %d, DELETE %d, ended %d, iterations %d", res.Latency[OpInitialize].Count, res.Latency[OpDelete].Count, res.EndedSessions, res.Iterations)
+	}
+	for _, r := range srv.requests() {
+		if r.RPCMethod == OpPing && r.Version != "2025-03-26" {
+			t.Errorf("ping with version %q", r.Version)
+		}
+	}
+	if n := srv.sessions(); n != 0 {
+		t.Errorf("%d sessions left open", n)
+	}
+}

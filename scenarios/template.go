@@ -1,0 +1,379 @@
+package scenarios
+
+// Templates in step names, URIs and arguments.
+//
+// A string may hold placeholders {{user}}, {{iteration}}, {{scenario}},
+// {{randInt LO HI}} and {{pick A B C}}; an argument value written as
+// {$pick: [v1, v2, ...]} is replaced by one of its values, whatever their
+// type. A string that is exactly one numeric placeholder ({{user}},
+// {{iteration}}, {{randInt ...}}) becomes a JSON number. Templates are
+// compiled once, when the plan is checked, and rendered straight to JSON
+// bytes per request.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Template limits: a bound on what one request body can grow to.
+const (
+	maxTemplateDepth = 32
+	maxRandIntSpan   = 1 << 53
+)
+
+// tmplCtx is what a template can refer to while rendering.
+type tmplCtx struct {
+	user      int    // the user's index in the run (also picks its token)
+	iteration int64  // the user's iteration in its scenario, from 0
+	scenario  string // the scenario's name
+	rng       *rand.Rand
+}
+
+type tkind uint8
+
+const (
+	tConst  tkind = iota // constant JSON value: json
+	tString              // string with placeholders: parts
+	tNum                 // one numeric placeholder, rendered as a JSON number
+	tPick                // one of items
+	tArray               // items
+	tObject              // keys (pre-encoded, with ':') and items
+)
+
+// tnode is a compiled template value.
+type tnode struct {
+	kind  tkind
+	json  []byte // tConst
+	text  string // tConst holding a string: its text
+	parts []tpart
+	items []*tnode
+	keys  [][]byte
+}
+
+type fnKind uint8
+
+const (
+	fnText fnKind = iota
+	fnUser
+	fnIteration
+	fnScenario
+	fnRandInt
+	fnPick
+)
+
+// tpart is literal text or one placeholder of a string template.
+type tpart struct {
+	fn     fnKind
+	text   string
+	lo, hi int64
+	words  []string
+}
+
+// templateFuncs names the placeholders, for error messages.
+const templateFuncs = "user, iteration, scenario, randInt LO HI, pick A B ..."
+
+// compileString compiles a string that may hold placeholders.
+func compileString(s string) (*tnode, error) {
+	var parts []tpart
+	rest := s
+	for {
+		i := strings.Index(rest, "{{")
+		if i < 0 {
+			break
+		}
+		j := strings.Index(rest[i+2:], "}}")
+		if j < 0 {
+			return nil, fmt.Errorf("template %q: %q is not closed by %q", truncate(s, 60), "{{", "}}")
+		}
+		if i > 0 {
+			parts = append(parts, tpart{fn: fnText, text: rest[:i]})
+		}
+		p, err := compilePlaceholder(rest[i+2 : i+2+j])
+		if err != nil {
+			return nil, fmt.Errorf("template %q: %w", truncate(s, 60), err)
+		}
+		parts = append(parts, p)
+		rest = rest[i+2+j+2:]
+	}
+	if len(parts) == 0 {
+		b, _ := json.Marshal(s)
+		return &tnode{kind: tConst, json: b, text: s}, nil
+	}
+	if rest != "" {
+		parts = append(parts, tpart{fn: fnText, text: rest})
+	}
+	if len(parts) == 1 && (parts[0].fn == fnUser || parts[0].fn == fnIteration || parts[0].fn == fnRandInt) {
+		return &tnode{kind: tNum, parts: parts}, nil
+	}
+	return &tnode{kind: tString, parts: parts}, nil
+}
+
+func compilePlaceholder(src string) (tpart, error) {
+	f := strings.Fields(src)
+	if len(f) == 0 {
+		return tpart{}, fmt.Errorf("empty placeholder {{}}; want one of %s", templateFuncs)
+	}
+	args := f[1:]
+	noArgs := func(fn fnKind) (tpart, error) {
+		if len(args) > 0 {
+			return tpart{}, fmt.Errorf("{{%s}} takes no arguments", f[0])
+		}
+		return tpart{fn: fn}, nil
+	}
+	switch f[0] {
+	case "user":
+		return noArgs(fnUser)
+	case "iteration":
+		return noArgs(fnIteration)
+	case "scenario":
+		return noArgs(fnScenario)
+	case "randInt":
+		if len(args) != 2 {
+			return tpart{}, errors.New("{{randInt LO HI}} takes two integers")
+		}
+		lo, err1 := strconv.ParseInt(args[0], 10, 64)
+		hi, err2 := strconv.ParseInt(args[1], 10, 64)
+		switch {
+		case err1 != nil || err2 != nil:
+			return tpart{}, fmt.Errorf("{{randInt %s %s}}: bounds must be integers", args[0], args[1])
+		case lo > hi:
+			return tpart{}, fmt.Errorf("{{randInt %d %d}}: LO must be <= HI", lo, hi)
+		case hi/2-lo/2 >= maxRandIntSpan/2:
+			return tpart{}, fmt.Errorf("{{randInt %d %d}}: range wider than 2^53", lo, hi)
+		}
+		return tpart{fn: fnRandInt, lo: lo, hi: hi}, nil
+	case "pick":
+		if len(args) == 0 {
+			return tpart{}, errors.New("{{pick A B ...}} needs at least one word")
+		}
+		return tpart{fn: fnPick, words: args}, nil
+	}
+	return tpart{}, fmt.Errorf("unknown placeholder {{%s}}; want one of %s", f[0], templateFuncs)
+}
+
+// compileValue compiles an argument value (as read from YAML or JSON:
+// map[string]any, []any, string, numbers, bool, nil). In promptMode every
+// leaf must be a scalar and renders as a string, since prompt arguments
+// are strings.
+func compileValue(v any, promptMode bool, depth int) (*tnode, error) {
+	if depth > maxTemplateDepth {
+		return nil, fmt.Errorf("arguments nested deeper than %d levels", maxTemplateDepth)
+	}
+	switch v := v.(type) {
+	case string:
+		return compileString(v)
+	case map[string]any:
+		if pick, ok := v["$pick"]; ok {
+			list, isList := pick.([]any)
+			if len(v) != 1 || !isList || len(list) == 0 {
+				return nil, errors.New("$pick must be the only key of its map and hold a non-empty list")
+			}
+			n := &tnode{kind: tPick}
+			for _, item := range list {
+				c, err := compileValue(item, promptMode, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				n.items = append(n.items, c)
+			}
+			return n, nil
+		}
+		if promptMode {
+			return nil, errors.New("prompt arguments must be strings, numbers or booleans")
+		}
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys) // as encoding/json orders map keys
+		n := &tnode{kind: tObject}
+		for _, k := range keys {
+			c, err := compileValue(v[k], false, depth+1)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", k, err)
+			}
+			n.keys = append(n.keys, append(appendJSONString(nil, k), ':'))
+			n.items = append(n.items, c)
+		}
+		return fold(n), nil
+	case []any:
+		if promptMode {
+			return nil, errors.New("prompt arguments must be strings, numbers or booleans")
+		}
+		n := &tnode{kind: tArray}
+		for i, item := range v {
+			c, err := compileValue(item, false, depth+1)
+			if err != nil {
+				return nil, fmt.Errorf("[%d]: %w", i, err)
+			}
+			n.items = append(n.items, c)
+		}
+		return fold(n), nil
+	}
+	if promptMode {
+		if v == nil {
+			return nil, errors.New("prompt arguments must be strings, numbers or booleans, not null")
+		}
+		return compileString(fmt.Sprint(v))
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return &tnode{kind: tConst, json: b}, nil
+}
+
+// fold turns an array or object of constants into one constant.
+func fold(n *tnode) *tnode {
+	for _, c := range n.items {
+		if c.kind != tConst {
+			return n
+		}
+	}
+	return &tnode{kind: tConst, json: n.appendJSON(nil, nil)}
+}
+
+// compileArgs compiles a map of arguments into one object template (nil
+// for no arguments).
+func compileArgs(args map[string]any, promptMode bool) (*tnode, error) {
+	if len(args) == 0 {
+		return nil, nil
+	}
+	if promptMode {
+		keys := make([]string, 0, len(args))
+		for k := range args {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		n := &tnode{kind: tObject}
+		for _, k := range keys {
+			c, err := compileValue(args[k], true, 1)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", k, err)
+			}
+			n.keys = append(n.keys, append(appendJSONString(nil, k), ':'))
+			n.items = append(n.items, stringified(c))
+		}
+		return fold(n), nil
+	}
+	return compileValue(args, false, 0)
+}
+
+// stringified makes a prompt-argument node render as a JSON string.
+func stringified(n *tnode) *tnode {
+	switch n.kind {
+	case tNum:
+		return &tnode{kind: tString, parts: n.parts}
+	case tPick:
+		for i, c := range n.items {
+			n.items[i] = stringified(c)
+		}
+	}
+	return n
+}
+
+// constant reports whether n renders the same every time.
+func (n *tnode) constant() bool { return n == nil || n.kind == tConst }
+
+// appendJSON renders n as JSON. c may be nil for constant nodes only.
+func (n *tnode) appendJSON(b []byte, c *tmplCtx) []byte {
+	switch n.kind {
+	case tConst:
+		return append(b, n.json...)
+	case tNum:
+		return n.parts[0].appendText(b, c)
+	case tString:
+		// Placeholders render ASCII digits or text taken from the plan,
+		// so render the text first and escape it as a whole.
+		start := len(b)
+		b = n.appendText(b, c)
+		text := string(b[start:])
+		return appendJSONString(b[:start], text)
+	case tPick:
+		return n.items[c.rng.IntN(len(n.items))].appendJSON(b, c)
+	case tArray:
+		b = append(b, '[')
+		for i, item := range n.items {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = item.appendJSON(b, c)
+		}
+		return append(b, ']')
+	case tObject:
+		b = append(b, '{')
+		for i, item := range n.items {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, n.keys[i]...)
+			b = item.appendJSON(b, c)
+		}
+		return append(b, '}')
+	}
+	return b
+}
+
+// appendText renders a string node (tConst string, tString, tNum or a
+// tPick of those) as plain text.
+func (n *tnode) appendText(b []byte, c *tmplCtx) []byte {
+	switch n.kind {
+	case tConst:
+		if n.text != "" || string(n.json) == `""` {
+			return append(b, n.text...)
+		}
+		return append(b, n.json...) // a number or boolean
+	case tPick:
+		return n.items[c.rng.IntN(len(n.items))].appendText(b, c)
+	}
+	for i := range n.parts {
+		b = n.parts[i].appendText(b, c)
+	}
+	return b
+}
+
+func (p *tpart) appendText(b []byte, c *tmplCtx) []byte {
+	switch p.fn {
+	case fnUser:
+		return strconv.AppendInt(b, int64(c.user), 10)
+	case fnIteration:
+		return strconv.AppendInt(b, c.iteration, 10)
+	case fnScenario:
+		return append(b, c.scenario...)
+	case fnRandInt:
+		return strconv.AppendInt(b, p.lo+c.rng.Int64N(p.hi-p.lo+1), 10)
+	case fnPick:
+		return append(b, p.words[c.rng.IntN(len(p.words))]...)
+	}
+	return append(b, p.text...)
+}
+
+// textTemplate is a compiled name or URI: a constant string or a template.
+type textTemplate struct {
+	fixed string
+	n     *tnode // nil when fixed
+}
+
+func compileText(s string) (textTemplate, error) {
+	n, err := compileString(s)
+	if err != nil {
+		return textTemplate{}, err
+	}
+	if n.constant() {
+		return textTemplate{fixed: s}, nil
+	}
+	return textTemplate{n: n}, nil
+}
+
+func (t textTemplate) render(c *tmplCtx, scratch *[]byte) string {
+	if t.n == nil {
+		return t.fixed
+	}
+	*scratch = t.n.appendText((*scratch)[:0], c)
+	return string(*scratch)
+}

@@ -1,0 +1,496 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// Limits that keep every plan bounded.
+const (
+	maxScenarios     = 64
+	maxSteps         = 1000 // per flow, nested steps included
+	maxChooseDepth   = 8
+	maxStages        = 1000
+	maxIterations    = 1_000_000_000
+	maxRatePerSecond = 100_000
+	maxThinkTime     = time.Hour
+	maxProblems      = 50
+)
+
+// ErrInvalidPlan matches (with errors.Is) every error about a plan's
+// content, from ParsePlan, LoadFile, Plan.Validate and RunPlan.
+var ErrInvalidPlan = errors.New("invalid scenario plan")
+
+// planError lists a plan's problems, each with where it is.
+type planError struct {
+	file     string
+	problems []problem
+}
+
+type problem struct {
+	line      int
+	path, msg string
+}
+
+func (e *planError) Error() string {
+	var b strings.Builder
+	for i, p := range e.problems {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		switch {
+		case e.file != "" && p.line > 0:
+			fmt.Fprintf(&b, "%s:%d: ", e.file, p.line)
+		case e.file != "":
+			fmt.Fprintf(&b, "%s: ", e.file)
+		}
+		if p.path != "" {
+			b.WriteString(p.path)
+			b.WriteString(": ")
+		}
+		b.WriteString(p.msg)
+	}
+	return b.String()
+}
+
+func (e *planError) Is(target error) bool { return target == ErrInvalidPlan }
+
+func (e *planError) add(line int, path, format string, args ...any) {
+	if len(e.problems) < maxProblems {
+		e.problems = append(e.problems, problem{line, path, fmt.Sprintf(format, args...)})
+	}
+}
+
+func (e *planError) err() error {
+	if len(e.problems) == 0 {
+		return nil
+	}
+	return e
+}
+
+// cplan is a checked plan, ready to run.
+type cplan struct {
+	plan       *Plan
+	scen       []*cscenario
+	thresholds []*cthreshold
+}
+
+// cscenario is a checked scenario.
+type cscenario struct {
+	*Scenario
+	idx       uint16
+	flow      []cstep
+	timeout   time.Duration
+	pin       string
+	firstInit bool // the flow starts with initialize: no handshake at VU start
+	maxVUs    int  // most users it can run at once
+	total     time.Duration
+	legacy    *legacyFlow // set by the Run(Config) adapter
+}
+
+// cstep is a checked step.
+type cstep struct {
+	kind        string
+	op          uint8
+	name, uri   textTemplate
+	nameID      uint32 // of a fixed name, set by the engine
+	args        *tnode
+	timeout     time.Duration
+	abortAfter  time.Duration
+	think       Think
+	probability float64
+	choices     [][]cstep
+	cumWeights  []int
+}
+
+// Validate reports every problem with p, each naming where it is (file and
+// line when p came from a file).
+func (p *Plan) Validate() error {
+	_, err := compilePlan(p)
+	return err
+}
+
+var scenarioName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+
+// compilePlan checks p and compiles its templates and thresholds.
+func compilePlan(p *Plan) (*cplan, error) {
+	pe := &planError{file: p.file}
+	cp := &cplan{plan: p}
+	if p.Target != "" {
+		if err := checkURL(p.Target); err != nil {
+			pe.add(0, "target", "%v", err)
+		}
+	}
+	if p.Timeout <= 0 || p.Timeout.D() > MaxRequestTimeout {
+		pe.add(0, "timeout", "must be in (0, %s] (got %s)", MaxRequestTimeout, p.Timeout)
+	}
+	checkVersion(pe, 0, "protocolVersion", p.ProtocolVersion)
+	checkHeaders(pe, p.Headers)
+	for i, tok := range p.Tokens {
+		// Never print the token itself.
+		if tok == "" {
+			pe.add(0, "tokens", "token %d is empty", i+1)
+		} else if strings.IndexFunc(tok, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
+			pe.add(0, "tokens", "token %d contains whitespace or control characters", i+1)
+		}
+	}
+	switch {
+	case len(p.Scenarios) == 0:
+		pe.add(0, "scenarios", "none given; want at least one")
+	case len(p.Scenarios) > maxScenarios:
+		pe.add(0, "scenarios", "%d given; at most %d", len(p.Scenarios), maxScenarios)
+	}
+	var names []string
+	users := 0
+	for i := range p.Scenarios {
+		s := &p.Scenarios[i]
+		path := "scenarios." + s.Name
+		switch {
+		case !scenarioName.MatchString(s.Name):
+			pe.add(s.line, fmt.Sprintf("scenarios[%d]", i), "name %q must be 1-64 letters, digits, '_', '-' or '.'", truncate(s.Name, 70))
+		case slices.Contains(names, s.Name):
+			pe.add(s.line, path, "scenario name used twice")
+		}
+		names = append(names, s.Name)
+		cs := compileScenario(pe, p, s, path)
+		cs.idx = uint16(i)
+		users += cs.maxVUs
+		cp.scen = append(cp.scen, cs)
+	}
+	if users > MaxUsers {
+		pe.add(0, "scenarios", "together up to %d users; at most %d", users, MaxUsers)
+	}
+	for _, t := range p.Thresholds {
+		ct, err := compileThreshold(t, names)
+		if err != nil {
+			pe.add(t.line, "thresholds."+t.Metric, "%v", err)
+			continue
+		}
+		cp.thresholds = append(cp.thresholds, ct)
+	}
+	return cp, pe.err()
+}
+
+func checkVersion(pe *planError, line int, path, v string) {
+	if v != "" && v != NegotiateVersion && !acceptedVersions[v] {
+		pe.add(line, path, "%q is not a version this client speaks; want %q or one of %s",
+			truncate(v, 30), NegotiateVersion, strings.Join(SupportedVersions, ", "))
+	}
+}
+
+// reservedHeaders are set by the client itself.
+var reservedHeaders = []string{"Accept", "Content-Type", "Content-Length", "Host", "Connection",
+	"Transfer-Encoding", "Mcp-Session-Id", "Mcp-Protocol-Version", "User-Agent", "Authorization"}
+
+func checkHeaders(pe *planError, h map[string]string) {
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		path := "headers." + truncate(k, 40)
+		switch {
+		case k == "" || strings.IndexFunc(k, func(r rune) bool { return r <= ' ' || r >= 0x7f || strings.ContainsRune("\"(),/:;<=>?@[\\]{}", r) }) >= 0:
+			pe.add(0, path, "not a valid header name")
+		case slices.ContainsFunc(reservedHeaders, func(r string) bool { return strings.EqualFold(r, k) }):
+			if strings.EqualFold(k, "Authorization") {
+				pe.add(0, path, "bearer tokens go in tokens or tokensFile, which are kept out of every output")
+			} else {
+				pe.add(0, path, "set by the client itself; it cannot be replaced")
+			}
+		case strings.ContainsAny(h[k], "\r\n\x00"):
+			pe.add(0, path, "value contains a line break or NUL")
+		}
+	}
+}
+
+// checkURL checks that target is an http(s) URL with a host; whether the
+// host may be loaded is checked when the run starts.
+func checkURL(target string) error {
+	u, err := url.Parse(target)
+	switch {
+	case err != nil:
+		return fmt.Errorf("not a URL: %w", err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("%q: scheme must be http or https", u.Redacted())
+	case u.User != nil:
+		return fmt.Errorf("%q must not contain credentials; pass bearer tokens as tokens", u.Redacted())
+	case u.Hostname() == "":
+		return fmt.Errorf("%q has no host", u.Redacted())
+	}
+	return nil
+}
+
+func durIn(pe *planError, line int, path string, d Duration, lo, hi time.Duration, loOpen bool) {
+	if d.D() < lo || d.D() > hi || (loOpen && d.D() == lo) {
+		open := "["
+		if loOpen {
+			open = "("
+		}
+		pe.add(line, path, "must be in %s%s, %s] (got %s)", open, lo, hi, d)
+	}
+}
+
+func intIn(pe *planError, line int, path string, v, lo, hi int64) {
+	if v < lo || v > hi {
+		pe.add(line, path, "must be in [%d, %d] (got %d)", lo, hi, v)
+	}
+}
+
+// compileScenario checks one scenario and compiles its flow.
+func compileScenario(pe *planError, p *Plan, s *Scenario, path string) *cscenario {
+	cs := &cscenario{Scenario: s, timeout: p.Timeout.D(), pin: p.ProtocolVersion}
+	if s.Timeout != 0 {
+		durIn(pe, s.line, path+".timeout", s.Timeout, 0, MaxRequestTimeout, true)
+		cs.timeout = s.Timeout.D()
+	}
+	if s.ProtocolVersion != "" {
+		checkVersion(pe, s.line, path+".protocolVersion", s.ProtocolVersion)
+		cs.pin = s.ProtocolVersion
+	}
+	if cs.pin == NegotiateVersion {
+		cs.pin = ""
+	}
+	durIn(pe, s.line, path+".startTime", s.StartTime, 0, MaxDuration, false)
+	durIn(pe, s.line, path+".gracefulStop", s.GracefulStop, 0, MaxDuration, false)
+	l := s.line
+	switch s.Executor {
+	case ExecConstantVUs:
+		intIn(pe, l, path+".vus", int64(s.VUs), 1, MaxUsers)
+		durIn(pe, l, path+".duration", s.Duration, 0, MaxDuration, true)
+		cs.maxVUs, cs.total = s.VUs, s.Duration.D()
+	case ExecPerVUIterations:
+		intIn(pe, l, path+".vus", int64(s.VUs), 1, MaxUsers)
+		intIn(pe, l, path+".iterations", s.Iterations, 1, maxIterations)
+		durIn(pe, l, path+".maxDuration", s.MaxDuration, 0, MaxDuration, true)
+		cs.maxVUs, cs.total = s.VUs, s.MaxDuration.D()
+	case ExecRampingVUs:
+		intIn(pe, l, path+".startVUs", int64(s.StartVUs), 0, MaxUsers)
+		durIn(pe, l, path+".gracefulRampDown", s.GracefulRampDown, 0, MaxDuration, false)
+		peak, total := checkStages(pe, s, path, MaxUsers)
+		cs.maxVUs, cs.total = max(peak, s.StartVUs), total
+		if cs.maxVUs == 0 && total > 0 {
+			pe.add(l, path+".stages", "startVUs and every target are 0: no user would ever run")
+		}
+	case ExecConstantArrivalRate, ExecRampingArrivalRate:
+		durIn(pe, l, path+".timeUnit", s.TimeUnit, 0, MaxDuration, true)
+		maxRate := int64(maxRatePerSecond)
+		if s.TimeUnit > 0 {
+			maxRate = int64(float64(maxRatePerSecond) * s.TimeUnit.D().Seconds())
+			maxRate = max(maxRate, 1)
+		}
+		if s.Executor == ExecConstantArrivalRate {
+			intIn(pe, l, path+".rate", int64(s.Rate), 1, maxRate)
+			durIn(pe, l, path+".duration", s.Duration, 0, MaxDuration, true)
+			cs.total = s.Duration.D()
+		} else {
+			intIn(pe, l, path+".startRate", int64(s.StartRate), 0, maxRate)
+			peak, total := checkStages(pe, s, path, maxRate)
+			cs.total = total
+			if max(peak, s.StartRate) == 0 && total > 0 {
+				pe.add(l, path+".stages", "startRate and every target are 0: no iteration would ever start")
+			}
+		}
+		intIn(pe, l, path+".preAllocatedVUs", int64(s.PreAllocatedVUs), 0, MaxUsers)
+		intIn(pe, l, path+".maxVUs", int64(s.MaxVUs), 1, MaxUsers)
+		if s.MaxVUs > 0 && s.PreAllocatedVUs > s.MaxVUs {
+			pe.add(l, path+".preAllocatedVUs", "%d is more than maxVUs (%d)", s.PreAllocatedVUs, s.MaxVUs)
+		}
+		cs.maxVUs = max(s.MaxVUs, s.PreAllocatedVUs)
+	default:
+		pe.add(l, path+".executor", "unknown executor %q; want one of %s", truncate(s.Executor, 40), strings.Join(executorNames, ", "))
+	}
+	if s.StartTime.D()+cs.total > MaxDuration {
+		pe.add(l, path, "startTime plus duration is more than %s", MaxDuration)
+	}
+	if len(s.Flow) == 0 {
+		pe.add(l, path+".flow", "empty; want at least one step")
+		return cs
+	}
+	count := 0
+	cs.flow = compileSteps(pe, cs, s.Flow, path+".flow", 0, &count)
+	cs.firstInit = len(cs.flow) > 0 && cs.flow[0].kind == OpInitialize
+	if s.Executor != ExecConstantArrivalRate && s.Executor != ExecRampingArrivalRate && len(cs.flow) == len(s.Flow) && !progresses(cs.flow) {
+		pe.add(l, path+".flow", "a pass through it may neither send a request nor think: the users would spin; add a request or a think step")
+	}
+	return cs
+}
+
+var executorNames = []string{ExecConstantVUs, ExecRampingVUs, ExecPerVUIterations, ExecConstantArrivalRate, ExecRampingArrivalRate}
+
+// checkStages checks a ramping executor's stages; it returns the highest
+// target and the total duration.
+func checkStages(pe *planError, s *Scenario, path string, maxTarget int64) (int, time.Duration) {
+	if len(s.Stages) == 0 || len(s.Stages) > maxStages {
+		pe.add(s.line, path+".stages", "want 1 to %d stages (got %d)", maxStages, len(s.Stages))
+		return 0, 0
+	}
+	peak, total := 0, time.Duration(0)
+	for i, st := range s.Stages {
+		sp := fmt.Sprintf("%s.stages[%d]", path, i)
+		durIn(pe, st.line, sp+".duration", st.Duration, 0, MaxDuration, false)
+		intIn(pe, st.line, sp+".target", int64(st.Target), 0, maxTarget)
+		peak = max(peak, st.Target)
+		total += max(st.Duration.D(), 0)
+	}
+	if total <= 0 {
+		pe.add(s.line, path+".stages", "every stage lasts 0s: the scenario would end before it starts")
+	} else if total > MaxDuration {
+		pe.add(s.line, path+".stages", "together last %s; at most %s", total, MaxDuration)
+	}
+	return peak, total
+}
+
+// compileSteps checks and compiles a list of steps.
+func compileSteps(pe *planError, cs *cscenario, steps []Step, path string, depth int, count *int) []cstep {
+	var out []cstep
+	for i := range steps {
+		st := &steps[i]
+		sp := fmt.Sprintf("%s[%d].%s", path, i, st.Kind)
+		*count++
+		if *count > maxSteps {
+			pe.add(st.line, path, "more than %d steps", maxSteps)
+			return out
+		}
+		c := cstep{kind: st.Kind, timeout: st.Timeout.D(), abortAfter: st.AbortAfter.D()}
+		isReq := false
+		if op, ok := opIndex(st.Kind); ok && op != opDelete {
+			c.op, isReq = op, true
+		}
+		unexpected := func(what string, set bool) {
+			if set {
+				pe.add(st.line, sp, "%s is not an option of %s", what, st.Kind)
+			}
+		}
+		unexpected("name", st.Name != "" && st.Kind != OpCallTool && st.Kind != OpGetPrompt)
+		unexpected("uri", st.URI != "" && st.Kind != OpReadResource)
+		unexpected("arguments", len(st.Arguments) > 0 && st.Kind != OpCallTool && st.Kind != OpGetPrompt)
+		unexpected("timeout", st.Timeout != 0 && !isReq)
+		unexpected("abortAfter", st.AbortAfter != 0 && !isReq)
+		unexpected("probability", st.Probability != 0 && st.Kind != StepEndSession)
+		unexpected("choices", len(st.Choices) > 0 && st.Kind != StepChoose)
+		unexpected("think time", st.Think != (Think{}) && st.Kind != StepThink)
+		switch {
+		case isReq:
+			compileRequest(pe, cs, st, &c, sp)
+		case st.Kind == StepThink:
+			compileThink(pe, st, sp)
+			c.think = st.Think
+		case st.Kind == StepEndSession:
+			if !(st.Probability > 0 && st.Probability <= 1) {
+				pe.add(st.line, sp+".probability", "must be in (0, 1] (got %v)", st.Probability)
+			}
+			c.probability = st.Probability
+		case st.Kind == StepChoose:
+			if depth >= maxChooseDepth {
+				pe.add(st.line, sp, "choose nested deeper than %d", maxChooseDepth)
+				continue
+			}
+			if len(st.Choices) == 0 {
+				pe.add(st.line, sp, "no choices; want at least one")
+			}
+			total := 0
+			for j, ch := range st.Choices {
+				cp := fmt.Sprintf("%s[%d]", sp, j)
+				intIn(pe, ch.line, cp+".weight", int64(ch.Weight), 1, maxWeight)
+				if len(ch.Steps) == 0 {
+					pe.add(ch.line, cp+".steps", "empty; want at least one step")
+				}
+				total += max(ch.Weight, 1)
+				c.cumWeights = append(c.cumWeights, total)
+				c.choices = append(c.choices, compileSteps(pe, cs, ch.Steps, cp+".steps", depth+1, count))
+			}
+		default:
+			pe.add(st.line, fmt.Sprintf("%s[%d]", path, i), "unknown step %q; want one of %s", truncate(st.Kind, 40), strings.Join(stepNames, ", "))
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+var stepNames = []string{OpInitialize, OpPing, OpListTools, OpCallTool, OpListResources, OpReadResource,
+	OpListPrompts, OpGetPrompt, StepThink, StepEndSession, StepChoose}
+
+func compileRequest(pe *planError, cs *cscenario, st *Step, c *cstep, sp string) {
+	timeout := cs.timeout
+	if st.Timeout != 0 {
+		durIn(pe, st.line, sp+".timeout", st.Timeout, 0, MaxRequestTimeout, true)
+		timeout = st.Timeout.D()
+	}
+	if st.AbortAfter != 0 {
+		switch {
+		case st.AbortAfter < 0:
+			pe.add(st.line, sp+".abortAfter", "must be > 0 (got %s)", st.AbortAfter)
+		case st.AbortAfter.D() >= timeout:
+			pe.add(st.line, sp+".abortAfter", "%s is not shorter than the request timeout (%s): the timeout would fire first", st.AbortAfter, timeout)
+		}
+	}
+	var err error
+	switch st.Kind {
+	case OpCallTool, OpGetPrompt:
+		if strings.TrimSpace(st.Name) == "" {
+			pe.add(st.line, sp+".name", "missing; want the %s name", map[string]string{OpCallTool: "tool", OpGetPrompt: "prompt"}[st.Kind])
+		} else if c.name, err = compileText(st.Name); err != nil {
+			pe.add(st.line, sp+".name", "%v", err)
+		}
+		if c.args, err = compileArgs(st.Arguments, st.Kind == OpGetPrompt); err != nil {
+			pe.add(st.line, sp+".arguments", "%v", err)
+		}
+	case OpReadResource:
+		if strings.TrimSpace(st.URI) == "" {
+			pe.add(st.line, sp+".uri", "missing; want the resource URI")
+		} else if c.uri, err = compileText(st.URI); err != nil {
+			pe.add(st.line, sp+".uri", "%v", err)
+		}
+	}
+}
+
+func compileThink(pe *planError, st *Step, sp string) {
+	t := st.Think
+	switch t.Distribution {
+	case ThinkFixed:
+		durIn(pe, st.line, sp, t.Duration, 0, maxThinkTime, false)
+	case ThinkExponential:
+		durIn(pe, st.line, sp+".exponential", t.Duration, 0, maxThinkTime, true)
+	case ThinkUniform:
+		durIn(pe, st.line, sp+".uniform", t.Min, 0, maxThinkTime, false)
+		durIn(pe, st.line, sp+".uniform", t.Max, 0, maxThinkTime, false)
+		if t.Max < t.Min {
+			pe.add(st.line, sp+".uniform", "max (%s) is less than min (%s)", t.Max, t.Min)
+		}
+	default:
+		pe.add(st.line, sp, "unknown distribution %q; want %s, %s or %s", truncate(t.Distribution, 30), ThinkFixed, ThinkUniform, ThinkExponential)
+	}
+}
+
+// progresses reports whether every pass through steps sends a request or
+// thinks for a while.
+func progresses(steps []cstep) bool {
+	for _, c := range steps {
+		switch {
+		case c.kind == StepThink:
+			if c.think.Duration > 0 || c.think.Min > 0 || c.think.Distribution == ThinkExponential {
+				return true
+			}
+		case c.kind == StepChoose:
+			all := len(c.choices) > 0
+			for _, ch := range c.choices {
+				all = all && progresses(ch)
+			}
+			if all {
+				return true
+			}
+		case c.kind != StepEndSession:
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,575 @@
+package scenarios
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Bounds on a scenario file, so that a hostile one cannot exhaust memory.
+const (
+	maxPlanBytes   = 1 << 20
+	maxYAMLNodes   = 200_000 // visits, aliases expanded
+	maxTokensBytes = 16 << 20
+)
+
+// k6's defaults, filled in by ParsePlan.
+const (
+	defaultGracefulStop     = 30 * time.Second
+	defaultGracefulRampDown = 30 * time.Second
+	defaultMaxDuration      = 10 * time.Minute
+	defaultTimeUnit         = time.Second
+)
+
+// LoadFile reads and checks a YAML scenario file. Tokens named by its
+// tokensFile are read too, relative to the file's directory. Errors name
+// the file, the line and what is wrong, and match ErrInvalidPlan.
+func LoadFile(path string) (*Plan, error) {
+	data, err := readBounded(path, maxPlanBytes)
+	if err != nil {
+		return nil, fmt.Errorf("read scenario file: %w", err)
+	}
+	p, err := ParsePlan(data, path)
+	if err != nil {
+		return nil, err
+	}
+	if p.TokensFile != "" && len(p.Tokens) == 0 {
+		tf := p.TokensFile
+		if !filepath.IsAbs(tf) {
+			tf = filepath.Join(filepath.Dir(path), tf)
+		}
+		toks, err := readTokens(tf)
+		if err != nil {
+			pe := &planError{file: path}
+			pe.add(p.tokensLine, "tokensFile", "%v", err)
+			return nil, pe
+		}
+		p.Tokens = toks
+		if err := p.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// ParsePlan parses and checks a YAML (or JSON) scenario; filename is used
+// in error messages only. Missing options get k6's defaults.
+func ParsePlan(data []byte, filename string) (*Plan, error) {
+	pe := &planError{file: filename}
+	if len(data) > maxPlanBytes {
+		pe.add(0, "", "larger than %d bytes", maxPlanBytes)
+		return nil, pe
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		line, msg := yamlErr(err)
+		pe.add(line, "", "not valid YAML: %s", msg)
+		return nil, pe
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		pe.add(0, "", "empty; want a scenario file with scenarios:")
+		return nil, pe
+	}
+	d := &ydec{pe: pe}
+	p := &Plan{file: filename, Timeout: Duration(DefaultRequestTimeout)}
+	d.plan(doc.Content[0], p)
+	if d.pe.err() != nil {
+		return nil, d.pe
+	}
+	if _, err := compilePlan(p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// yamlErr splits a yaml error ("yaml: line 3: did not find ...") into the
+// line and the message.
+func yamlErr(err error) (int, string) {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	rest, ok := strings.CutPrefix(msg, "line ")
+	if !ok {
+		return 0, msg
+	}
+	num, text, ok := strings.Cut(rest, ": ")
+	n, err2 := strconv.Atoi(num)
+	if !ok || err2 != nil {
+		return 0, msg
+	}
+	return n, text
+}
+
+// ydec walks a YAML document into a Plan, recording each problem with its
+// line.
+type ydec struct {
+	pe     *planError
+	visits int
+}
+
+// kv is one entry of a mapping, its key normalized (see norm).
+type kv struct {
+	key, raw string
+	k, v     *yaml.Node
+}
+
+// norm makes option names match whatever their spelling: k6's camelCase,
+// snake_case or kebab-case ("abortAfter", "abort_after", "abort-after").
+func norm(k string) string {
+	return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(k))
+}
+
+func (d *ydec) errf(n *yaml.Node, path, format string, args ...any) {
+	line := 0
+	if n != nil {
+		line = n.Line
+	}
+	d.pe.add(line, path, format, args...)
+}
+
+// resolve follows aliases, counting visits against the budget.
+func (d *ydec) resolve(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+		d.visits++
+	}
+	d.visits++
+	if d.visits > maxYAMLNodes {
+		return nil
+	}
+	return n
+}
+
+func (d *ydec) budgetLeft(n *yaml.Node, path string) (*yaml.Node, bool) {
+	r := d.resolve(n)
+	if r == nil {
+		if d.visits > maxYAMLNodes && d.visits < maxYAMLNodes+2 {
+			d.errf(n, path, "document too large once aliases are expanded")
+		}
+		return nil, false
+	}
+	return r, true
+}
+
+// mapping returns the entries of a mapping node, reporting duplicate keys
+// and keys not in allowed (normalized names -> canonical spelling).
+func (d *ydec) mapping(n *yaml.Node, path string, allowed []string) ([]kv, bool) {
+	n, ok := d.budgetLeft(n, path)
+	if !ok {
+		return nil, false
+	}
+	if n.Kind != yaml.MappingNode {
+		d.errf(n, path, "want a mapping (key: value), got %s", describe(n))
+		return nil, false
+	}
+	var out []kv
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			d.errf(k, path, "keys must be plain strings")
+			continue
+		}
+		if k.Value == "<<" {
+			d.errf(k, path, "YAML merge keys (<<) are not supported")
+			continue
+		}
+		key := k.Value
+		if allowed != nil {
+			key = norm(k.Value)
+			canon := ""
+			for _, a := range allowed {
+				if norm(a) == key {
+					canon = a
+				}
+			}
+			if canon == "" {
+				d.errf(k, path, "unknown option %q; want one of %s", truncate(k.Value, 40), strings.Join(allowed, ", "))
+				continue
+			}
+			key = canon
+		}
+		if seen[key] {
+			d.errf(k, path, "%q given twice", truncate(k.Value, 40))
+			continue
+		}
+		seen[key] = true
+		out = append(out, kv{key: key, raw: k.Value, k: k, v: v})
+	}
+	return out, true
+}
+
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		if n.ShortTag() == "!!null" {
+			return "nothing (null)"
+		}
+		return fmt.Sprintf("%q", truncate(n.Value, 40))
+	}
+	return "something else"
+}
+
+func (d *ydec) scalar(n *yaml.Node, path string) (*yaml.Node, bool) {
+	n, ok := d.budgetLeft(n, path)
+	if !ok {
+		return nil, false
+	}
+	if n.Kind != yaml.ScalarNode {
+		d.errf(n, path, "want a single value, got %s", describe(n))
+		return nil, false
+	}
+	return n, true
+}
+
+func (d *ydec) str(n *yaml.Node, path string) string {
+	s, ok := d.scalar(n, path)
+	if !ok {
+		return ""
+	}
+	if s.ShortTag() == "!!null" {
+		d.errf(s, path, "want a value, got nothing")
+		return ""
+	}
+	return s.Value
+}
+
+func (d *ydec) int(n *yaml.Node, path string) int64 {
+	s, ok := d.scalar(n, path)
+	if !ok {
+		return 0
+	}
+	v, err := strconv.ParseInt(strings.ReplaceAll(s.Value, "_", ""), 0, 64)
+	if err != nil || s.ShortTag() != "!!int" {
+		d.errf(s, path, "want a whole number, got %s", describe(s))
+		return 0
+	}
+	return v
+}
+
+// smallInt reads an int that must fit a counter of users or a rate.
+func (d *ydec) smallInt(n *yaml.Node, path string) int {
+	v := d.int(n, path)
+	if v < math.MinInt32 || v > math.MaxInt32 {
+		d.errf(n, path, "%d is out of range", v)
+		return 0
+	}
+	return int(v)
+}
+
+func (d *ydec) float(n *yaml.Node, path string) float64 {
+	s, ok := d.scalar(n, path)
+	if !ok {
+		return 0
+	}
+	v, err := strconv.ParseFloat(s.Value, 64)
+	if err != nil || (s.ShortTag() != "!!int" && s.ShortTag() != "!!float") || math.IsNaN(v) || math.IsInf(v, 0) {
+		d.errf(s, path, "want a number, got %s", describe(s))
+		return 0
+	}
+	return v
+}
+
+func (d *ydec) bool(n *yaml.Node, path string) bool {
+	s, ok := d.scalar(n, path)
+	if !ok {
+		return false
+	}
+	if s.ShortTag() != "!!bool" {
+		d.errf(s, path, "want true or false, got %s", describe(s))
+		return false
+	}
+	return s.Value == "true" || s.Value == "True" || s.Value == "TRUE"
+}
+
+// duration reads a Go duration string ("1m30s", "500ms"); a bare 0 is
+// also accepted.
+func (d *ydec) duration(n *yaml.Node, path string) Duration {
+	s, ok := d.scalar(n, path)
+	if !ok {
+		return 0
+	}
+	if s.Value == "0" {
+		return 0
+	}
+	v, err := time.ParseDuration(s.Value)
+	if err != nil {
+		hint := ""
+		if _, e := strconv.ParseFloat(s.Value, 64); e == nil {
+			hint = ` (a unit is needed, e.g. "30s" or "500ms")`
+		}
+		d.errf(s, path, "bad duration %s%s", describe(s), hint)
+		return 0
+	}
+	if v < 0 {
+		d.errf(s, path, "duration must not be negative (got %s)", s.Value)
+		return 0
+	}
+	return Duration(v)
+}
+
+func (d *ydec) seq(n *yaml.Node, path string) []*yaml.Node {
+	n, ok := d.budgetLeft(n, path)
+	if !ok {
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		d.errf(n, path, "want a list, got %s", describe(n))
+		return nil
+	}
+	return n.Content
+}
+
+var planKeys = []string{"target", "timeout", "protocolVersion", "headers", "tokens", "tokensFile", "seed", "scenarios", "thresholds"}
+
+func (d *ydec) plan(n *yaml.Node, p *Plan) {
+	entries, ok := d.mapping(n, "", planKeys)
+	if !ok {
+		return
+	}
+	hasScenarios := false
+	for _, e := range entries {
+		switch e.key {
+		case "target":
+			p.Target = d.str(e.v, e.key)
+		case "timeout":
+			p.Timeout = d.duration(e.v, e.key)
+		case "protocolVersion":
+			p.ProtocolVersion = d.str(e.v, e.key)
+		case "headers":
+			hs, _ := d.mapping(e.v, e.key, nil)
+			p.Headers = map[string]string{}
+			for _, h := range hs {
+				p.Headers[h.raw] = d.str(h.v, "headers."+h.raw)
+			}
+		case "tokens":
+			for _, t := range d.seq(e.v, e.key) {
+				p.Tokens = append(p.Tokens, d.str(t, e.key))
+			}
+		case "tokensFile":
+			p.TokensFile = d.str(e.v, e.key)
+			p.tokensLine = e.k.Line
+		case "seed":
+			p.Seed = d.int(e.v, e.key)
+		case "scenarios":
+			hasScenarios = true
+			scens, _ := d.mapping(e.v, e.key, nil)
+			for _, s := range scens {
+				p.Scenarios = append(p.Scenarios, d.scenario(s))
+			}
+		case "thresholds":
+			d.thresholds(e.v, p)
+		}
+	}
+	if !hasScenarios {
+		d.errf(n, "", "no scenarios: section; want at least one scenario")
+	}
+	if p.TokensFile != "" && len(p.Tokens) > 0 {
+		d.errf(n, "", "give tokens or tokensFile, not both")
+	}
+}
+
+var commonScenarioKeys = []string{"executor", "startTime", "gracefulStop", "timeout", "protocolVersion", "flow"}
+
+var executorKeys = map[string][]string{
+	ExecConstantVUs:         {"vus", "duration"},
+	ExecRampingVUs:          {"startVUs", "stages", "gracefulRampDown"},
+	ExecPerVUIterations:     {"vus", "iterations", "maxDuration"},
+	ExecConstantArrivalRate: {"rate", "timeUnit", "duration", "preAllocatedVUs", "maxVUs"},
+	ExecRampingArrivalRate:  {"startRate", "timeUnit", "stages", "preAllocatedVUs", "maxVUs"},
+}
+
+func (d *ydec) scenario(e kv) Scenario {
+	path := "scenarios." + e.raw
+	s := Scenario{Name: e.raw, line: e.k.Line, GracefulStop: Duration(defaultGracefulStop)}
+	// The executor decides which options are allowed: find it first.
+	entries, ok := d.mapping(e.v, path, nil)
+	if !ok {
+		return s
+	}
+	for _, o := range entries {
+		if norm(o.raw) == "executor" {
+			s.Executor = d.str(o.v, path+".executor")
+		}
+	}
+	allowed, known := executorKeys[s.Executor]
+	switch {
+	case s.Executor == "":
+		d.errf(e.v, path, "no executor; want one of %s", strings.Join(executorNames, ", "))
+		return s
+	case !known:
+		d.errf(e.v, path+".executor", "unknown executor %q; want one of %s", truncate(s.Executor, 40), strings.Join(executorNames, ", "))
+		return s
+	}
+	switch s.Executor {
+	case ExecConstantVUs, ExecPerVUIterations:
+		s.VUs = 1
+	case ExecRampingVUs:
+		s.StartVUs, s.GracefulRampDown = 1, Duration(defaultGracefulRampDown)
+	}
+	if s.Executor == ExecPerVUIterations {
+		s.Iterations, s.MaxDuration = 1, Duration(defaultMaxDuration)
+	}
+	if s.Executor == ExecConstantArrivalRate || s.Executor == ExecRampingArrivalRate {
+		s.TimeUnit = Duration(defaultTimeUnit)
+	}
+	entries, _ = d.mapping(e.v, path, append(slices.Clone(commonScenarioKeys), allowed...))
+	maxVUsSet := false
+	for _, o := range entries {
+		op := path + "." + o.key
+		switch o.key {
+		case "startTime":
+			s.StartTime = d.duration(o.v, op)
+		case "gracefulStop":
+			s.GracefulStop = d.duration(o.v, op)
+		case "timeout":
+			s.Timeout = d.duration(o.v, op)
+		case "protocolVersion":
+			s.ProtocolVersion = d.str(o.v, op)
+		case "flow":
+			s.Flow = d.steps(o.v, op)
+		case "vus":
+			s.VUs = d.smallInt(o.v, op)
+		case "duration":
+			s.Duration = d.duration(o.v, op)
+		case "iterations":
+			s.Iterations = d.int(o.v, op)
+		case "maxDuration":
+			s.MaxDuration = d.duration(o.v, op)
+		case "startVUs":
+			s.StartVUs = d.smallInt(o.v, op)
+		case "gracefulRampDown":
+			s.GracefulRampDown = d.duration(o.v, op)
+		case "stages":
+			for i, sn := range d.seq(o.v, op) {
+				sp := fmt.Sprintf("%s[%d]", op, i)
+				st := Stage{line: sn.Line}
+				fields, ok := d.mapping(sn, sp, []string{"duration", "target"})
+				for _, f := range fields {
+					if f.key == "duration" {
+						st.Duration = d.duration(f.v, sp+".duration")
+					} else {
+						st.Target = d.smallInt(f.v, sp+".target")
+					}
+				}
+				if ok && len(fields) != 2 {
+					d.errf(sn, sp, "a stage needs both duration and target")
+				}
+				s.Stages = append(s.Stages, st)
+			}
+		case "rate":
+			s.Rate = d.smallInt(o.v, op)
+		case "startRate":
+			s.StartRate = d.smallInt(o.v, op)
+		case "timeUnit":
+			s.TimeUnit = d.duration(o.v, op)
+		case "preAllocatedVUs":
+			s.PreAllocatedVUs = d.smallInt(o.v, op)
+		case "maxVUs":
+			s.MaxVUs, maxVUsSet = d.smallInt(o.v, op), true
+		}
+	}
+	if !maxVUsSet {
+		s.MaxVUs = s.PreAllocatedVUs // k6: maxVUs defaults to preAllocatedVUs
+	}
+	return s
+}
+
+func (d *ydec) thresholds(n *yaml.Node, p *Plan) {
+	entries, _ := d.mapping(n, "thresholds", nil)
+	for _, e := range entries {
+		path := "thresholds." + e.raw
+		items := []*yaml.Node{e.v}
+		if r, ok := d.budgetLeft(e.v, path); ok && r.Kind == yaml.SequenceNode {
+			items = r.Content
+		}
+		if len(items) == 0 {
+			d.errf(e.v, path, "no threshold expressions")
+		}
+		for _, it := range items {
+			t := Threshold{Metric: e.raw, line: it.Line}
+			r, ok := d.budgetLeft(it, path)
+			if !ok {
+				continue
+			}
+			if r.Kind == yaml.MappingNode {
+				fields, _ := d.mapping(r, path, []string{"threshold", "abortOnFail", "delayAbortEval"})
+				for _, f := range fields {
+					switch f.key {
+					case "threshold":
+						t.Expression = d.str(f.v, path+".threshold")
+					case "abortOnFail":
+						t.AbortOnFail = d.bool(f.v, path+".abortOnFail")
+					case "delayAbortEval":
+						t.DelayAbortEval = d.duration(f.v, path+".delayAbortEval")
+					}
+				}
+				if t.Expression == "" {
+					d.errf(r, path, "missing threshold: expression, e.g. \"p(95)<500\"")
+				}
+			} else {
+				t.Expression = d.str(r, path)
+			}
+			p.Thresholds = append(p.Thresholds, t)
+		}
+	}
+}
+
+// readBounded reads a file of at most limit bytes.
+func readBounded(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var b bytes.Buffer
+	n, err := b.ReadFrom(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if n > limit {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
+	}
+	return b.Bytes(), nil
+}
+
+// readTokens reads bearer tokens, one a line; blank lines and lines
+// starting with # are skipped. Errors never quote a token.
+func readTokens(path string) ([]string, error) {
+	data, err := readBounded(path, maxTokensBytes)
+	if err != nil {
+		return nil, fmt.Errorf("read tokens: %w", err)
+	}
+	var toks []string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		t := strings.TrimSpace(sc.Text())
+		if t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		if strings.IndexFunc(t, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
+			return nil, fmt.Errorf("%s:%d: token contains whitespace or control characters", path, line)
+		}
+		toks = append(toks, t)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read tokens: %w", err)
+	}
+	if len(toks) == 0 {
+		return nil, fmt.Errorf("%s holds no token", path)
+	}
+	return toks, nil
+}

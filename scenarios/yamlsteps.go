@@ -1,0 +1,242 @@
+package scenarios
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// stepAliases maps normalized step names to step kinds; xk6-mcp's method
+// names are accepted beside the MCP ones.
+var stepAliases = map[string]string{
+	"initialize": OpInitialize, "ping": OpPing,
+	"tools/list": OpListTools, "listtools": OpListTools, "listalltools": OpListTools,
+	"tools/call": OpCallTool, "calltool": OpCallTool,
+	"resources/list": OpListResources, "listresources": OpListResources,
+	"resources/read": OpReadResource, "readresource": OpReadResource,
+	"prompts/list": OpListPrompts, "listprompts": OpListPrompts,
+	"prompts/get": OpGetPrompt, "getprompt": OpGetPrompt,
+	"think": StepThink, "sleep": StepThink,
+	"endsession": StepEndSession, "choose": StepChoose,
+}
+
+var requestOptions = []string{"timeout", "abortAfter"}
+
+// stepOptions lists, per step kind, the options its mapping may hold.
+var stepOptions = map[string][]string{
+	OpCallTool:     {"name", "arguments", "timeout", "abortAfter"},
+	OpGetPrompt:    {"name", "arguments", "timeout", "abortAfter"},
+	OpReadResource: {"uri", "timeout", "abortAfter"},
+	StepEndSession: {"probability"},
+}
+
+func (d *ydec) steps(n *yaml.Node, path string) []Step {
+	var out []Step
+	for i, sn := range d.seq(n, path) {
+		out = append(out, d.step(sn, fmt.Sprintf("%s[%d]", path, i)))
+	}
+	return out
+}
+
+func (d *ydec) step(n *yaml.Node, path string) Step {
+	st := Step{line: n.Line}
+	r, ok := d.budgetLeft(n, path)
+	if !ok {
+		return st
+	}
+	var name string
+	var opts *yaml.Node
+	switch r.Kind {
+	case yaml.ScalarNode:
+		name = r.Value
+	case yaml.MappingNode:
+		if len(r.Content) != 2 {
+			d.errf(r, path, "a step is one name with its options (e.g. - tools/call: {name: echo}); this mapping has %d keys", len(r.Content)/2)
+			return st
+		}
+		name, opts = r.Content[0].Value, r.Content[1]
+	default:
+		d.errf(r, path, "want a step (a name, or name: options), got %s", describe(r))
+		return st
+	}
+	kind, ok := stepAliases[norm(name)]
+	if !ok {
+		d.errf(r, path, "unknown step %q; want one of %s", truncate(name, 40), strings.Join(stepNames, ", "))
+		return st
+	}
+	st.Kind = kind
+	path += "." + kind
+	if opts != nil {
+		if opts, ok = d.budgetLeft(opts, path); !ok {
+			return st
+		}
+		if opts.Kind == yaml.ScalarNode && opts.ShortTag() == "!!null" {
+			opts = nil
+		}
+	}
+	switch kind {
+	case StepThink:
+		d.think(opts, r, path, &st)
+		return st
+	case StepChoose:
+		d.choose(opts, r, path, &st)
+		return st
+	case StepEndSession:
+		st.Probability = 1
+		if opts != nil && opts.Kind == yaml.ScalarNode {
+			st.Probability = d.float(opts, path+".probability")
+			return st
+		}
+	}
+	if opts == nil {
+		if kind == OpCallTool || kind == OpGetPrompt || kind == OpReadResource {
+			d.errf(r, path, "needs options, e.g. - %s: %s", kind, map[string]string{OpCallTool: "{name: echo, arguments: {text: hi}}",
+				OpGetPrompt: "{name: greet, arguments: {who: ada}}", OpReadResource: "{uri: file:///data.txt}"}[kind])
+		}
+		return st
+	}
+	if opts.Kind == yaml.ScalarNode {
+		// Shorthand: the tool or prompt name, or the resource URI.
+		switch kind {
+		case OpCallTool, OpGetPrompt:
+			st.Name = opts.Value
+			return st
+		case OpReadResource:
+			st.URI = opts.Value
+			return st
+		}
+	}
+	allowed := stepOptions[kind]
+	if allowed == nil {
+		allowed = requestOptions
+	}
+	fields, _ := d.mapping(opts, path, allowed)
+	for _, f := range fields {
+		fp := path + "." + f.key
+		switch f.key {
+		case "name":
+			st.Name = d.str(f.v, fp)
+		case "uri":
+			st.URI = d.str(f.v, fp)
+		case "arguments":
+			if v, ok := d.value(f.v, fp, 0).(map[string]any); ok {
+				st.Arguments = v
+			} else if r, ok := d.budgetLeft(f.v, fp); ok && !(r.Kind == yaml.ScalarNode && r.ShortTag() == "!!null") {
+				d.errf(f.v, fp, "want a mapping of argument names to values")
+			}
+		case "timeout":
+			st.Timeout = d.duration(f.v, fp)
+		case "abortAfter":
+			st.AbortAfter = d.duration(f.v, fp)
+		case "probability":
+			st.Probability = d.float(f.v, fp)
+		}
+	}
+	return st
+}
+
+// think reads think: 500ms | {fixed: 500ms} | {uniform: [200ms, 1s]} |
+// {exponential: 500ms}.
+func (d *ydec) think(opts, at *yaml.Node, path string, st *Step) {
+	switch {
+	case opts == nil:
+		d.errf(at, path, "needs a duration, e.g. think: 500ms or think: {uniform: [200ms, 1s]}")
+		return
+	case opts.Kind == yaml.ScalarNode:
+		st.Think = Think{Distribution: ThinkFixed, Duration: d.duration(opts, path)}
+		return
+	}
+	fields, ok := d.mapping(opts, path, []string{ThinkFixed, ThinkUniform, ThinkExponential})
+	if !ok {
+		return
+	}
+	if len(fields) != 1 {
+		d.errf(opts, path, "want exactly one of fixed, uniform, exponential")
+		return
+	}
+	f := fields[0]
+	st.Think.Distribution = f.key
+	switch f.key {
+	case ThinkFixed, ThinkExponential:
+		st.Think.Duration = d.duration(f.v, path+"."+f.key)
+	case ThinkUniform:
+		b := d.seq(f.v, path+".uniform")
+		if len(b) != 2 {
+			d.errf(f.v, path+".uniform", "want [min, max], e.g. [200ms, 1s]")
+			return
+		}
+		st.Think.Min, st.Think.Max = d.duration(b[0], path+".uniform"), d.duration(b[1], path+".uniform")
+	}
+}
+
+// choose reads choose: [{weight: 3, steps: [...]}, ...].
+func (d *ydec) choose(opts, at *yaml.Node, path string, st *Step) {
+	if opts == nil {
+		d.errf(at, path, "needs a list of {weight: N, steps: [...]}")
+		return
+	}
+	for i, cn := range d.seq(opts, path) {
+		cp := fmt.Sprintf("%s[%d]", path, i)
+		ch := Choice{Weight: 1, line: cn.Line}
+		fields, _ := d.mapping(cn, cp, []string{"weight", "steps"})
+		for _, f := range fields {
+			if f.key == "weight" {
+				ch.Weight = d.smallInt(f.v, cp+".weight")
+			} else {
+				ch.Steps = d.steps(f.v, cp+".steps")
+			}
+		}
+		st.Choices = append(st.Choices, ch)
+	}
+}
+
+// value converts a YAML node into what encoding/json would produce:
+// map[string]any, []any, string, int64, float64, bool or nil.
+func (d *ydec) value(n *yaml.Node, path string, depth int) any {
+	r, ok := d.budgetLeft(n, path)
+	if !ok {
+		return nil
+	}
+	if depth > maxTemplateDepth {
+		d.errf(r, path, "nested deeper than %d levels", maxTemplateDepth)
+		return nil
+	}
+	switch r.Kind {
+	case yaml.MappingNode:
+		m := map[string]any{}
+		fields, _ := d.mapping(r, path, nil)
+		for _, f := range fields {
+			m[f.raw] = d.value(f.v, path+"."+f.raw, depth+1)
+		}
+		return m
+	case yaml.SequenceNode:
+		list := make([]any, 0, len(r.Content))
+		for i, c := range r.Content {
+			list = append(list, d.value(c, fmt.Sprintf("%s[%d]", path, i), depth+1))
+		}
+		return list
+	case yaml.ScalarNode:
+		switch r.ShortTag() {
+		case "!!null":
+			return nil
+		case "!!bool":
+			return r.Value == "true" || r.Value == "True" || r.Value == "TRUE"
+		case "!!int":
+			if v, err := strconv.ParseInt(strings.ReplaceAll(r.Value, "_", ""), 0, 64); err == nil {
+				return v
+			}
+		case "!!float":
+			if v, err := strconv.ParseFloat(r.Value, 64); err == nil && !math.IsNaN(v) && !math.IsInf(v, 0) {
+				return v
+			}
+			d.errf(r, path, "%q is not a number JSON can carry", truncate(r.Value, 30))
+			return nil
+		}
+		return r.Value
+	}
+	d.errf(r, path, "unsupported value %s", describe(r))
+	return nil
+}
