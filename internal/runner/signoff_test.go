@@ -162,6 +162,19 @@ func TestParseProfile(t *testing.T) {
 	if len(p.Plan.Scenarios) == 0 {
 		t.Fatalf("ci profile has no scenario")
 	}
+	for _, name := range ProfileNames() {
+		p, err := LookupProfile(name)
+		if err != nil {
+			t.Errorf("built-in profile %s: %v", name, err)
+			continue
+		}
+		if p.Stack.IdleInTxTimeout <= 0 || p.Plan == nil || p.VariantBefore == p.VariantAfter {
+			t.Errorf("built-in profile %s is incomplete: %+v", name, p)
+		}
+	}
+	if inc, err := LookupProfile("incident"); err != nil || inc.Stack.IdleInTxTimeout != 120*time.Second || inc.Stack.Users < 3000 {
+		t.Errorf("incident profile must keep the incident's 120 s timeout and 3,000 users: %+v, %v", inc.Stack, err)
+	}
 	bad := []struct{ name, yaml, want string }{
 		{"unknown stack key", "stack:\n  max_conns: 5\nscenarios:\n  a: {executor: constant-vus, vus: 1, duration: 1s, flow: [ping]}\n", "max_conns"},
 		{"bad probe duration", "probe:\n  interval: soon\nscenarios:\n  a: {executor: constant-vus, vus: 1, duration: 1s, flow: [ping]}\n", "probe"},
