@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/leakbench/leakbench/fixtures"
+	"go.uber.org/goleak"
 )
 
 // testBadInput: every kind of bad input is a clear error (PostgreSQL, the
@@ -20,6 +21,7 @@ import (
 // scrape targets) while the other sources go on being sampled. No message
 // carries a password.
 func testBadInput(t *testing.T, ctx context.Context, env *fixtures.Env) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	cfg, err := pgx.ParseConfig(env.ProbeDSN)
 	if err != nil {
 		t.Fatal(err)

@@ -22,8 +22,9 @@ const (
 
 // link is one dedicated connection a sampler reads through. When it dies
 // (server restart, pg_terminate_backend) the next read reconnects; while
-// reconnecting fails, attempts are spaced out with a doubling backoff and
-// the reads in between fail fast.
+// reconnecting fails, attempts are spaced out with a doubling backoff (up
+// to maxBackoff) and the reads in between fail fast with the last
+// attempt's error.
 type link struct {
 	what    string // "postgres" or "pgbouncer"; prefixes errors
 	cfg     *pgx.ConnConfig
@@ -53,8 +54,9 @@ func (l *link) get(ctx context.Context) (*pgx.Conn, error) {
 	if l.conn != nil {
 		return l.conn, nil
 	}
-	if wait := time.Until(l.retryAt); wait > 0 {
-		return nil, fmt.Errorf("%s: connect: %w (next attempt in %s)", l.what, l.lastErr, wait.Round(time.Millisecond))
+	if time.Now().Before(l.retryAt) {
+		// The same words as the failed attempt's: one failure, one warning.
+		return nil, fmt.Errorf("%s: connect: %w", l.what, l.lastErr)
 	}
 	conn, err := pgx.ConnectConfig(ctx, l.cfg)
 	if l.what == "postgres" && isPgBouncerRefusal(err) {
@@ -67,7 +69,7 @@ func (l *link) get(ctx context.Context) (*pgx.Conn, error) {
 		if h := hint(l.what, l.cfg.User, net.JoinHostPort(l.cfg.Host, strconv.Itoa(int(l.cfg.Port))), err); h != "" {
 			l.lastErr = &hintedError{err: l.lastErr, hint: h}
 		}
-		return nil, fmt.Errorf("%s: connect: %w (next attempt in %s)", l.what, l.lastErr, l.backoff)
+		return nil, fmt.Errorf("%s: connect: %w", l.what, l.lastErr)
 	}
 	l.conn, l.backoff = conn, 0
 	return conn, nil

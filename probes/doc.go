@@ -1,14 +1,26 @@
-// Package probes watches a PostgreSQL database (and the PgBouncer in front
-// of it) while load runs, and turns what it sees into evidence of leaked
-// connections: sessions left idle in transaction.
+// Package probes watches a PostgreSQL database — and the PgBouncer in
+// front of it, and the service's own connection pool — while load runs,
+// and turns what it sees into evidence of leaked connections: sessions
+// left idle in transaction, how long each held its connection, the query
+// it was left after, and who ran out of connections because of it.
 //
-// A Poller owns one ticker. On every tick it reads pg_stat_activity on one
-// dedicated autocommit connection (a transaction would freeze the view),
-// as a pg_monitor role with a 1 s statement_timeout and read-only
-// transactions, so that the probe itself never holds a transaction open or
-// adds load that matters. When a PgBouncer admin DSN is given it also reads
-// SHOW POOLS on a second connection. A failed read is recorded as a gap and
-// the connection is re-established with backoff.
+// A Poller owns one ticker (100 ms by default). On every tick it reads
+// pg_stat_activity on one dedicated autocommit connection (a transaction
+// would freeze the view), as a pg_monitor role with a 1 s
+// statement_timeout and read-only transactions, so that the probe itself
+// never holds a transaction open or adds load that matters; once a second
+// the same read includes pg_stat_database. When a PgBouncer admin DSN is
+// given it also reads SHOW POOLS and SHOW STATS on a second connection,
+// and SHOW SERVERS and SHOW CLIENTS when an episode grows long enough to
+// need its link. Prometheus endpoints of the service (Config.Scrape) are
+// scraped every second in a goroutine of their own, so that a slow
+// endpoint never delays the database samples.
+//
+// PostgreSQL is the one source Start insists on. A failed read of any
+// source later, or of PgBouncer or a scrape target from the start, is
+// recorded — a gap in the samples when PostgreSQL failed — and reported
+// once as a Warning with what to do; the connection is re-established
+// with backoff and sampling goes on.
 //
 // From successive samples the Poller cuts episodes: one per span a backend
 // sat idle in transaction, from the server's state_change to the moment the
@@ -20,19 +32,22 @@
 // the culprit.
 //
 // With Config.RunDir set, every sample goes to samples.jsonl and every
-// finished episode to episodes.jsonl as they happen, so that a killed run
-// keeps its evidence.
+// finished episode to episodes.jsonl as they happen, each line written
+// through at once, so that a killed run keeps its evidence; FORMAT.md
+// describes both files field by field. With Config.MetricsAddr the
+// probe's own metrics (leakbench_probe_*) are served at /metrics.
 //
 //	p, err := probes.Start(ctx, probes.Config{
 //		DSN:               env.ProbeDSN,
 //		PgBouncerAdminDSN: env.PgBouncerAdminDSN,
-//		Database:          "mcp",
+//		Scrape:            []probes.ScrapeTarget{{URL: env.GatewayMetricsURL}},
 //		RunDir:            runDir,
+//		OnWarning:         func(w probes.Warning) { log.Printf("%s: %s", w.Source, w.Message) },
 //	})
 //	if err != nil {
 //		return err
 //	}
-//	runLoad(ctx)                   // meanwhile p.Snapshot() feeds a progress line
+//	runLoad(ctx)                   // meanwhile p.Status() feeds a progress line
 //	sum, err := p.Stop()
 //	if err != nil {
 //		return err

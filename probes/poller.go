@@ -169,8 +169,8 @@ func (p *Poller) Status() Status {
 	return st
 }
 
-// Stop stops sampling, ends the episodes still open (EndReason
-// "open_at_end"), closes the connections, files and metrics server, and
+// Stop stops sampling, takes a last sample, ends the episodes still open
+// (EndReason "open_at_end"), closes the connections, files and metrics server, and
 // returns the summary with any error writing the files. Calling it again
 // returns the same.
 func (p *Poller) Stop() (*Summary, error) {
@@ -180,6 +180,10 @@ func (p *Poller) Stop() (*Summary, error) {
 		if p.scraper != nil {
 			p.scraper.close()
 		}
+		// One last sample, with pg_stat_database, so that the summary
+		// counts what happened since the last read of it.
+		p.pg.dbReadAt = time.Time{}
+		p.sampleOnce(context.Background())
 		for _, e := range p.track.close() {
 			p.episode(e)
 		}

@@ -46,10 +46,7 @@ const statementTimeout = time.Second
 type pgSampler struct {
 	link     *link
 	db       string
-	scanSQL  string       // activity by one scan of pg_stat_activity
-	pickSQL  string       // activity by backend, for those in a transaction
-	inTx     int          // backends in a transaction at the previous read
-	strategy string       // "scan" or "pick" forces one (benchmarks); "": by inTx
+	sql      string
 	rows     []backendRow // reused between reads
 	prev     dbCounters
 	hasPrev  bool
@@ -113,7 +110,7 @@ func (s *pgSampler) setup(ctx context.Context, db string) (timeout time.Duration
 	if err := conn.QueryRow(ctx, versionSQL).Scan(&version); err != nil {
 		return 0, s.link.failed(fmt.Errorf("read server version: %w", err))
 	}
-	s.scanSQL, s.pickSQL = activitySQL(scanSQL, version), activitySQL(pickSQL, version)
+	s.sql = activityFor(version)
 	var setting string
 	if err := conn.QueryRow(ctx, timeoutSQL).Scan(&setting); err != nil {
 		return 0, s.link.failed(fmt.Errorf("read idle_in_transaction_session_timeout: %w", err))
@@ -134,17 +131,13 @@ func (s *pgSampler) read(ctx context.Context, tracked []int32) (activity, error)
 		return a, err
 	}
 	readDB := time.Since(s.dbReadAt) >= dbStatsEvery
-	sql := s.scanSQL
-	if s.strategy == "pick" || s.strategy == "" && s.inTx < pickMax {
-		sql = s.pickSQL
-	}
-	rows, err := conn.Query(ctx, sql, s.db, tracked, readDB)
+	rows, err := conn.Query(ctx, s.sql, s.db, tracked, readDB)
 	if err != nil {
 		return a, s.link.failed(err)
 	}
 	defer rows.Close()
 	var (
-		outside, inside, active, iit, iita    int64
+		total, active, idle, iit, iita        int64
 		oldestXact                            pgtype.Timestamptz
 		commit, rollback                      pgtype.Int8
 		idleInTxMs                            pgtype.Float8
@@ -159,7 +152,7 @@ func (s *pgSampler) read(ctx context.Context, tracked []int32) (activity, error)
 		}
 		return a, s.link.failed(fmt.Errorf("activity query returned no rows"))
 	}
-	err = rows.Scan(&a.now, &oldestXact, &outside, &inside, &active, &iit, &iita,
+	err = rows.Scan(&a.now, &oldestXact, &total, &active, &idle, &iit, &iita,
 		&pids, &backendStarts, &xactStarts, &stateChngs, &states, &queries, &apps, &addrs, &ports,
 		&commit, &rollback, &idleInTxMs, &fatal, &killed, &abandoned)
 	if err != nil {
@@ -181,9 +174,8 @@ func (s *pgSampler) read(ctx context.Context, tracked []int32) (activity, error)
 		s.rows = append(s.rows, r)
 	}
 	a.now = a.now.UTC()
-	a.states = StateCounts{Active: int(active), Idle: int(outside), IdleInTx: int(iit), IdleInTxAborted: int(iita),
-		Other: int(inside - active - iit - iita)}
-	s.inTx = int(inside)
+	a.states = StateCounts{Active: int(active), Idle: int(idle), IdleInTx: int(iit), IdleInTxAborted: int(iita),
+		Other: int(total - active - idle - iit - iita)}
 	a.oldestXact = utc(oldestXact)
 	a.rows = s.rows
 	if readDB {

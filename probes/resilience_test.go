@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -20,11 +19,13 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.uber.org/goleak"
 )
 
 // testTerminated: pg_terminate_backend on the probe's own backend is a
 // gap, then sampling resumes on a new connection.
 func testTerminated(t *testing.T, ctx context.Context, env *fixtures.Env, observer *pgx.Conn) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	p, err := Start(ctx, Config{DSN: env.ProbeDSN, Interval: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
@@ -72,9 +73,12 @@ func newFaultyProxy(t *testing.T, target string) *faultyProxy {
 	}
 	p := &faultyProxy{target: target, addr: ln.Addr().String()}
 	p.serve(ln)
-	t.Cleanup(func() { p.down(); p.wg.Wait() })
+	t.Cleanup(p.close)
 	return p
 }
+
+// close drops everything and waits for the proxy's goroutines.
+func (p *faultyProxy) close() { p.down(); p.wg.Wait() }
 
 func (p *faultyProxy) serve(ln net.Listener) {
 	p.mu.Lock()
@@ -137,15 +141,6 @@ func (p *faultyProxy) down() {
 	p.conns = nil
 }
 
-// up listens again on the same address.
-func (p *faultyProxy) up(t *testing.T) {
-	ln, err := net.Listen("tcp", p.addr)
-	if err != nil {
-		t.Fatalf("listen again on %s: %v", p.addr, err)
-	}
-	p.serve(ln)
-}
-
 func viaProxy(t *testing.T, dsn, addr string) string {
 	u := mustURL(t, dsn)
 	u.Host = addr
@@ -157,7 +152,9 @@ func viaProxy(t *testing.T, dsn, addr string) string {
 // the network is fast again. A stalled PostgreSQL does not stall PgBouncer
 // sampling.
 func testSlowReads(t *testing.T, ctx context.Context, env *fixtures.Env) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	proxy := newFaultyProxy(t, mustURL(t, env.ProbeDSN).Host)
+	defer proxy.close()
 	p, err := Start(ctx, Config{DSN: viaProxy(t, env.ProbeDSN, proxy.addr), PgBouncerAdminDSN: env.PgBouncerAdminDSN})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
@@ -349,6 +346,7 @@ func testRestarts(t *testing.T, ctx context.Context, env *fixtures.Env) {
 // backend killed with SIGKILL makes the postmaster end every session and
 // reinitialize. The probe records gaps and resumes.
 func testPostgresRestart(t *testing.T, ctx context.Context, env *fixtures.Env) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	p, err := Start(ctx, Config{DSN: env.ProbeDSN, PgBouncerAdminDSN: env.PgBouncerAdminDSN})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
@@ -380,5 +378,3 @@ func testPostgresRestart(t *testing.T, ctx context.Context, env *fixtures.Env) {
 	}
 	t.Logf("restart: %d gaps of %d samples; warnings %+v", sum.GapSamples, sum.Samples, sum.Warnings)
 }
-
-var _ = http.StatusOK

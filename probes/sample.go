@@ -46,15 +46,14 @@ type Sample struct {
 }
 
 // StateCounts counts client backends of the database by pg_stat_activity
-// state. Idle counts those outside a transaction (state idle, or disabled
-// where track_activities is off).
+// state.
 type StateCounts struct {
 	Active          int `json:"active"`
 	Idle            int `json:"idle"`
 	IdleInTx        int `json:"idle_in_tx"`
 	IdleInTxAborted int `json:"idle_in_tx_aborted"`
-	// Other: fastpath function call, disabled, or a state the probe may not
-	// see.
+	// Other: fastpath function call, disabled (track_activities off), or a
+	// state the probe may not see.
 	Other int `json:"other"`
 }
 

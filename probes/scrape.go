@@ -62,12 +62,22 @@ func newScraper(cfg Config, warn *warnings) (*scraper, error) {
 	}
 	s := &scraper{interval: cfg.ScrapeInterval, transport: tr, warn: warn, done: make(chan struct{}),
 		client: &http.Client{Transport: tr, Timeout: scrapeTimeout}}
+	seen := make(map[string]int)
 	for _, t := range cfg.Scrape {
 		m, err := cfg.mapping(t.Mapping)
 		if err != nil {
 			return nil, err
 		}
-		s.targets = append(s.targets, &scrapeTarget{url: t.URL, source: "scrape " + redactURL(t.URL), mapping: m})
+		// Warnings are told apart by source: the same URL twice (with
+		// different mappings, say) needs two names.
+		source := "scrape " + redactURL(t.URL)
+		if t.Mapping != "" {
+			source += " (" + t.Mapping + ")"
+		}
+		if seen[source]++; seen[source] > 1 {
+			source += fmt.Sprintf(" #%d", seen[source])
+		}
+		s.targets = append(s.targets, &scrapeTarget{url: t.URL, source: source, mapping: m})
 	}
 	return s, nil
 }

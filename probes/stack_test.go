@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -208,7 +209,9 @@ func TestPollerOnStack(t *testing.T) {
 	defer cancel()
 	observer := connect(t, ctx, env.PostgresDSN)
 
+	t.Run("least privilege", func(t *testing.T) { testLeastPrivilege(t, ctx, env, observer) })
 	t.Run("accuracy", func(t *testing.T) { testAccuracy(t, ctx, env, observer) })
+	t.Run("states", func(t *testing.T) { testStates(t, ctx, env, observer) })
 	t.Run("pool exhaustion", func(t *testing.T) { testExhaustion(t, ctx, env) })
 	t.Run("bad input", func(t *testing.T) { testBadInput(t, ctx, env) })
 	t.Run("killed run", func(t *testing.T) { testKilledRun(t, ctx, env, observer) })
@@ -403,5 +406,90 @@ func testExhaustion(t *testing.T, ctx context.Context, env *fixtures.Env) {
 		if _, err := c.Exec(ctx, "COMMIT"); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// testLeastPrivilege: the probe's role is no superuser and a member of
+// pg_monitor only — and that is enough.
+func testLeastPrivilege(t *testing.T, ctx context.Context, env *fixtures.Env, observer *pgx.Conn) {
+	role := mustURL(t, env.ProbeDSN).User.Username()
+	var super bool
+	var member []string
+	err := observer.QueryRow(ctx, `SELECT r.rolsuper, coalesce(array_agg(g.rolname) FILTER (WHERE g.rolname IS NOT NULL), '{}')
+FROM pg_roles r LEFT JOIN pg_auth_members m ON m.member = r.oid LEFT JOIN pg_roles g ON g.oid = m.roleid
+WHERE r.rolname = $1 GROUP BY r.rolsuper`, role).Scan(&super, &member)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if super || len(member) != 1 || member[0] != "pg_monitor" {
+		t.Fatalf("role %s: superuser %v, member of %v; want pg_monitor only", role, super, member)
+	}
+	p, err := Start(ctx, Config{DSN: env.ProbeDSN})
+	if err != nil {
+		t.Fatalf("Start as %s: %v", role, err)
+	}
+	if _, err := p.Stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testStates: every state is counted, and the rows come for the
+// backends idle in transaction, aborted ones included (PostgreSQL clears
+// their xact_start).
+func testStates(t *testing.T, ctx context.Context, env *fixtures.Env, observer *pgx.Conn) {
+	var sessions []*session
+	for range 3 {
+		sessions = append(sessions, openIdleSession(t, ctx, env, observer))
+	}
+	aborted := connect(t, ctx, env.PostgresDSN)
+	var abortedPID int32
+	if err := aborted.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&abortedPID); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"BEGIN", "SELECT 1/0"} {
+		_, _ = aborted.Exec(ctx, q)
+	}
+	busy := connect(t, ctx, env.PostgresDSN)
+	done := make(chan error, 1)
+	go func() { _, err := busy.Exec(ctx, "SELECT pg_sleep(1)"); done <- err }()
+	defer func() {
+		if err := <-done; err != nil {
+			t.Errorf("pg_sleep: %v", err)
+		}
+	}()
+	time.Sleep(200 * time.Millisecond)
+	pg, err := newPGSampler(env.ProbeDSN, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.close()
+	if _, err := pg.setup(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	a, err := pg.read(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Besides: the observer (idle) and PgBouncer's idle server connections.
+	if s := a.states; s.IdleInTx != 3 || s.IdleInTxAborted != 1 || s.Active != 1 || s.Idle < 1 || s.Other != 0 {
+		t.Errorf("states %+v; want 3 idle in transaction, 1 aborted, 1 active, some idle", s)
+	}
+	want := []int32{abortedPID, sessions[0].pid, sessions[1].pid, sessions[2].pid}
+	var got []int32
+	for _, r := range a.rows {
+		got = append(got, r.PID)
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(got, want) || a.oldestXact.IsZero() {
+		t.Errorf("rows for %v, oldest transaction %s; want rows for %v and an oldest transaction", got, a.oldestXact, want)
+	}
+	for _, s := range sessions {
+		if _, err := s.conn.Exec(ctx, "ROLLBACK"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := aborted.Exec(ctx, "ROLLBACK"); err != nil {
+		t.Fatal(err)
 	}
 }

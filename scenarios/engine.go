@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -117,7 +116,7 @@ func RunPlan(ctx context.Context, plan *Plan, opts RunOptions) (*Result, error) 
 	if err := e.preflight(ctx); err != nil {
 		return nil, err
 	}
-	out, err := openOutputs(&p, opts, e)
+	out, err := openOutputs(opts, e)
 	if err != nil {
 		return nil, err
 	}
@@ -350,7 +349,7 @@ type outputs struct {
 	metrics *metricsServer
 }
 
-func openOutputs(p *Plan, opts RunOptions, e *engine) (*outputs, error) {
+func openOutputs(opts RunOptions, e *engine) (*outputs, error) {
 	out := &outputs{}
 	if opts.RunDir != "" {
 		if err := os.MkdirAll(opts.RunDir, 0o755); err != nil {
@@ -370,7 +369,6 @@ func openOutputs(p *Plan, opts RunOptions, e *engine) (*outputs, error) {
 		}
 		out.metrics = ms
 	}
-	_ = p
 	return out, nil
 }
 
@@ -381,13 +379,4 @@ func (o *outputs) close() {
 	if o.metrics != nil {
 		o.metrics.close()
 	}
-}
-
-// scenarioNames lists a plan's scenario names in order.
-func scenarioNames(p *Plan) []string {
-	names := make([]string, 0, len(p.Scenarios))
-	for _, s := range p.Scenarios {
-		names = append(names, s.Name)
-	}
-	return slices.Clip(names)
 }

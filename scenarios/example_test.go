@@ -84,3 +84,94 @@ func ExampleRun() {
 	// failures: 0
 	// tools/call measured: true
 }
+
+// ParsePlan reads a scenario file; missing options get k6's defaults.
+func ExampleParsePlan() {
+	plan, err := scenarios.ParsePlan([]byte(`
+scenarios:
+  agents:
+    executor: ramping-vus
+    stages: [{duration: 10s, target: 50}, {duration: 20s, target: 50}]
+    flow:
+      - think: {uniform: [200ms, 1s]}
+      - tools/call: {name: echo, arguments: {text: "user {{user}}"}}
+thresholds:
+  mcp_req_duration{method:tools/call}: ["p(95)<500"]
+`), "agents.yaml")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s := plan.Scenarios[0]
+	fmt.Println(s.Name, s.Executor, "startVUs", s.StartVUs, "gracefulStop", s.GracefulStop)
+	fmt.Println(plan.Thresholds[0].Metric, plan.Thresholds[0].Expression)
+	// Output:
+	// agents ramping-vus startVUs 1 gracefulStop 30s
+	// mcp_req_duration{method:tools/call} p(95)<500
+}
+
+// Errors name the file, the line and what is wrong.
+func ExampleParsePlan_errors() {
+	_, err := scenarios.ParsePlan([]byte(`
+scenarios:
+  agents:
+    executor: constant-vus
+    duration: 30
+    flow:
+      - tools/cal: {name: echo}
+thresholds:
+  mcp_req_duration: ["p95<500"]
+`), "agents.yaml")
+	fmt.Println(err)
+	// Output:
+	// agents.yaml:5: scenarios.agents.duration: bad duration "30" (a unit is needed, e.g. "30s" or "500ms")
+	// agents.yaml:7: scenarios.agents.flow[0]: unknown step "tools/cal"; want one of initialize, ping, tools/list, tools/call, resources/list, resources/read, prompts/list, prompts/get, think, endSession, choose
+	// agents.yaml:9: thresholds.mcp_req_duration: threshold "p95<500": unknown aggregation "p95"; want avg, min, med, max, p(N), rate, count or value
+}
+
+// RunPlan plays a plan against an MCP server (here a go-sdk server on
+// loopback) and judges its thresholds.
+func ExampleRunPlan() {
+	server := mcp.NewServer(&mcp.Implementation{Name: "example", Version: "v1"}, nil)
+	type in struct {
+		Text string `json:"text"`
+	}
+	mcp.AddTool(server, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, args in) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: args.Text}}}, nil, nil
+	})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
+	defer ts.Close()
+
+	plan, err := scenarios.ParsePlan([]byte(`
+scenarios:
+  calls:
+    executor: per-vu-iterations
+    vus: 3
+    iterations: 4
+    flow:
+      - tools/call: {name: echo, arguments: {text: "user {{user}} iteration {{iteration}}"}}
+      - think: 10ms
+thresholds:
+  mcp_req_failed: ["rate<0.01"]
+  iterations: ["count==12"]
+`), "calls.yaml")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := scenarios.RunPlan(context.Background(), plan, scenarios.RunOptions{Target: ts.URL})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("end:", res.EndReason)
+	fmt.Println("tools/call:", res.Latency["tools/call:echo"].Count)
+	for _, t := range res.Thresholds {
+		fmt.Println(t.Metric, t.Expression, t.Pass)
+	}
+	// Output:
+	// end: completed
+	// tools/call: 12
+	// mcp_req_failed rate<0.01 true
+	// iterations count==12 true
+}

@@ -10,12 +10,15 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -59,9 +62,27 @@ func serveHelper(kind string) int {
 	}
 	fmt.Printf("ADDR %s\n", ln.Addr())
 	go func() { _ = http.Serve(ln, h) }()
-	_, _ = io.Copy(io.Discard, os.Stdin) // until the parent closes it or dies
+	// Commands, one a line, until the parent closes stdin or dies:
+	// "stats" prints the p50 of the delayed calls' real handling time (in
+	// µs) since the last "stats".
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		if sc.Text() == "stats" {
+			handled.mu.Lock()
+			fmt.Printf("P50US %d\n", handled.h.ValueAtQuantile(50))
+			handled.h.Reset()
+			handled.mu.Unlock()
+		}
+	}
 	return 0
 }
+
+// handled records how long the delay endpoint really took per call: a
+// sleep on a busy machine overshoots, and that is the endpoint's share.
+var handled = struct {
+	mu sync.Mutex
+	h  *hdrhistogram.Histogram
+}{h: newHist()}
 
 // cannedMCP answers every MCP method with a small fixed result, the way a
 // trivial MCP server would, at the least cost: the endpoint for measuring
@@ -98,7 +119,16 @@ func cannedMCP(delay time.Duration) http.Handler {
 			w.Header().Set("Mcp-Session-Id", "s-"+strconv.FormatInt(sessions.Add(1), 10))
 		}
 		if method == "tools/call" && delay > 0 {
-			time.Sleep(delay)
+			// Sleep most of it, then spin to the deadline: a timer alone
+			// overshoots by a scheduler tick on a busy machine.
+			start := time.Now()
+			time.Sleep(delay - time.Millisecond)
+			for time.Since(start) < delay {
+				runtime.Gosched()
+			}
+			handled.mu.Lock()
+			handled.h.RecordValue(time.Since(start).Microseconds()) //nolint:errcheck
+			handled.mu.Unlock()
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+idOf(body)+`,"result":`+res+`}`)
@@ -124,6 +154,22 @@ type helper struct {
 	URL string // the MCP endpoint
 	cmd *exec.Cmd
 	in  io.WriteCloser
+	out *bufio.Reader
+}
+
+// handledP50 asks the delay helper for the p50 of its real handling time
+// since the last ask.
+func (h *helper) handledP50(tb testing.TB) time.Duration {
+	if _, err := io.WriteString(h.in, "stats\n"); err != nil {
+		tb.Fatal(err)
+	}
+	line, err := h.out.ReadString('\n')
+	us, ok := strings.CutPrefix(strings.TrimSpace(line), "P50US ")
+	n, err2 := strconv.ParseInt(us, 10, 64)
+	if err != nil || !ok || err2 != nil {
+		tb.Fatalf("helper stats: %q %v", line, err)
+	}
+	return time.Duration(n) * time.Microsecond
 }
 
 // startHelper starts a helper server process of the given kind; it is
@@ -144,9 +190,9 @@ func startHelper(tb testing.TB, kind string) *helper {
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
-	h := &helper{cmd: cmd, in: in}
+	h := &helper{cmd: cmd, in: in, out: bufio.NewReader(out)}
 	tb.Cleanup(h.stop)
-	line, err := bufio.NewReader(out).ReadString('\n')
+	line, err := h.out.ReadString('\n')
 	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "ADDR ")
 	if err != nil || !ok {
 		tb.Fatalf("helper %s did not start: %q %v", kind, line, err)

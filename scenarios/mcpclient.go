@@ -12,16 +12,17 @@ package scenarios
 // of its own; all sessions share one http.Client and its keep-alive pool.
 
 import (
-	"bytes"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
-	"net"
+	"maps"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 )
@@ -74,11 +75,10 @@ type Client struct {
 	target  string
 	timeout time.Duration
 	info    clientInfo
-	tr      *http.Transport
-	tmpl    *http.Request // what every request shares; nil if target is not a URL
-	headers http.Header
+	tr      *transport // nil if target is not a usable URL
+	head    []byte     // header lines every request carries
+	headErr error      // an invalid extra header
 	pin     string
-	agent   []string
 }
 
 type clientInfo struct {
@@ -101,47 +101,39 @@ func NewClient(target string, opts ClientOptions) *Client {
 	if opts.ClientVersion == "" {
 		opts.ClientVersion = defaultClientVersion
 	}
-	tr := &http.Transport{
-		Proxy:               nil, // load goes straight to the target, never via a proxy
-		DialContext:         (&net.Dialer{Timeout: opts.RequestTimeout, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:        opts.MaxConns,
-		MaxIdleConnsPerHost: opts.MaxConns,
-		IdleConnTimeout:     90 * time.Second,
-		TLSHandshakeTimeout: opts.RequestTimeout,
-		// HTTP/1.1 only: one request per connection at a time, so a request
-		// we abandon closes its connection, exactly as a browser or
-		// script client giving up would.
-		ForceAttemptHTTP2: false,
-		TLSNextProto:      map[string]func(string, *tls.Conn) http.RoundTripper{},
-	}
-	var hdr http.Header
-	if len(opts.Headers) > 0 {
-		hdr = make(http.Header, len(opts.Headers))
-		for k, v := range opts.Headers {
-			hdr.Set(k, v)
-		}
-	}
 	c := &Client{
 		target:  target,
 		timeout: opts.RequestTimeout,
 		info:    clientInfo{Name: opts.ClientName, Version: opts.ClientVersion},
-		tr:      tr,
-		headers: hdr,
 		pin:     opts.ProtocolVersion,
-		agent:   []string{opts.ClientName + "/" + opts.ClientVersion},
 	}
-	// The URL is parsed once, not per request; requests go to the
-	// transport directly, without http.Client's per-request header copy,
-	// and redirects are never followed (to another host, say).
-	if req, err := http.NewRequest(http.MethodPost, target, nil); err == nil {
-		c.tmpl = req
+	// Proxies are never used: load goes straight to the target. Redirects
+	// are never followed (to another host, say): a 3xx is an answer.
+	if u, err := url.Parse(target); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+		c.tr = newTransport(u, opts.RequestTimeout, opts.MaxConns)
 	}
+	h := []byte("User-Agent: " + opts.ClientName + "/" + opts.ClientVersion + "\r\nAccept: application/json, text/event-stream\r\n")
+	if strings.ContainsAny(opts.ClientName+opts.ClientVersion, "\r\n") {
+		c.headErr = errors.New("client name or version contains a line break")
+	}
+	for _, k := range slices.Sorted(maps.Keys(opts.Headers)) {
+		v := opts.Headers[k]
+		if k == "" || strings.ContainsAny(k, "\r\n: ") || strings.ContainsAny(v, "\r\n\x00") {
+			c.headErr = fmt.Errorf("header %q is not a valid header line", truncate(k, 40))
+		}
+		h = append(h, http.CanonicalHeaderKey(k)+": "+v+"\r\n"...)
+	}
+	c.head = h
 	return c
 }
 
 // CloseIdleConnections closes the pooled keep-alive connections. Call it when
 // done with the client so that no connection goroutine outlives it.
-func (c *Client) CloseIdleConnections() { c.tr.CloseIdleConnections() }
+func (c *Client) CloseIdleConnections() {
+	if c.tr != nil {
+		c.tr.closeIdle()
+	}
+}
 
 // NewSession returns an uninitialized session that authenticates with token
 // (no Authorization header if token is empty).
@@ -204,6 +196,10 @@ func (s *Session) Initialize(ctx context.Context) error {
 		return &Error{Kind: KindProtocol, Op: op, Msg: fmt.Sprintf("server chose unsupported protocol version %q", truncate(got, 32))}
 	}
 	s.id = hdr.Get("Mcp-Session-Id")
+	if strings.IndexFunc(s.id, func(r rune) bool { return r < 0x21 || r > 0x7e }) >= 0 {
+		s.id = ""
+		return &Error{Kind: KindProtocol, Op: op, Msg: "Mcp-Session-Id holds characters outside visible ASCII"}
+	}
 	s.version = res.ProtocolVersion
 	return s.notify(ctx, op, "notifications/initialized")
 }
@@ -218,7 +214,7 @@ func (s *Session) Close(ctx context.Context) error {
 		return nil
 	}
 	defer func() { s.id, s.version = "", "" }()
-	resp, cancel, err := s.send(ctx, op, http.MethodDelete, nil, false)
+	resp, _, cancel, err := s.send(ctx, op, http.MethodDelete, nil, false)
 	if err != nil {
 		return err
 	}
@@ -249,7 +245,7 @@ func (s *Session) call(ctx context.Context, op string, params []byte, out any) (
 		body = append(body, params...)
 	}
 	body = append(body, '}')
-	resp, cancel, err := s.send(ctx, op, http.MethodPost, body, true)
+	resp, reqCtx, cancel, err := s.send(ctx, op, http.MethodPost, body, true)
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +257,7 @@ func (s *Session) call(ctx context.Context, op string, params []byte, out any) (
 	mediaType := baseMediaType(resp.Header.Get("Content-Type"))
 	rr, err := parseResponse(mediaType, resp.Body, id)
 	if err != nil {
-		return nil, s.bodyError(ctx, resp, op, err)
+		return nil, s.bodyError(ctx, reqCtx, op, err)
 	}
 	if mediaType == mediaSSE {
 		// Let the stream end so the connection can be reused, but do not
@@ -284,7 +280,7 @@ func (s *Session) call(ctx context.Context, op string, params []byte, out any) (
 // notify sends a JSON-RPC notification; the server must answer 202 Accepted.
 func (s *Session) notify(ctx context.Context, op, method string) error {
 	body := []byte(`{"jsonrpc":"2.0","method":"` + method + `"}`)
-	resp, cancel, err := s.send(ctx, op, http.MethodPost, body, true)
+	resp, _, cancel, err := s.send(ctx, op, http.MethodPost, body, true)
 	if err != nil {
 		return err
 	}
@@ -302,8 +298,17 @@ func (s *Session) notify(ctx context.Context, op, method string) error {
 
 // send sends one HTTP request under the per-request timeout, or under the
 // scenario's abortAfter delay if abortable and that comes first. On success
-// the caller must close the body and then call cancel.
-func (s *Session) send(ctx context.Context, op, method string, body []byte, abortable bool) (*http.Response, context.CancelFunc, error) {
+// the caller must close the body and then call cancel; reqCtx is the
+// request's own context.
+func (s *Session) send(ctx context.Context, op, method string, body []byte, abortable bool) (resp *http.Response, reqCtx context.Context, cancel context.CancelFunc, err error) {
+	switch {
+	case s.c.tr == nil:
+		return nil, nil, nil, &Error{Kind: KindProtocol, Op: op, Msg: "target is not an http(s) URL"}
+	case s.c.headErr != nil:
+		return nil, nil, nil, &Error{Kind: KindProtocol, Op: op, Msg: s.c.headErr.Error()}
+	case strings.ContainsAny(s.token, "\r\n"):
+		return nil, nil, nil, &Error{Kind: KindProtocol, Op: op, Msg: "bearer token contains a line break"}
+	}
 	timeout, cause := s.c.timeout, errRequestTimeout
 	if s.timeout > 0 {
 		timeout = s.timeout
@@ -311,52 +316,40 @@ func (s *Session) send(ctx context.Context, op, method string, body []byte, abor
 	if abortable && s.abortAfter > 0 && s.abortAfter < timeout {
 		timeout, cause = s.abortAfter, errAborted
 	}
-	if s.c.tmpl == nil {
-		return nil, nil, &Error{Kind: KindProtocol, Op: op, Msg: "target is not a URL"}
-	}
-	reqCtx, cancel := context.WithTimeoutCause(ctx, timeout, cause)
-	req := s.c.tmpl.WithContext(reqCtx)
-	req.Method = method
+	reqCtx, cancel = context.WithTimeoutCause(ctx, timeout, cause)
+	hb := headBufs.Get().(*[]byte)
+	h := append((*hb)[:0], s.c.head...)
 	if body != nil {
-		req.Body = io.NopCloser(bytes.NewReader(body))
-		req.ContentLength = int64(len(body))
-		// Lets the transport resend a request it could not write on a
-		// keep-alive connection the server had just closed.
-		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		h = append(h, "Content-Type: application/json\r\n"...)
 	}
-	h := make(http.Header, 8+len(s.c.headers))
-	req.Header = h
-	for k, v := range s.c.headers {
-		h[k] = v // shared, read-only slices: the transport never writes to them
-	}
-	h["Accept"] = acceptHeader
-	if body != nil {
-		h["Content-Type"] = contentTypeHeader
-	}
-	h["User-Agent"] = s.c.agent
 	if s.token != "" {
-		h["Authorization"] = []string{"Bearer " + s.token}
+		h = append(h, "Authorization: Bearer "...)
+		h = append(h, s.token...)
+		h = append(h, "\r\n"...)
 	}
 	s.sessioned = s.id != ""
 	if s.id != "" {
-		h["Mcp-Session-Id"] = []string{s.id}
+		h = append(h, "Mcp-Session-Id: "...)
+		h = append(h, s.id...)
+		h = append(h, "\r\n"...)
 	}
 	if s.version != "" {
-		h["Mcp-Protocol-Version"] = []string{s.version}
+		h = append(h, "Mcp-Protocol-Version: "...)
+		h = append(h, s.version...)
+		h = append(h, "\r\n"...)
 	}
-	resp, err := s.c.tr.RoundTrip(req)
+	resp, err = s.c.tr.roundTrip(reqCtx, method, h, body)
+	*hb = h
+	headBufs.Put(hb)
 	if err != nil {
 		e := transportError(ctx, reqCtx, op, err)
 		cancel()
-		return nil, nil, e
+		return nil, nil, nil, e
 	}
-	return resp, cancel, nil
+	return resp, reqCtx, cancel, nil
 }
 
-var (
-	acceptHeader      = []string{"application/json, text/event-stream"}
-	contentTypeHeader = []string{"application/json"}
-)
+var headBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
 // statusError builds the error for a non-2xx answer, with a sanitized
 // snippet of its body for diagnosis.
@@ -371,8 +364,8 @@ func (s *Session) statusError(op string, resp *http.Response) error {
 }
 
 // bodyError classifies a failure while reading an answer body.
-func (s *Session) bodyError(ctx context.Context, resp *http.Response, op string, err error) error {
-	e := transportError(ctx, resp.Request.Context(), op, err)
+func (s *Session) bodyError(ctx, reqCtx context.Context, op string, err error) error {
+	e := transportError(ctx, reqCtx, op, err)
 	e.Msg = s.redact(e.Msg)
 	return e
 }

@@ -208,7 +208,7 @@ func (m *metrics) record(sh *shard, k seriesKey, d time.Duration, err error) {
 		if kind != "" {
 			s.failed++
 		}
-		s.hist.RecordValue(us) //nolint:errcheck // us is in range
+		s.hist.RecordValue(us)    //nolint:errcheck // us is in range
 		sh.recent.RecordValue(us) //nolint:errcheck
 	}
 	sh.mu.Unlock()

@@ -122,7 +122,9 @@ func ms(v float64) string {
 	return fmt.Sprintf("%.2fs", v/1000)
 }
 
-func fmtNum(v float64) string { return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.4f", v), "0"), ".") }
+func fmtNum(v float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.4f", v), "0"), ".")
+}
 
 func orDefault(s, d string) string {
 	if s == "" {

@@ -35,9 +35,9 @@ type vu struct {
 	sh *shard
 	tc tmplCtx
 
-	jobs           chan time.Time // arrival-rate: due times of the iterations handed to it
-	timer          *time.Timer    // reused for think times
-	nameBuf, argBuf []byte     // reused for rendering templates
+	jobs            chan time.Time // arrival-rate: due times of the iterations handed to it
+	timer           *time.Timer    // reused for think times
+	nameBuf, argBuf []byte         // reused for rendering templates
 
 	live      bool // holds an initialized session
 	expired   bool // lost its session to a 404: the next initialize is a re-init

@@ -1,12 +1,9 @@
 package scenarios
 
 import (
-	"bufio"
-	"bytes"
+	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -83,13 +80,34 @@ func ParsePlan(data []byte, filename string) (*Plan, error) {
 	d := &ydec{pe: pe}
 	p := &Plan{file: filename, Timeout: Duration(DefaultRequestTimeout)}
 	d.plan(doc.Content[0], p)
-	if d.pe.err() != nil {
-		return nil, d.pe
+	_, err := compilePlan(p)
+	if err == nil && len(pe.problems) == 0 {
+		return p, nil
 	}
-	if _, err := compilePlan(p); err != nil {
-		return nil, err
+	// Report every problem at once: the file's, then the plan's that are
+	// not about something the file's already named (a bad duration read
+	// as 0 need not be reported twice).
+	var ce *planError
+	if errors.As(err, &ce) {
+		walked := slices.Clone(pe.problems)
+		for _, q := range ce.problems {
+			if !slices.ContainsFunc(walked, func(w problem) bool { return within(q.path, w.path) || within(w.path, q.path) }) {
+				pe.add(q.line, q.path, "%s", q.msg)
+			}
+		}
 	}
-	return p, nil
+	slices.SortStableFunc(pe.problems, func(a, b problem) int {
+		if a.line == 0 || b.line == 0 {
+			return b.line - a.line // problems without a line last
+		}
+		return a.line - b.line
+	})
+	return nil, pe
+}
+
+// within reports whether path is base or inside it.
+func within(path, base string) bool {
+	return path == base || (base != "" && (strings.HasPrefix(path, base+".") || strings.HasPrefix(path, base+"[")))
 }
 
 // yamlErr splits a yaml error ("yaml: line 3: did not find ...") into the
@@ -525,51 +543,4 @@ func (d *ydec) thresholds(n *yaml.Node, p *Plan) {
 			p.Thresholds = append(p.Thresholds, t)
 		}
 	}
-}
-
-// readBounded reads a file of at most limit bytes.
-func readBounded(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var b bytes.Buffer
-	n, err := b.ReadFrom(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if n > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
-	}
-	return b.Bytes(), nil
-}
-
-// readTokens reads bearer tokens, one a line; blank lines and lines
-// starting with # are skipped. Errors never quote a token.
-func readTokens(path string) ([]string, error) {
-	data, err := readBounded(path, maxTokensBytes)
-	if err != nil {
-		return nil, fmt.Errorf("read tokens: %w", err)
-	}
-	var toks []string
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for line := 1; sc.Scan(); line++ {
-		t := strings.TrimSpace(sc.Text())
-		if t == "" || strings.HasPrefix(t, "#") {
-			continue
-		}
-		if strings.IndexFunc(t, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
-			return nil, fmt.Errorf("%s:%d: token contains whitespace or control characters", path, line)
-		}
-		toks = append(toks, t)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read tokens: %w", err)
-	}
-	if len(toks) == 0 {
-		return nil, fmt.Errorf("%s holds no token", path)
-	}
-	return toks, nil
 }

@@ -110,7 +110,7 @@ func exitCode(err error) int {
 		fmt.Fprintf(os.Stderr, "leakbench: %s\n", redact.String(err.Error()))
 		return exitUsage
 	case errors.Is(err, runner.ErrInterrupted):
-		fmt.Fprintf(os.Stderr, "leakbench: interrupted; everything started was stopped and the run directory says so\n")
+		fmt.Fprintf(os.Stderr, "leakbench: interrupted; everything it started was stopped (a run directory, if any, says so)\n")
 		return exitInterrupted
 	default:
 		fmt.Fprintf(os.Stderr, "leakbench: %s\n", redact.String(err.Error()))

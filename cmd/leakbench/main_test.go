@@ -89,7 +89,7 @@ func TestSignalStopsRunCleanly(t *testing.T) {
 			if err := os.WriteFile(scenario, []byte(longScenario), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			cmd := exec.Command(bin, "run", "--variant", "commit-in-finally", "--out", out, "--scenario", scenario)
+			cmd := exec.Command(bin, "run", "--env", "local", "--variant", "commit-in-finally", "--out", out, "--scenario", scenario)
 			stderr, err := cmd.StderrPipe()
 			if err != nil {
 				t.Fatal(err)
@@ -170,6 +170,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"compare", "a"}, exitUsage, "BEFORE_DIR AFTER_DIR"},
 		{[]string{"report", t.TempDir()}, exitRunFailed, "not a leakbench run directory"},
 		{[]string{"gateway"}, exitUsage, "--dsn"},
+		{[]string{"signoff", "--out", "x", "--env", "external"}, exitUsage, "starts its own stacks"},
+		{[]string{"run", "--out", "x", "--env", "external"}, exitUsage, "--target"},
+		{[]string{"run", "--out", "x", "--target", "http://127.0.0.1:1/mcp"}, exitUsage, "belong to --env external"},
 	}
 	bin := buildCLI(t)
 	for _, tt := range tests {

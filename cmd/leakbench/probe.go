@@ -43,8 +43,10 @@ func (s *scrapeFlags) Set(v string) error {
 
 func cmdProbe(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("probe", flag.ContinueOnError)
-	dsn := fs.String("dsn", os.Getenv("LEAKBENCH_PROBE_DSN"), "PostgreSQL DSN, directly (not through PgBouncer), as a role with pg_monitor (env LEAKBENCH_PROBE_DSN); required")
-	pgbouncer := fs.String("pgbouncer", os.Getenv("LEAKBENCH_PROBE_PGBOUNCER"), "PgBouncer admin console DSN (database \"pgbouncer\", a user in stats_users or admin_users) (env LEAKBENCH_PROBE_PGBOUNCER)")
+	// The DSNs' defaults come from the environment after parsing, never as
+	// flag defaults: --help prints those, passwords included.
+	dsn := fs.String("dsn", "", "PostgreSQL `DSN`, directly (not through PgBouncer), as a role with pg_monitor; required (or env LEAKBENCH_PROBE_DSN)")
+	pgbouncer := fs.String("pgbouncer", "", "PgBouncer admin console `DSN` (database \"pgbouncer\", a user in stats_users or admin_users) (or env LEAKBENCH_PROBE_PGBOUNCER)")
 	var scrapes scrapeFlags
 	fs.Var(&scrapes, "scrape", "Prometheus endpoint of the service's own connection pool, scraped every second; repeatable.\n`[MAPPING=]URL`: MAPPING is gateway, go_sql, hikaricp, sqlalchemy or one from --mapping; default: detect")
 	mappingFile := fs.String("mapping", "", "JSON `FILE` of pool mappings for exporters the probe does not know:\n{\"NAME\": {\"acquired\": \"series\", \"idle\": …, \"total\": …, \"max\": …, \"acquire_waits_total\": …,\n\"acquire_wait_seconds_total\": …, \"canceled_acquires_total\": …, \"unclosed_sessions\": …, \"labels\": {\"pool\": \"main\"}}}")
@@ -69,6 +71,12 @@ cleanly on Ctrl-C or after --duration, leaving the samples, episodes and a summa
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *dsn == "" {
+		*dsn = os.Getenv("LEAKBENCH_PROBE_DSN")
+	}
+	if *pgbouncer == "" {
+		*pgbouncer = os.Getenv("LEAKBENCH_PROBE_PGBOUNCER")
 	}
 	if *dsn == "" {
 		return fmt.Errorf("%w: --dsn (or LEAKBENCH_PROBE_DSN) is required", errUsage)

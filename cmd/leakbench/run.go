@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/gateway-under-test"
 	"github.com/leakbench/leakbench/internal/runner"
 	"github.com/leakbench/leakbench/reports"
@@ -19,6 +20,12 @@ func cmdRun(ctx context.Context, args []string) error {
 	variant := fs.String("variant", "fixed", "gateway variant to run against; known: "+gateway.VariantNames())
 	out := fs.String("out", "", "run directory to write (required)")
 	force := fs.Bool("force", false, "replace the contents of a non-empty --out directory")
+	env := fs.String("env", "auto", "where the stack runs: auto (docker when an engine answers, else local), docker, local, or external (your own service: --target and --probe-dsn)")
+	target := fs.String("target", "", "external: your MCP endpoint (http://127.0.0.1:PORT/mcp; must be on this machine)")
+	metricsURL := fs.String("metrics-url", "", "external: your service's Prometheus endpoint, for its pool metrics (optional)")
+	probeDSN := fs.String("probe-dsn", "", "external: PostgreSQL DSN of a role with pg_monitor, direct (not through PgBouncer)")
+	pgbouncerDSN := fs.String("pgbouncer-admin-dsn", "", "external: PgBouncer admin console DSN (optional)")
+	tokensFile := fs.String("tokens-file", "", "external: file of bearer tokens, one a line (default: leakbench's seeded tokens)")
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, "Usage: leakbench run --variant V --out DIR [flags]\n\nStarts a local PostgreSQL + PgBouncer + reference gateway with the variant, plays the profile's\nload, probes the database, and writes the run directory (summary.json, report.md, samples.jsonl,\nepisodes.jsonl, logs/).\n\n")
 		fs.PrintDefaults()
@@ -29,6 +36,22 @@ func cmdRun(ctx context.Context, args []string) error {
 	if *out == "" {
 		return fmt.Errorf("%w: --out DIR is required", errUsage)
 	}
+	ext := fixtures.External{GatewayURL: *target, GatewayMetricsURL: *metricsURL, ProbeDSN: *probeDSN, PgBouncerAdminDSN: *pgbouncerDSN}
+	if *env != "external" && (*target != "" || *probeDSN != "" || *tokensFile != "") {
+		return fmt.Errorf("%w: --target, --probe-dsn and --tokens-file belong to --env external", errUsage)
+	}
+	if *env == "external" {
+		if *target == "" || *probeDSN == "" {
+			return fmt.Errorf("%w: --env external needs --target URL and --probe-dsn DSN", errUsage)
+		}
+		if *tokensFile != "" {
+			toks, err := readTokens(*tokensFile)
+			if err != nil {
+				return err
+			}
+			ext.Tokens = toks
+		}
+	}
 	p, err := loadProfile(*profile, *scenario)
 	if err != nil {
 		return err
@@ -36,7 +59,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	if err := overrideVariants(&p, *variant, ""); err != nil {
 		return err
 	}
-	sum, err := runner.Run(ctx, runner.Options{Profile: p, Variant: *variant, Name: *variant, Dir: *out, Force: *force, Log: os.Stderr, Version: version})
+	sum, err := runner.Run(ctx, runner.Options{Profile: p, Variant: *variant, Name: *variant, Dir: *out, Force: *force, Log: os.Stderr, Version: version, Env: *env, External: ext})
 	if err != nil {
 		return err
 	}
@@ -49,4 +72,25 @@ func cmdRun(ctx context.Context, args []string) error {
 	}
 	fmt.Printf("\nreport: %s/report.html\n", *out)
 	return nil
+}
+
+// readTokens reads bearer tokens, one a line; blank lines and # comments
+// are skipped.
+func readTokens(path string) ([]string, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read tokens file: %w", err)
+	}
+	var toks []string
+	for _, line := range strings.Split(string(raw), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		toks = append(toks, line)
+	}
+	if len(toks) == 0 {
+		return nil, fmt.Errorf("tokens file %s holds no token", path)
+	}
+	return toks, nil
 }

@@ -18,10 +18,11 @@ func cmdSignoff(ctx context.Context, args []string) error {
 	scenario := fs.String("scenario", "", "a profile or scenario file to use instead of --profile (see scenarios/profiles/*.yaml)")
 	out := fs.String("out", "", "directory for the run directories (before/, after/) and the comparison (required)")
 	force := fs.Bool("force", false, "replace the contents of a non-empty --out directory")
+	env := fs.String("env", "auto", "where each run's stack runs: auto (docker when an engine answers, else local), docker, local")
 	before := fs.String("variant-before", "", "gateway variant of the before run (default from the profile: commit-in-finally); known: "+gateway.VariantNames())
 	after := fs.String("variant-after", "", "gateway variant of the after run (default from the profile: fixed)")
 	fs.Usage = func() {
-		fmt.Fprintf(os.Stderr, "Usage: leakbench signoff --out DIR [flags]\n\nRuns the same load against the leaky gateway (before) and the fixed one (after), each on a fresh\nlocal PostgreSQL + PgBouncer, probes pg_stat_activity and PgBouncer, and compares.\nExit 0 when before shows the leak and after shows none, 99 when a check fails.\n\n")
+		fmt.Fprintf(os.Stderr, "Usage: leakbench signoff --out DIR [flags]\n\nRuns the same load against the leaky gateway (before) and the fixed one (after), each on a fresh\nPostgreSQL + PgBouncer (containers or local processes, see --env), probes pg_stat_activity and PgBouncer, and compares.\nExit 0 when before shows the leak and after shows none, 99 when a check fails.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {
@@ -29,6 +30,11 @@ func cmdSignoff(ctx context.Context, args []string) error {
 	}
 	if *out == "" {
 		return fmt.Errorf("%w: --out DIR is required", errUsage)
+	}
+	switch *env {
+	case "auto", "docker", "local":
+	default:
+		return fmt.Errorf("%w: --env %q: a sign-off starts its own stacks; want auto, docker or local", errUsage, *env)
 	}
 	p, err := loadProfile(*profile, *scenario)
 	if err != nil {
@@ -38,7 +44,7 @@ func cmdSignoff(ctx context.Context, args []string) error {
 		return err
 	}
 	start := time.Now()
-	cmp, err := runner.Signoff(ctx, runner.SignoffOptions{Profile: p, Out: *out, Force: *force, Log: os.Stderr, Version: version})
+	cmp, err := runner.Signoff(ctx, runner.SignoffOptions{Profile: p, Out: *out, Force: *force, Log: os.Stderr, Version: version, Env: *env})
 	if err != nil {
 		return err
 	}

@@ -38,6 +38,11 @@ type Options struct {
 	Log io.Writer
 	// Version is leakbench's version, recorded in the summary.
 	Version string
+	// Env is the stack's provider: auto (docker when an engine answers,
+	// else local), docker, local or external.
+	Env string
+	// External are the user's endpoints for Env "external".
+	External fixtures.External
 }
 
 // PrepareDir creates dir, refusing to overwrite a previous run unless force:
@@ -78,7 +83,7 @@ func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
 	stackCfg.Variant = o.Variant
 	stackCfg.LogDir = filepath.Join(o.Dir, "logs")
 	sum = &reports.Summary{Name: o.Name, Profile: p.Name, Started: time.Now().UTC(), EndReason: reports.EndFailed,
-		Environment: reports.Environment{Provider: "local", Variant: o.Variant, LeakbenchVersion: o.Version}}
+		Environment: reports.Environment{Provider: orDefault(o.Env, "local"), Variant: o.Variant, LeakbenchVersion: o.Version}}
 	defer func() {
 		sum.Ended = time.Now().UTC()
 		if err != nil {
@@ -97,8 +102,12 @@ func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
 		return sum, err
 	}
 
-	fmt.Fprintf(logw, "[%s] starting PostgreSQL, PgBouncer and the %s gateway…\n", o.Name, o.Variant)
-	env, err := fixtures.Run(ctx, stackCfg)
+	if o.Env == "external" {
+		fmt.Fprintf(logw, "[%s] attaching to the external stack…\n", o.Name)
+	} else {
+		fmt.Fprintf(logw, "[%s] starting PostgreSQL, PgBouncer and the %s gateway (%s)…\n", o.Name, o.Variant, orDefault(o.Env, "local"))
+	}
+	env, err := fixtures.Start(ctx, stackCfg, fixtures.StartOptions{Provider: o.Env, External: o.External, Log: prefixed(logw, "["+o.Name+"] ")})
 	defer func() {
 		if cerr := env.Close(); cerr != nil {
 			err = errors.Join(err, fmt.Errorf("stop stack: %w", cerr))
@@ -228,7 +237,41 @@ func (a *probeAnnotator) Write(p []byte) (int, error) {
 	}
 }
 
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// prefixed writes each line with a prefix, for the provider's progress.
+func prefixed(w io.Writer, prefix string) io.Writer {
+	return &linePrefixer{w: w, prefix: prefix}
+}
+
+type linePrefixer struct {
+	mu     sync.Mutex
+	w      io.Writer
+	prefix string
+	buf    []byte
+}
+
+func (l *linePrefixer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	for {
+		i := bytes.IndexByte(l.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		fmt.Fprintf(l.w, "%s%s\n", l.prefix, l.buf[:i])
+		l.buf = l.buf[i+1:]
+	}
+}
+
 func fillEnvironment(e *reports.Environment, env *fixtures.Env) {
+	e.Provider = env.Provider
 	e.PostgresVersion = env.PostgresVersion
 	e.PgBouncerVersion = env.PgBouncerVersion
 	e.IdleInTxTimeoutSeconds = env.Config.IdleInTxTimeout.Seconds()

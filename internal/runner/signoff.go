@@ -16,6 +16,9 @@ type SignoffOptions struct {
 	Force   bool
 	Log     io.Writer
 	Version string
+	// Env is the stack provider (auto, docker, local); each run gets a
+	// fresh stack of it.
+	Env string
 }
 
 // Signoff runs the profile against the before variant and then the after
@@ -29,7 +32,7 @@ func Signoff(ctx context.Context, o SignoffOptions) (*reports.Comparison, error)
 	runs := []struct{ name, variant string }{{"before", o.Profile.VariantBefore}, {"after", o.Profile.VariantAfter}}
 	for _, r := range runs {
 		_, err := Run(ctx, Options{Profile: o.Profile, Variant: r.variant, Name: r.name,
-			Dir: filepath.Join(o.Out, r.name), Log: o.Log, Version: o.Version})
+			Dir: filepath.Join(o.Out, r.name), Log: o.Log, Version: o.Version, Env: o.Env})
 		if err != nil {
 			return nil, fmt.Errorf("%s run (%s): %w", r.name, r.variant, err)
 		}

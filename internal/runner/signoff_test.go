@@ -156,7 +156,7 @@ func TestParseProfile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("built-in ci profile: %v", err)
 	}
-	if p.Stack.IdleInTxTimeout != 5*time.Second || p.Probe.StuckAfter != time.Second || p.VariantBefore != "commit-in-finally" {
+	if p.Stack.IdleInTxTimeout != 5*time.Second || p.Probe.StuckAfter != 2*time.Second || p.VariantBefore != "commit-in-finally" {
 		t.Errorf("ci profile read wrong: stack %+v probe %+v before %q", p.Stack, p.Probe, p.VariantBefore)
 	}
 	if len(p.Plan.Scenarios) == 0 {

@@ -1,0 +1,9 @@
+//go:build !unix
+
+package scenarios
+
+import "net"
+
+// peerClosed cannot look at a socket here; the retry in roundTrip covers a
+// connection the server closed.
+func peerClosed(net.Conn) bool { return false }

@@ -1,0 +1,30 @@
+//go:build unix
+
+package scenarios
+
+import (
+	"errors"
+	"net"
+	"syscall"
+)
+
+// peerClosed reports whether the server has closed (or written to) an idle
+// connection, without blocking: one recv(MSG_PEEK|MSG_DONTWAIT).
+func peerClosed(c net.Conn) bool {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return false // TLS: the retry in roundTrip covers it
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return true
+	}
+	closed := false
+	var b [1]byte
+	_ = rc.Read(func(fd uintptr) bool {
+		n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		closed = n > 0 || (err == nil && n == 0) || (err != nil && !errors.Is(err, syscall.EAGAIN))
+		return true
+	})
+	return closed
+}
