@@ -121,7 +121,11 @@ func RunPlan(ctx context.Context, plan *Plan, opts RunOptions) (*Result, error) 
 		return nil, err
 	}
 	defer out.close()
-	return e.run(ctx, opts, out), nil
+	res := e.run(ctx, opts, out)
+	resolved := p
+	resolved.Tokens = nil // secrets stay out of results
+	res.Plan = &resolved
+	return res, nil
 }
 
 func newEngine(cp *cplan, tokens []string) *engine {

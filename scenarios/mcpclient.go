@@ -9,7 +9,7 @@ package scenarios
 // thousands of virtual users on a laptop measure the load generator rather
 // than the target. A load-test user only needs request/response: an idle
 // Session here is a few small fields, with no goroutine and no connection
-// of its own; all sessions share one http.Client and its keep-alive pool.
+// of its own; all sessions share one keep-alive connection pool (transport.go).
 
 import (
 	"context"
@@ -69,7 +69,7 @@ type ClientOptions struct {
 	ProtocolVersion string
 }
 
-// Client holds what all sessions share: the target URL and one http.Client.
+// Client holds what all sessions share: the target and its connection pool.
 // It is safe for concurrent use.
 type Client struct {
 	target  string

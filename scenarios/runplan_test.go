@@ -488,3 +488,59 @@ scenarios:
 		t.Errorf("%d sessions left open", n)
 	}
 }
+
+// TestRunPlanRampingArrivalRate: the rate follows the stages, and an
+// abortOnFail threshold is not checked before its delayAbortEval.
+func TestRunPlanRampingArrivalRate(t *testing.T) {
+	checkLeaks(t)
+	srv := newSDKServer(t, sdkOpts{JSON: true})
+	plan := mustParse(t, `
+scenarios:
+  s:
+    executor: ramping-arrival-rate
+    startRate: 0
+    stages: [{duration: 1s, target: 20}, {duration: 500ms, target: 20}]
+    preAllocatedVUs: 2
+    maxVUs: 5
+    flow: [ping, {think: {exponential: 5ms}}]
+thresholds:
+  mcp_reqs: [{threshold: "count<1", abortOnFail: true, delayAbortEval: 1h}]
+`)
+	res, err := RunPlan(context.Background(), plan, RunOptions{Target: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 0 → 20/s over 1 s is 10 iterations, then 20/s for 0.5 s another 10.
+	if s := res.Scenarios["s"]; s.Iterations < 18 || s.Iterations > 20 || s.DroppedIterations != 0 {
+		t.Errorf("%d iterations, %d dropped; want about 20", s.Iterations, s.DroppedIterations)
+	}
+	if res.EndReason != EndCompleted || res.Thresholds[0].Pass {
+		t.Errorf("end %q, threshold %+v: want completed, and the threshold failed at the end", res.EndReason, res.Thresholds[0])
+	}
+	if res.Plan == nil || res.Plan.Scenarios[0].Executor != ExecRampingArrivalRate {
+		t.Errorf("result carries no resolved plan")
+	}
+}
+
+func TestThinkTimes(t *testing.T) {
+	v := &vu{tc: tmplCtx{rng: newTestRand()}}
+	d := func(s string) Duration { x, _ := time.ParseDuration(s); return Duration(x) }
+	if got := v.thinkTime(Think{Distribution: ThinkFixed, Duration: d("150ms")}); got != 150*time.Millisecond {
+		t.Errorf("fixed %s", got)
+	}
+	var sum time.Duration
+	for range 2000 {
+		u := v.thinkTime(Think{Distribution: ThinkUniform, Min: d("100ms"), Max: d("200ms")})
+		if u < 100*time.Millisecond || u > 200*time.Millisecond {
+			t.Fatalf("uniform %s", u)
+		}
+		e := v.thinkTime(Think{Distribution: ThinkExponential, Duration: d("100ms")})
+		if e < 0 || e > time.Second {
+			t.Fatalf("exponential %s beyond 10 means", e)
+		}
+		sum += e
+	}
+	if mean := sum / 2000; mean < 85*time.Millisecond || mean > 115*time.Millisecond {
+		t.Errorf("exponential mean %s, want about 100ms", mean)
+	}
+}

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"bytes"
 	"context"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -63,3 +64,5 @@ func TestProgressOnTerminal(t *testing.T) {
 		t.Errorf("terminal output %q", out)
 	}
 }
+
+func newTestRand() *rand.Rand { return rand.New(rand.NewPCG(1, 2)) }

@@ -26,7 +26,7 @@ probe:
   interval: 100ms
   stuck_after: 2s
   drain: 5s
-timeout: 1s
+timeout: 5s
 scenarios:
   agents:
     executor: constant-vus
