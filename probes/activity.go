@@ -39,6 +39,7 @@ const activitySQL = `SELECT s.*, d.xact_commit, d.xact_rollback, {{dbcols}} FROM
     FROM pg_stat_get_activity(NULL) AS a
     WHERE a.datid = (SELECT oid FROM pg_database WHERE datname = $1)
       AND a.backend_type = 'client backend' AND a.pid <> pg_backend_pid()
+    OFFSET 0 -- not flattened: w is computed once a row, not once an aggregate
   ) AS a
 ) AS s
 LEFT JOIN pg_stat_database AS d ON $3 AND d.datname = $1`

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/leakbench/leakbench/internal/redact"
 )
 
 // sampleTimeout bounds one tick's reads, past the server's own
@@ -274,7 +276,7 @@ func (p *Poller) sampleOnce(ctx context.Context) {
 	if p.scraper != nil {
 		s.AppPool = p.scraper.take()
 	}
-	s.Error = strings.Join(errs, "; ")
+	s.Error = redact.String(strings.Join(errs, "; "))
 	s.TookSeconds = time.Since(began).Seconds()
 	p.sum.addSample(s)
 	p.metrics.sample(&s)

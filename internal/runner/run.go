@@ -122,6 +122,15 @@ func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
 		DSN: env.ProbeDSN, PgBouncerAdminDSN: env.PgBouncerAdminDSN, Database: env.Database,
 		Interval: p.Probe.Interval, StuckAfter: p.Probe.StuckAfter, RunDir: o.Dir,
 		Scrape: scrapeTargets(env),
+		// A probe source that fails (PgBouncer's console, the metrics
+		// scrape) does not stop the others; say so as it happens.
+		OnWarning: func(w probes.Warning) {
+			if w.Recovered {
+				fmt.Fprintf(logw, "[%s] probe: %s works again\n", o.Name, w.Source)
+				return
+			}
+			fmt.Fprintf(logw, "[%s] probe warning: %s: %s\n", o.Name, w.Source, redact.String(w.Message))
+		},
 	})
 	if err != nil {
 		return sum, interrupted(ctx, fmt.Errorf("start probes: %w", err))
