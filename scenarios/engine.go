@@ -50,7 +50,8 @@ type RunOptions struct {
 	// besides loopback, e.g. a container the stack created.
 	AllowTargets []string
 	// Abort, when closed, abandons requests in flight at once instead of
-	// letting them finish within gracefulStop (a second Ctrl-C).
+	// letting them finish within gracefulStop, and users leave without
+	// closing their sessions (a second Ctrl-C).
 	Abort <-chan struct{}
 }
 
@@ -68,6 +69,9 @@ type engine struct {
 	// legacy: ctx ending abandons requests at once (Run(Config) semantics).
 	legacy bool
 
+	// hardAbort is set by RunOptions.Abort: users then leave without
+	// closing their sessions, since the caller wants out at once.
+	hardAbort atomic.Bool
 	// closeSem bounds the DELETEs of users stopping at once (the end of a
 	// 10,000-user run), so that closing does not open a connection each.
 	closeSem chan struct{}
@@ -257,6 +261,7 @@ func (e *engine) run(ctx context.Context, opts RunOptions, out *outputs) *Result
 		go func() {
 			select {
 			case <-opts.Abort:
+				e.hardAbort.Store(true)
 				abortRun()
 			case <-hard.Done():
 			}

@@ -137,14 +137,15 @@ func isConnError(err error) bool {
 }
 
 // transportError wraps an error from sending a request or reading its body.
-// ctx is the caller's context, reqCtx the per-request one derived from it.
-func transportError(ctx, reqCtx context.Context, op string, err error) *Error {
+// ctx is the caller's context; expired is the cause set when the request's
+// own deadline fired (errRequestTimeout or errAborted), nil if it did not.
+func transportError(ctx context.Context, expired error, op string, err error) *Error {
 	switch {
 	case ctx.Err() != nil:
 		return &Error{Kind: KindCanceled, Op: op, Err: context.Cause(ctx)}
-	case reqCtx.Err() != nil && errors.Is(context.Cause(reqCtx), errRequestTimeout):
+	case expired == errRequestTimeout:
 		return &Error{Kind: KindTimeout, Op: op, Err: errRequestTimeout}
-	case reqCtx.Err() != nil && errors.Is(context.Cause(reqCtx), errAborted):
+	case expired == errAborted:
 		return &Error{Kind: KindAborted, Op: op, Err: errAborted}
 	}
 	var pe *protocolError

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -267,5 +268,33 @@ func TestClassify(t *testing.T) {
 		if got := Classify(tt.err); got != tt.want {
 			t.Errorf("Classify(%v) = %q, want %q", tt.err, got, tt.want)
 		}
+	}
+}
+
+// TestStaleKeepAlive: a keep-alive connection the server closed while it
+// sat in the pool is noticed (or the request resent), not reported as a
+// failure.
+func TestStaleKeepAlive(t *testing.T) {
+	var conns atomic.Int64
+	ts := httptest.NewUnstartedServer(cannedMCP(0))
+	ts.Config.IdleTimeout = 50 * time.Millisecond
+	ts.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	ts.Start()
+	defer ts.Close()
+	c := NewClient(ts.URL, ClientOptions{})
+	defer c.CloseIdleConnections()
+	s := c.NewSession("")
+	for _, idle := range []time.Duration{0, 10 * time.Millisecond, 200 * time.Millisecond, peekAfterIdle + 100*time.Millisecond} {
+		time.Sleep(idle)
+		if err := s.Ping(context.Background()); err != nil {
+			t.Fatalf("after %s idle: %v", idle, err)
+		}
+	}
+	if n := conns.Load(); n != 3 {
+		t.Errorf("%d connections, want 3 (the server closed two idle ones)", n)
 	}
 }

@@ -185,7 +185,7 @@ func (s *Session) Initialize(ctx context.Context) error {
 	var res struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
-	hdr, err := s.call(ctx, op, params, &res)
+	sid, err := s.call(ctx, op, params, &res)
 	if err != nil {
 		return err
 	}
@@ -195,7 +195,7 @@ func (s *Session) Initialize(ctx context.Context) error {
 	case !acceptedVersions[got]:
 		return &Error{Kind: KindProtocol, Op: op, Msg: fmt.Sprintf("server chose unsupported protocol version %q", truncate(got, 32))}
 	}
-	s.id = hdr.Get("Mcp-Session-Id")
+	s.id = sid
 	if strings.IndexFunc(s.id, func(r rune) bool { return r < 0x21 || r > 0x7e }) >= 0 {
 		s.id = ""
 		return &Error{Kind: KindProtocol, Op: op, Msg: "Mcp-Session-Id holds characters outside visible ASCII"}
@@ -214,11 +214,10 @@ func (s *Session) Close(ctx context.Context) error {
 		return nil
 	}
 	defer func() { s.id, s.version = "", "" }()
-	resp, _, cancel, err := s.send(ctx, op, http.MethodDelete, nil, false)
+	resp, _, err := s.send(ctx, op, http.MethodDelete, nil, false)
 	if err != nil {
 		return err
 	}
-	defer cancel()
 	defer resp.Body.Close()
 	drain(resp.Body)
 	switch {
@@ -230,8 +229,8 @@ func (s *Session) Close(ctx context.Context) error {
 
 // call sends a JSON-RPC request with the given params (raw JSON, or nil)
 // and decodes its result into out (if non-nil). op is also the method. It
-// returns the answer's headers.
-func (s *Session) call(ctx context.Context, op string, params []byte, out any) (http.Header, error) {
+// returns the answer's Mcp-Session-Id.
+func (s *Session) call(ctx context.Context, op string, params []byte, out any) (string, error) {
 	s.nextID++
 	id := s.nextID
 	body := make([]byte, 0, 64+len(op)+len(params))
@@ -245,46 +244,44 @@ func (s *Session) call(ctx context.Context, op string, params []byte, out any) (
 		body = append(body, params...)
 	}
 	body = append(body, '}')
-	resp, reqCtx, cancel, err := s.send(ctx, op, http.MethodPost, body, true)
+	resp, w, err := s.send(ctx, op, http.MethodPost, body, true)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	defer cancel()
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return nil, s.statusError(op, resp)
+		return "", s.statusError(op, resp)
 	}
-	mediaType := baseMediaType(resp.Header.Get("Content-Type"))
+	mediaType := baseMediaType(resp.ContentType)
 	rr, err := parseResponse(mediaType, resp.Body, id)
 	if err != nil {
-		return nil, s.bodyError(ctx, reqCtx, op, err)
+		return "", s.bodyError(ctx, w, op, err)
 	}
 	if mediaType == mediaSSE {
 		// Let the stream end so the connection can be reused, but do not
 		// wait for a server that keeps it open.
-		t := time.AfterFunc(drainGrace, cancel)
+		t := time.AfterFunc(drainGrace, w.abort)
 		drain(resp.Body)
 		t.Stop()
 	}
 	if rr.Error != nil {
-		return nil, &Error{Kind: KindJSONRPC, Op: op, Code: rr.Error.Code, Msg: s.redact(truncate(rr.Error.Message, 200))}
+		return "", &Error{Kind: KindJSONRPC, Op: op, Code: rr.Error.Code, Msg: s.redact(truncate(rr.Error.Message, 200))}
 	}
 	if out != nil {
 		if err := unmarshalResult(rr.Result, out); err != nil {
-			return nil, &Error{Kind: KindProtocol, Op: op, Msg: "malformed " + op + " result: " + jsonErrMsg(err)}
+			return "", &Error{Kind: KindProtocol, Op: op, Msg: "malformed " + op + " result: " + jsonErrMsg(err)}
 		}
 	}
-	return resp.Header, nil
+	return resp.SessionID, nil
 }
 
 // notify sends a JSON-RPC notification; the server must answer 202 Accepted.
 func (s *Session) notify(ctx context.Context, op, method string) error {
 	body := []byte(`{"jsonrpc":"2.0","method":"` + method + `"}`)
-	resp, _, cancel, err := s.send(ctx, op, http.MethodPost, body, true)
+	resp, _, err := s.send(ctx, op, http.MethodPost, body, true)
 	if err != nil {
 		return err
 	}
-	defer cancel()
 	defer resp.Body.Close()
 	drain(resp.Body)
 	switch {
@@ -298,16 +295,18 @@ func (s *Session) notify(ctx context.Context, op, method string) error {
 
 // send sends one HTTP request under the per-request timeout, or under the
 // scenario's abortAfter delay if abortable and that comes first. On success
-// the caller must close the body and then call cancel; reqCtx is the
-// request's own context.
-func (s *Session) send(ctx context.Context, op, method string, body []byte, abortable bool) (resp *http.Response, reqCtx context.Context, cancel context.CancelFunc, err error) {
+// the caller must close the body, which ends the request; the watch tells
+// whether its deadline fired, and can abort it.
+func (s *Session) send(ctx context.Context, op, method string, body []byte, abortable bool) (*response, *reqWatch, error) {
 	switch {
 	case s.c.tr == nil:
-		return nil, nil, nil, &Error{Kind: KindProtocol, Op: op, Msg: "target is not an http(s) URL"}
+		return nil, nil, &Error{Kind: KindProtocol, Op: op, Msg: "target is not an http(s) URL"}
 	case s.c.headErr != nil:
-		return nil, nil, nil, &Error{Kind: KindProtocol, Op: op, Msg: s.c.headErr.Error()}
+		return nil, nil, &Error{Kind: KindProtocol, Op: op, Msg: s.c.headErr.Error()}
 	case strings.ContainsAny(s.token, "\r\n"):
-		return nil, nil, nil, &Error{Kind: KindProtocol, Op: op, Msg: "bearer token contains a line break"}
+		return nil, nil, &Error{Kind: KindProtocol, Op: op, Msg: "bearer token contains a line break"}
+	case ctx.Err() != nil:
+		return nil, nil, &Error{Kind: KindCanceled, Op: op, Err: context.Cause(ctx)}
 	}
 	timeout, cause := s.c.timeout, errRequestTimeout
 	if s.timeout > 0 {
@@ -316,7 +315,6 @@ func (s *Session) send(ctx context.Context, op, method string, body []byte, abor
 	if abortable && s.abortAfter > 0 && s.abortAfter < timeout {
 		timeout, cause = s.abortAfter, errAborted
 	}
-	reqCtx, cancel = context.WithTimeoutCause(ctx, timeout, cause)
 	hb := headBufs.Get().(*[]byte)
 	h := append((*hb)[:0], s.c.head...)
 	if body != nil {
@@ -338,22 +336,20 @@ func (s *Session) send(ctx context.Context, op, method string, body []byte, abor
 		h = append(h, s.version...)
 		h = append(h, "\r\n"...)
 	}
-	resp, err = s.c.tr.roundTrip(reqCtx, method, h, body)
+	resp, w, err := s.c.tr.roundTrip(ctx, time.Now().Add(timeout), cause, method, h, body)
 	*hb = h
 	headBufs.Put(hb)
 	if err != nil {
-		e := transportError(ctx, reqCtx, op, err)
-		cancel()
-		return nil, nil, nil, e
+		return nil, nil, transportError(ctx, w.expired(), op, err)
 	}
-	return resp, reqCtx, cancel, nil
+	return resp, w, nil
 }
 
 var headBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
 // statusError builds the error for a non-2xx answer, with a sanitized
 // snippet of its body for diagnosis.
-func (s *Session) statusError(op string, resp *http.Response) error {
+func (s *Session) statusError(op string, resp *response) error {
 	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
 	drain(resp.Body)
 	e := &Error{Kind: KindHTTP, Op: op, Status: resp.StatusCode, Msg: s.redact(cleanSnippet(snippet))}
@@ -364,8 +360,8 @@ func (s *Session) statusError(op string, resp *http.Response) error {
 }
 
 // bodyError classifies a failure while reading an answer body.
-func (s *Session) bodyError(ctx, reqCtx context.Context, op string, err error) error {
-	e := transportError(ctx, reqCtx, op, err)
+func (s *Session) bodyError(ctx context.Context, w *reqWatch, op string, err error) error {
+	e := transportError(ctx, w.expired(), op, err)
 	e.Msg = s.redact(e.Msg)
 	return e
 }

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"maps"
@@ -237,5 +238,42 @@ func TestAbortAfterIsNotTimeout(t *testing.T) {
 	case <-gone:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the server never saw the client leave")
+	}
+}
+
+// TestQuickResults: the engine's shortcut decoders agree with a full
+// decode, whatever the spelling of the keys they look for.
+func TestQuickResults(t *testing.T) {
+	for _, tt := range []struct {
+		data    string
+		isError bool
+		bad     bool
+	}{
+		{`{"content":[{"type":"text","text":"ok"}]}`, false, false},
+		{`{"content":[],"isError":true}`, true, false},
+		{`{"content":[],"ISERROR":true}`, true, false},
+		{`{"content":[],"\u0069sError":true}`, true, false},
+		{`{"content":[{"type":"text","text":"isError in text"}]}`, false, false},
+		{`[1]`, false, true},
+		{`"x"`, false, true},
+	} {
+		var quick toolOutcome
+		var full CallToolResult
+		qerr := unmarshalResult([]byte(tt.data), &quick)
+		ferr := json.Unmarshal([]byte(tt.data), &full)
+		if (qerr != nil) != tt.bad || (ferr != nil) != tt.bad || quick.IsError != tt.isError || full.IsError != tt.isError {
+			t.Errorf("%s: quick %v %v, full %v %v", tt.data, quick.IsError, qerr, full.IsError, ferr)
+		}
+		var page listPage
+		if err := unmarshalResult([]byte(tt.data), &page); (err != nil) != tt.bad {
+			t.Errorf("%s as a page: %v", tt.data, err)
+		}
+		if err := unmarshalResult([]byte(tt.data), &objectResult{}); (err != nil) != tt.bad {
+			t.Errorf("%s as an object: %v", tt.data, err)
+		}
+	}
+	var page listPage
+	if err := unmarshalResult([]byte(`{"tools":[],"NextCursor":"c2"}`), &page); err != nil || page.NextCursor != "c2" {
+		t.Errorf("page %+v %v", page, err)
 	}
 }

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -119,7 +120,7 @@ func (s *Session) CallTool(ctx context.Context, name string, args map[string]any
 	if err != nil {
 		return nil, err
 	}
-	return s.callTool(ctx, name, raw)
+	return s.callTool(ctx, name, raw, &CallToolResult{})
 }
 
 // ReadResource reads the resource at uri.
@@ -144,12 +145,35 @@ func (s *Session) GetPrompt(ctx context.Context, name string, args map[string]st
 	return &res, nil
 }
 
-// callTool sends tools/call with args given as a JSON object (or nil).
-func (s *Session) callTool(ctx context.Context, name string, args []byte) (*CallToolResult, error) {
-	var res CallToolResult
-	if _, err := s.call(ctx, OpCallTool, nameParams(name, args), &res); err != nil {
+// callTool sends tools/call with args given as a JSON object (or nil),
+// decoding the result into res: a *CallToolResult in full, or a
+// *toolOutcome (the engine's) only as far as isError needs.
+func (s *Session) callTool(ctx context.Context, name string, args []byte, res interface{ outcome() *CallToolResult }) (*CallToolResult, error) {
+	if _, err := s.call(ctx, OpCallTool, nameParams(name, args), res); err != nil {
 		return nil, err
 	}
+	return s.toolResult(res.outcome())
+}
+
+func (r *CallToolResult) outcome() *CallToolResult { return r }
+
+// toolOutcome decodes a tools/call result only if it may carry isError:
+// the engine needs no more, and decoding every result twice (once
+// validated in its envelope, once into structs) is a good part of the
+// client's CPU per call.
+type toolOutcome struct{ CallToolResult }
+
+func (r *toolOutcome) outcome() *CallToolResult { return &r.CallToolResult }
+
+// objectResult checks that a result is a JSON object, without decoding it.
+type objectResult struct{}
+
+// listPage is the part of a */list result the engine needs.
+type listPage struct {
+	NextCursor string `json:"nextCursor"`
+}
+
+func (s *Session) toolResult(res *CallToolResult) (*CallToolResult, error) {
 	if res.IsError {
 		msg := "isError result"
 		for _, c := range res.Content {
@@ -158,9 +182,9 @@ func (s *Session) callTool(ctx context.Context, name string, args []byte) (*Call
 				break
 			}
 		}
-		return &res, &Error{Kind: KindTool, Op: OpCallTool, Msg: msg}
+		return res, &Error{Kind: KindTool, Op: OpCallTool, Msg: msg}
 	}
-	return &res, nil
+	return res, nil
 }
 
 // listItems collects the items under key of every page of a */list method.
@@ -193,9 +217,7 @@ func (s *Session) listPages(ctx context.Context, op string, each func(json.RawMe
 			params = appendJSONString([]byte(`{"cursor":`), cursor)
 			params = append(params, '}')
 		}
-		var page struct {
-			NextCursor string `json:"nextCursor"`
-		}
+		var page listPage
 		var raw json.RawMessage
 		var out any = &page // the engine only follows the pages
 		if each != nil {
@@ -224,14 +246,51 @@ func (s *Session) listPages(ctx context.Context, op string, each func(json.RawMe
 	return &Error{Kind: KindProtocol, Op: op, Msg: fmt.Sprintf("more than %d pages", maxListPages)}
 }
 
-// unmarshalResult decodes a JSON-RPC result into out; a *json.RawMessage
-// takes the bytes as they are (they were validated by the parser).
+// unmarshalResult decodes a JSON-RPC result (already validated JSON) into
+// out. A *json.RawMessage takes the bytes as they are; the engine's
+// *objectResult, *listPage and *toolOutcome skip decoding when the key
+// they look for cannot be there.
 func unmarshalResult(data []byte, out any) error {
-	if raw, ok := out.(*json.RawMessage); ok {
-		*raw = append((*raw)[:0], data...)
+	// The key cannot be there if no spelling of it is: encoding/json
+	// matches keys case-insensitively, and \u escapes could spell it.
+	quick := func(key string) bool {
+		return isObject(data) && !bytes.Contains(data, []byte(`\u`)) && !containsFold(data, key)
+	}
+	switch o := out.(type) {
+	case *json.RawMessage:
+		*o = append((*o)[:0], data...)
 		return nil
+	case *objectResult:
+		if isObject(data) {
+			return nil
+		}
+	case *listPage:
+		if quick(`"nextcursor"`) {
+			return nil
+		}
+	case *toolOutcome:
+		if quick(`"iserror"`) {
+			return nil
+		}
 	}
 	return json.Unmarshal(data, out)
+}
+
+// containsFold reports whether data holds lower (ASCII, lower case) in any
+// case.
+func containsFold(data []byte, lower string) bool {
+	for i := 0; i+len(lower) <= len(data); i++ {
+		if data[i] == lower[0] && asciiEqualFold(data[i:i+len(lower)], lower) {
+			return true
+		}
+	}
+	return false
+}
+
+// isObject reports whether valid JSON data is an object.
+func isObject(data []byte) bool {
+	data = bytes.TrimLeft(data, " \t\r\n")
+	return len(data) > 0 && data[0] == '{'
 }
 
 func marshalArgs[M ~map[string]V, V any](op string, args M) ([]byte, error) {

@@ -97,7 +97,7 @@ func FuzzParseResponse(f *testing.F) {
 			if !errors.As(err, &pe) {
 				t.Fatalf("non-protocol error %T: %v", err, err)
 			}
-			if Classify(transportError(t.Context(), t.Context(), "x", err)) != KindProtocol {
+			if Classify(transportError(t.Context(), nil, "x", err)) != KindProtocol {
 				t.Fatalf("parse error not classified as protocol: %v", err)
 			}
 			return

@@ -303,9 +303,19 @@ scenarios:
 	time.AfterFunc(200*time.Millisecond, cancel)
 	time.AfterFunc(400*time.Millisecond, func() { close(abort) })
 	start = time.Now()
+	before := len(srv.requests())
 	res, err = RunPlan(ctx, plan, RunOptions{Target: srv.URL, Abort: abort})
 	if took := time.Since(start); err != nil || took > 3*time.Second || res.EndReason != EndInterrupted {
 		t.Errorf("after abort: took %s, %v, %+v", took, err, res)
+	}
+	deletes = 0
+	for _, r := range srv.requests()[before:] {
+		if r.Method == http.MethodDelete {
+			deletes++
+		}
+	}
+	if deletes != 1 {
+		t.Errorf("%d DELETEs after Abort, want only the preflight's: users leave at once", deletes)
 	}
 }
 

@@ -118,6 +118,9 @@ func newSDKServer(t testing.TB, o sdkOpts) *sdkServer {
 	s.URL = s.Server.URL + "/mcp"
 	t.Cleanup(func() {
 		close(s.release)
+		for ss := range srv.Sessions() {
+			_ = ss.Close() // sessions a test left open on purpose
+		}
 		s.Server.Close()
 	})
 	return s

@@ -8,10 +8,11 @@ package scenarios
 // that is most of its CPU per request, and it halves the rate it can
 // drive. Here a request is written and its answer read on the caller's
 // goroutine, over a keep-alive connection taken from a LIFO pool; a pooled
-// connection is one socket and one read buffer. Responses are parsed by
-// http.ReadResponse, so framing (Content-Length, chunked, close-delimited)
-// is net/http's own. When the request's context ends, its connection is
-// closed, as a client giving up does.
+// connection is one socket and one read buffer. Response framing
+// (Content-Length, chunked, close-delimited)
+// is read by httpresp.go, held to net/http's reading by a fuzz test. When
+// the request's context ends, its connection is closed, as a client giving
+// up does.
 
 import (
 	"bufio"
@@ -20,16 +21,17 @@ import (
 	"errors"
 	"io"
 	"net"
-	"net/http"
 	"net/url"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
 
 const (
 	idleConnTimeout = 90 * time.Second
+	peekAfterIdle   = 500 * time.Millisecond
 	readBufferSize  = 4 << 10
 )
 
@@ -79,8 +81,8 @@ func (t *transport) closeIdle() {
 	}
 }
 
-// get takes a live pooled connection, or dials one.
-func (t *transport) get(ctx context.Context) (*pconn, error) {
+// get takes a live pooled connection, or dials one before deadline.
+func (t *transport) get(ctx context.Context, deadline time.Time) (*pconn, error) {
 	for {
 		t.mu.Lock()
 		n := len(t.idle)
@@ -92,12 +94,18 @@ func (t *transport) get(ctx context.Context) (*pconn, error) {
 		t.idle[n-1] = nil
 		t.idle = t.idle[:n-1]
 		t.mu.Unlock()
-		if time.Since(pc.idleSince) < idleConnTimeout && !peerClosed(pc.c) {
+		// Look at the socket only for a connection idle a while: a server
+		// closes idle keep-alive connections after seconds, not
+		// milliseconds, and the retry below covers the rare race.
+		idle := time.Since(pc.idleSince)
+		if idle < idleConnTimeout && (idle < peekAfterIdle || !peerClosed(pc.c)) {
 			pc.reused = true
 			return pc, nil
 		}
 		_ = pc.c.Close()
 	}
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
 	c, err := t.dialer.DialContext(ctx, "tcp", t.addr)
 	if err != nil {
 		return nil, err
@@ -126,16 +134,52 @@ func (t *transport) put(pc *pconn) {
 	}
 }
 
+// reqWatch closes a request's connection when the caller's context ends
+// or the request's deadline passes, whichever comes first. One AfterFunc
+// and one timer: a derived context per request would cost several
+// allocations more, on the hottest path of the engine.
+type reqWatch struct {
+	pc      *pconn
+	stopCtx func() bool
+	timer   *time.Timer
+	cause   error       // what the deadline means: errRequestTimeout or errAborted
+	fired   atomic.Bool // the deadline passed
+}
+
+func (w *reqWatch) abort() { _ = w.pc.c.Close() }
+
+// expired returns the deadline's cause if it fired, else nil.
+func (w *reqWatch) expired() error {
+	if w.fired.Load() {
+		return w.cause
+	}
+	return nil
+}
+
+// release stops watching; it reports whether neither the context nor the
+// deadline fired, so that the connection is intact.
+func (w *reqWatch) release() bool {
+	ctxOK := w.stopCtx()
+	timerOK := w.timer.Stop()
+	return ctxOK && timerOK
+}
+
 // roundTrip sends one request (head: its header lines, each ending in
-// CRLF, after the request line) and reads the answer's head. The caller
-// must close the body. ctx ending closes the connection.
-func (t *transport) roundTrip(ctx context.Context, method string, head, body []byte) (*http.Response, error) {
+// CRLF, after the request line) and reads the answer's head, all before
+// deadline (whose passing means cause). The caller must close the body,
+// which releases the watch. The returned watch also tells, after an error,
+// whether the deadline fired.
+func (t *transport) roundTrip(ctx context.Context, deadline time.Time, cause error, method string, head, body []byte) (*response, *reqWatch, error) {
 	for attempt := 0; ; attempt++ {
-		pc, err := t.get(ctx)
+		pc, err := t.get(ctx, deadline)
 		if err != nil {
-			return nil, err
+			w := &reqWatch{cause: cause}
+			w.fired.Store(!time.Now().Before(deadline))
+			return nil, w, err
 		}
-		stop := context.AfterFunc(ctx, func() { _ = pc.c.Close() })
+		w := &reqWatch{pc: pc, cause: cause}
+		w.stopCtx = context.AfterFunc(ctx, w.abort)
+		w.timer = time.AfterFunc(time.Until(deadline), func() { w.fired.Store(true); w.abort() })
 		buf := reqBufs.Get().(*[]byte)
 		b := append((*buf)[:0], method...)
 		b = append(b, ' ')
@@ -160,51 +204,35 @@ func (t *transport) roundTrip(ctx context.Context, method string, head, body []b
 			_, err = pc.br.Peek(1) // wait for the answer's first byte
 		}
 		if err != nil {
-			stop()
+			intact := w.release()
 			_ = pc.c.Close()
 			// A keep-alive connection the server closed just as we sent:
 			// it never saw the request, so send it once more on a new one
 			// (net/http does the same).
-			if ctx.Err() == nil && pc.reused && attempt == 0 && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)) {
+			if intact && ctx.Err() == nil && pc.reused && attempt == 0 && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)) {
 				continue
 			}
-			return nil, err
+			return nil, w, err
 		}
 		resp, err := readResponse(pc.br, method)
 		if err != nil {
-			stop()
+			w.release()
 			_ = pc.c.Close()
-			return nil, err
+			return nil, w, err
 		}
-		resp.Body = &respBody{rc: resp.Body, pc: pc, t: t, stop: stop, keep: !resp.Close, eof: resp.ContentLength == 0}
-		return resp, nil
+		resp.Body = &respBody{rc: resp.Body, w: w, t: t, keep: !resp.close, eof: resp.length == 0}
+		return resp, w, nil
 	}
 }
 
 var reqBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
-// readResponse reads a final response, skipping informational ones.
-func readResponse(br *bufio.Reader, method string) (*http.Response, error) {
-	req := &http.Request{Method: method}
-	for {
-		resp, err := http.ReadResponse(br, req)
-		if err != nil {
-			return nil, err
-		}
-		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
-			return resp, nil
-		}
-		_ = resp.Body.Close()
-	}
-}
-
 // respBody gives the connection back to the pool once the body was read
-// to its end and closed, unless the request's context ended.
+// to its end and closed, unless the request was aborted meanwhile.
 type respBody struct {
 	rc        io.ReadCloser
-	pc        *pconn
+	w         *reqWatch
 	t         *transport
-	stop      func() bool
 	keep, eof bool
 	closed    bool
 }
@@ -225,20 +253,21 @@ func (b *respBody) Close() error {
 		return nil
 	}
 	b.closed = true
+	pc := b.w.pc
 	if !b.eof {
 		// An unread rest (a stream still open): the connection cannot be
 		// reused. Close it first, so that closing the body does not wait
 		// to drain it.
-		_ = b.pc.c.Close()
+		_ = pc.c.Close()
 		_ = b.rc.Close()
-		b.stop()
+		b.w.release()
 		return nil
 	}
 	_ = b.rc.Close()
-	if b.stop() && b.keep {
-		b.t.put(b.pc)
+	if b.w.release() && b.keep {
+		b.t.put(pc)
 	} else {
-		_ = b.pc.c.Close()
+		_ = pc.c.Close()
 	}
 	return nil
 }

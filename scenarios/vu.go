@@ -216,15 +216,13 @@ func (v *vu) request(soft, hard context.Context, c *cstep) bool {
 	case opCallTool:
 		var n string
 		n, name = v.name(c)
-		_, err = v.s.callTool(hard, n, v.args(c))
+		_, err = v.s.callTool(hard, n, v.args(c), &toolOutcome{})
 	case opGetPrompt:
 		var n string
 		n, name = v.name(c)
-		var res struct{}
-		_, err = v.s.call(hard, OpGetPrompt, nameParams(n, v.args(c)), &res)
+		_, err = v.s.call(hard, OpGetPrompt, nameParams(n, v.args(c)), &objectResult{})
 	case opReadResource:
-		var res struct{}
-		_, err = v.s.call(hard, OpReadResource, uriParams(c.uri.render(&v.tc, &v.nameBuf)), &res)
+		_, err = v.s.call(hard, OpReadResource, uriParams(c.uri.render(&v.tc, &v.nameBuf)), &objectResult{})
 	}
 	v.record(c.op, name, start, err)
 	if errors.Is(err, ErrSessionExpired) {
@@ -294,7 +292,7 @@ func (v *vu) endSession(hard context.Context) {
 // ended, within closeTimeout. It is not measured: the run is over for
 // this user.
 func (v *vu) closeSession(hard context.Context) {
-	if v.s.ID() == "" {
+	if v.s.ID() == "" || v.sr.e.hardAbort.Load() {
 		return
 	}
 	sem := v.sr.e.closeSem
