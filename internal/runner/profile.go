@@ -57,6 +57,12 @@ type stackSection struct {
 	Users             int           `yaml:"users"`
 	Teams             int           `yaml:"teams"`
 	Seed              int64         `yaml:"seed"`
+	// The gateway's and its upstream's knobs.
+	GatewayPoolTimeout  time.Duration `yaml:"gateway_pool_timeout"`
+	GatewayStateless    bool          `yaml:"gateway_stateless"`
+	RunDelay            time.Duration `yaml:"run_delay"`
+	UpstreamLatency     time.Duration `yaml:"upstream_latency"`
+	UpstreamFailureRate float64       `yaml:"upstream_failure_rate"`
 }
 
 type signoffSection struct {
@@ -147,7 +153,9 @@ func ParseProfile(data []byte, filename string) (Profile, error) {
 	p.Plan = plan
 	p.Stack = fixtures.Config{IdleInTxTimeout: stack.IdleInTxTimeout, MaxConnections: stack.MaxConnections,
 		PoolMode: stack.PoolMode, PgBouncerPoolSize: stack.PgBouncerPoolSize, MaxClientConn: stack.MaxClientConn,
-		GatewayPoolSize: stack.GatewayPoolSize, Users: stack.Users, Teams: stack.Teams, Seed: stack.Seed}
+		GatewayPoolSize: stack.GatewayPoolSize, Users: stack.Users, Teams: stack.Teams, Seed: stack.Seed,
+		GatewayPoolTimeout: stack.GatewayPoolTimeout, GatewayStateless: stack.GatewayStateless, RunDelay: stack.RunDelay,
+		UpstreamLatency: stack.UpstreamLatency, UpstreamFailureRate: stack.UpstreamFailureRate}
 	if signoff.VariantBefore != "" {
 		p.VariantBefore = signoff.VariantBefore
 	}

@@ -190,3 +190,69 @@ func TestParseProfile(t *testing.T) {
 		})
 	}
 }
+
+// upstreamProfileYAML signs off the held-across-upstream pattern
+// (ContextForge #2518/#2323): every call waits 3 s on the upstream, longer
+// than the 2 s idle_in_transaction_session_timeout.
+const upstreamProfileYAML = `
+stack:
+  idle_in_transaction_session_timeout: 2s
+  users: 20
+  upstream_latency: 3s
+probe:
+  interval: 100ms
+  stuck_after: 1s
+  drain: 4s
+signoff:
+  variant_before: held-across-upstream
+  variant_after: fixed
+timeout: 10s
+scenarios:
+  federating:
+    executor: constant-vus
+    vus: 8
+    duration: 6s
+    gracefulStop: 5s
+    flow:
+      - tools/call: { name: call_upstream, arguments: { payload: "hello from {{user}}" } }
+      - think: 200ms
+`
+
+// TestSignoffHeldAcrossUpstream: the probes alone recognize the second
+// leak pattern — sessions idle in transaction on the upstream-call INSERT,
+// killed by the server's timeout — and find none with the fix.
+func TestSignoffHeldAcrossUpstream(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: two local stacks under load")
+	}
+	p, err := ParseProfile([]byte(upstreamProfileYAML), "upstream.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Stack.UpstreamLatency != 3*time.Second {
+		t.Fatalf("stack.upstream_latency not read: %+v", p.Stack)
+	}
+	out := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmp, err := Signoff(ctx, SignoffOptions{Profile: p, Out: out, Version: "test"})
+	if errors.Is(err, fixtures.ErrMissingBinary) {
+		t.Skipf("PostgreSQL or PgBouncer not installed (run `make deps`): %v", err)
+	}
+	if err != nil {
+		t.Fatalf("signoff: %v", err)
+	}
+	b, a := cmp.Before.Probe, cmp.After.Probe
+	if b.TimeoutTerminated == 0 || len(b.Culprits) == 0 || !strings.Contains(strings.ToLower(b.Culprits[0].Fingerprint), "upstream_calls") {
+		t.Errorf("before: want sessions killed by the timeout with the upstream-call statement as culprit; got %d timeouts, culprits %+v", b.TimeoutTerminated, b.Culprits)
+	}
+	if a.StuckEpisodes != 0 || a.MaxStuckIdleInTx != 0 {
+		t.Errorf("after (fixed): %d stuck episodes, %d at once", a.StuckEpisodes, a.MaxStuckIdleInTx)
+	}
+	if !cmp.Pass {
+		for _, ch := range cmp.Checks {
+			t.Logf("check %s: %v — %s", ch.Name, ch.Pass, ch.Detail)
+		}
+		t.Errorf("sign-off did not pass")
+	}
+}
