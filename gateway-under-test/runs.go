@@ -17,6 +17,8 @@ VALUES ($1, $2, clock_timestamp() + make_interval(secs => $3)) RETURNING id, fin
 
 	sqlRunStatus = `SELECT runs.finishes_at <= clock_timestamp(), runs.finishes_at FROM runs
 WHERE runs.id = $1 AND runs.user_email = $2`
+
+	sqlLatestRun = `SELECT runs.id FROM runs WHERE runs.user_email = $1 ORDER BY runs.id DESC LIMIT 1`
 )
 
 type startRunIn struct {
@@ -29,7 +31,7 @@ type startRunOut struct {
 }
 
 type waitRunIn struct {
-	RunID          int64    `json:"run_id" jsonschema:"the run_id start_run returned"`
+	RunID          int64    `json:"run_id,omitempty" jsonschema:"the run_id start_run returned (default: the caller's latest run)"`
 	MaxWaitSeconds *float64 `json:"max_wait_seconds,omitempty" jsonschema:"how long to wait for the run at most, 0 to 30 seconds (default 30)"`
 }
 
@@ -80,7 +82,16 @@ func (g *Gateway) addRunTools(s *mcp.Server, builtin map[string]bool) {
 				}
 				maxWait = time.Duration(w * float64(time.Second))
 			}
-			out, err := g.waitForRun(ctx, sc, in.RunID, maxWait)
+			id := in.RunID
+			if id == 0 {
+				// A load script cannot carry start_run's answer into the next
+				// call; "my latest run" lets a flow of start_run, wait_for_run
+				// work without it.
+				if id, err = g.latestRun(ctx, sc); err != nil {
+					return nil, waitRunOut{}, err
+				}
+			}
+			out, err := g.waitForRun(ctx, sc, id, maxWait)
 			return nil, out, err
 		})
 }
@@ -143,4 +154,24 @@ func (g *Gateway) runDone(ctx context.Context, sc *Scope, id int64) (bool, error
 		return err
 	})
 	return done, err
+}
+
+// latestRun finds the caller's most recent run, in its own short session.
+func (g *Gateway) latestRun(ctx context.Context, sc *Scope) (int64, error) {
+	var id int64
+	err := g.withSession(ctx, func(sess *Session) error {
+		rows, err := sess.Query(ctx, sqlLatestRun, sc.Email)
+		if err != nil {
+			return err
+		}
+		found, err := scanOne(rows, &id)
+		if err == nil && !found {
+			return errRunNotFound(0)
+		}
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("find the latest run: %w", err)
+	}
+	return id, nil
 }

@@ -256,3 +256,68 @@ func TestSignoffHeldAcrossUpstream(t *testing.T) {
 		t.Errorf("sign-off did not pass")
 	}
 }
+
+// waitersProfileYAML reproduces held-while-waiting: clients wait in
+// wait_for_run (runs finish after 3 s) on a gateway pool of 6.
+const waitersProfileYAML = `
+stack:
+  idle_in_transaction_session_timeout: 5s
+  users: 20
+  gateway_pool_size: 6
+  gateway_pool_timeout: 2s
+  run_delay: 3s
+probe:
+  interval: 100ms
+  stuck_after: 1s
+  drain: 2s
+signoff:
+  variant_before: held-while-waiting
+  variant_after: fixed
+timeout: 10s
+scenarios:
+  waiters:
+    executor: constant-vus
+    vus: 12
+    duration: 8s
+    gracefulStop: 6s
+    flow:
+      - tools/call: { name: start_run, arguments: { name: "job of {{user}}" } }
+      - tools/call: { name: wait_for_run, arguments: { max_wait_seconds: 5 } }
+      - think: 200ms
+`
+
+// TestHeldWhileWaitingSignature: the probes alone see the third pattern —
+// the service's pool pinned at its maximum while the server's sessions are
+// plain idle (not idle in transaction) — and the fix frees the pool.
+func TestHeldWhileWaitingSignature(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: two local stacks under load")
+	}
+	p, err := ParseProfile([]byte(waitersProfileYAML), "waiters.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmp, err := Signoff(ctx, SignoffOptions{Profile: p, Out: out, Version: "test"})
+	if errors.Is(err, fixtures.ErrMissingBinary) {
+		t.Skipf("PostgreSQL or PgBouncer not installed (run `make deps`): %v", err)
+	}
+	if err != nil {
+		t.Fatalf("signoff: %v", err)
+	}
+	b, a := cmp.Before.Probe, cmp.After.Probe
+	t.Logf("before: pool saturated %.1fs, max acquired %.0f/%.0f, acquire waits %.0f, stuck %d; after: saturated %.1fs, max acquired %.0f, waits %.0f",
+		b.AppPoolSaturatedSeconds, b.AppPoolMaxAcquired, b.AppPoolMax, b.AppPoolAcquireWaits, b.MaxStuckIdleInTx,
+		a.AppPoolSaturatedSeconds, a.AppPoolMaxAcquired, a.AppPoolAcquireWaits)
+	if !b.AppPoolSampled || b.AppPoolSaturatedSeconds < 2 || b.AppPoolAcquireWaits == 0 {
+		t.Errorf("before: want the service pool saturated for seconds with acquire waits")
+	}
+	if b.MaxStuckIdleInTx != 0 {
+		t.Errorf("before: held-while-waiting holds idle connections, not transactions; saw %d stuck idle in transaction", b.MaxStuckIdleInTx)
+	}
+	if a.AppPoolSaturatedSeconds >= b.AppPoolSaturatedSeconds/2 {
+		t.Errorf("after: pool saturated %.1fs, want far less than before's %.1fs", a.AppPoolSaturatedSeconds, b.AppPoolSaturatedSeconds)
+	}
+}
