@@ -162,7 +162,7 @@ func badMCP(t *testing.T, url, token string) {
 		{"generate_report", map[string]any{"seconds": "soon"}, "validating"},
 		{"generate_report", map[string]any{"seconds": 99}, "between 0 and 30"},
 		{"record_note", map[string]any{"note": 12}, "validating"},
-		{"wait_for_run", map[string]any{}, "validating"},
+		{"wait_for_run", map[string]any{}, "start one with start_run"},
 		{"wait_for_run", map[string]any{"run_id": "x"}, "validating"},
 		{"wait_for_run", map[string]any{"run_id": 999999, "max_wait_seconds": 1}, "run 999999 not found"},
 		{"wait_for_run", map[string]any{"run_id": 1, "max_wait_seconds": 31}, "between 0 and 30"},

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -156,6 +157,9 @@ func (g *Gateway) runDone(ctx context.Context, sc *Scope, id int64) (bool, error
 	return done, err
 }
 
+// errNoRunYet: wait_for_run without a run_id, from a caller with no run.
+var errNoRunYet = errors.New("no run to wait for: start one with start_run (or give run_id)")
+
 // latestRun finds the caller's most recent run, in its own short session.
 func (g *Gateway) latestRun(ctx context.Context, sc *Scope) (int64, error) {
 	var id int64
@@ -166,7 +170,7 @@ func (g *Gateway) latestRun(ctx context.Context, sc *Scope) (int64, error) {
 		}
 		found, err := scanOne(rows, &id)
 		if err == nil && !found {
-			return errRunNotFound(0)
+			return errNoRunYet
 		}
 		return err
 	})
