@@ -273,3 +273,27 @@ func TestErrorSamplesRedactAllTokens(t *testing.T) {
 		t.Errorf("samples %q", m.samples)
 	}
 }
+
+// TestRunKeepsRetryingAStrugglingTarget: 503s and timeouts are what a
+// service with a leaked pool answers; users back off and keep trying for
+// the whole scenario instead of retiring, so the load does not vanish.
+func TestRunKeepsRetryingAStrugglingTarget(t *testing.T) {
+	checkLeaks(t)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		http.Error(w, "database unavailable", http.StatusServiceUnavailable)
+	}))
+	defer ts.Close()
+	cfg := Config{Target: ts.URL + "/mcp", Users: 2, Duration: 4 * time.Second, Tokens: []string{"t"}}
+	res, err := Run(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.AbortedUsers != 0 {
+		t.Errorf("%d users retired on 503s; want them to keep retrying", res.AbortedUsers)
+	}
+	// Backoff 100, 200, 400, 800, 1600 ms… within 4 s: at least 5 tries each.
+	if res.Requests < int64(cfg.Users)*maxInitAttempts {
+		t.Errorf("only %d initialize attempts in 4 s from %d users", res.Requests, cfg.Users)
+	}
+}

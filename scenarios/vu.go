@@ -9,9 +9,13 @@ import (
 )
 
 const (
-	// maxInitAttempts bounds how often a user tries to initialize in a row
-	// before it retires (counted in Result.AbortedUsers): a target that
-	// never lets users in must not be hammered for the whole run.
+	// maxInitAttempts bounds how often a user whose credentials are refused
+	// (401/403) tries to initialize in a row before it retires (counted in
+	// Result.AbortedUsers): retrying cannot fix a bad token. Other failures
+	// — timeouts, 5xx, refused connections — are what a struggling service
+	// (a leaked pool) looks like, and real clients keep coming back: the
+	// user retries with backoff until the scenario ends, so the load does
+	// not silently vanish during an outage.
 	maxInitAttempts = 5
 	// minInitBackoff is the first wait before retrying a failed
 	// initialize, doubling up to maxInitBackoff, so that zero think time
@@ -42,6 +46,7 @@ type vu struct {
 	live      bool // holds an initialized session
 	expired   bool // lost its session to a 404: the next initialize is a re-init
 	initFails int  // failed initializes in a row
+	authFails int  // initializes refused for credentials in a row
 	retired   bool // gave up after maxInitAttempts failed initializes
 
 	// coStart is the intended start of the current arrival-rate iteration:
@@ -98,6 +103,12 @@ func (v *vu) startSession(soft, hard context.Context) bool {
 	}
 }
 
+// credentialsRefused: the target answered 401 or 403.
+func credentialsRefused(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && (e.Status == 401 || e.Status == 403)
+}
+
 func (v *vu) backoff() time.Duration {
 	return min(minInitBackoff<<min(max(v.initFails-1, 0), 10), maxInitBackoff)
 }
@@ -118,15 +129,18 @@ func (v *vu) initOnce(hard context.Context, c *cstep) bool {
 	v.record(opInitialize, 0, start, err)
 	switch kind := Classify(err); kind {
 	case "":
-		v.live, v.initFails = true, 0
+		v.live, v.initFails, v.authFails = true, 0, 0
 		return true
 	case KindCanceled, KindAborted:
 		// Not the target's fault: no step towards retiring.
 	default:
 		v.initFails++
-		if v.initFails >= maxInitAttempts {
-			v.retired = true
-			v.sc.retired.Add(1)
+		if credentialsRefused(err) {
+			v.authFails++
+			if v.authFails >= maxInitAttempts {
+				v.retired = true
+				v.sc.retired.Add(1)
+			}
 		}
 	}
 	v.live = false
