@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"github.com/leakbench/leakbench/probes"
 	"io"
 	"os"
 	"path/filepath"
@@ -74,12 +75,27 @@ func Compare(before, after *Summary, beforeDir, afterDir string) *Comparison {
 		if len(before.Probe.Culprits) > 0 {
 			culprit = truncate(before.Probe.Culprits[0].Fingerprint, 120)
 		}
+		detail := fmt.Sprintf("%d stuck episodes, %d killed by the timeout, longest hold %s; top culprit: %s",
+			before.Probe.StuckEpisodes, before.Probe.TimeoutTerminated, seconds(before.Probe.LongestHoldSeconds), culprit)
+		if before.Probe.StuckEpisodes == 0 && poolPinned(before.Probe) {
+			detail = fmt.Sprintf("no session idle in transaction, but the service's pool sat at its max (%.0f/%.0f) for %s with %.0f acquires waiting: connections held while idle",
+				before.Probe.AppPoolMaxAcquired, before.Probe.AppPoolMax, seconds(before.Probe.AppPoolSaturatedSeconds), before.Probe.AppPoolAcquireWaits)
+		}
 		c.Checks = append(c.Checks, Check{
-			Name: "before reproduces the leak",
-			Pass: before.Probe.StuckEpisodes > 0,
-			Detail: fmt.Sprintf("%d stuck episodes, %d killed by the timeout, longest hold %s; top culprit: %s",
-				before.Probe.StuckEpisodes, before.Probe.TimeoutTerminated, seconds(before.Probe.LongestHoldSeconds), culprit),
+			Name:   "before reproduces the leak",
+			Pass:   before.Probe.StuckEpisodes > 0 || poolPinned(before.Probe),
+			Detail: detail,
 		})
+		// A leak that holds connections without a transaction (held while
+		// waiting) shows only in the service's pool: the fix must free it.
+		if before.Probe.StuckEpisodes == 0 && poolPinned(before.Probe) && after.Probe != nil {
+			c.Checks = append(c.Checks, Check{
+				Name: "after does not pin the service pool",
+				Pass: after.Probe.AppPoolSaturatedSeconds < before.Probe.AppPoolSaturatedSeconds/2,
+				Detail: fmt.Sprintf("pool at its max for %s (before: %s)",
+					seconds(after.Probe.AppPoolSaturatedSeconds), seconds(before.Probe.AppPoolSaturatedSeconds)),
+			})
+		}
 	}
 	if after.Probe != nil {
 		c.Checks = append(c.Checks, Check{
@@ -93,6 +109,13 @@ func Compare(before, after *Summary, beforeDir, afterDir string) *Comparison {
 		c.Pass = c.Pass && ch.Pass
 	}
 	return c
+}
+
+// poolPinned: the service's own pool sat at its maximum for at least two
+// seconds while acquires waited — connections held, whatever the server
+// says about their transactions.
+func poolPinned(p *probes.Summary) bool {
+	return p.AppPoolSampled && p.AppPoolSaturatedSeconds >= 2 && p.AppPoolAcquireWaits > 0
 }
 
 // Write writes compare.json and report.md into dir.

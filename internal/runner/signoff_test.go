@@ -320,4 +320,16 @@ func TestHeldWhileWaitingSignature(t *testing.T) {
 	if a.AppPoolSaturatedSeconds >= b.AppPoolSaturatedSeconds/2 {
 		t.Errorf("after: pool saturated %.1fs, want far less than before's %.1fs", a.AppPoolSaturatedSeconds, b.AppPoolSaturatedSeconds)
 	}
+	// The verdict reads the pattern too: a pinned pool is the leak, and the
+	// fix must free it.
+	names := map[string]bool{}
+	for _, ch := range cmp.Checks {
+		names[ch.Name] = true
+		if !ch.Pass {
+			t.Errorf("check failed: %s — %s", ch.Name, ch.Detail)
+		}
+	}
+	if !names["after does not pin the service pool"] {
+		t.Errorf("the verdict has no pool check for a leak without transactions: %+v", cmp.Checks)
+	}
 }

@@ -1,0 +1,37 @@
+package reports
+
+import (
+	"testing"
+
+	"github.com/leakbench/leakbench/probes"
+	"github.com/leakbench/leakbench/scenarios"
+)
+
+// TestCompareReadsPinnedPool: a leak that holds connections without a
+// transaction (held-while-waiting) passes the "before reproduces" check on
+// the service pool's evidence, and then the after run must free the pool.
+func TestCompareReadsPinnedPool(t *testing.T) {
+	run := func(p probes.Summary) *Summary {
+		return &Summary{EndReason: EndCompleted, Probe: &p, Load: &scenarios.Result{}}
+	}
+	pinned := probes.Summary{AppPoolSampled: true, AppPoolSaturatedSeconds: 8, AppPoolAcquireWaits: 60, AppPoolMax: 6, AppPoolMaxAcquired: 6}
+	freed := probes.Summary{AppPoolSampled: true, AppPoolSaturatedSeconds: 0.5, AppPoolMax: 6}
+	tests := []struct {
+		name          string
+		before, after probes.Summary
+		pass          bool
+	}{
+		{"pinned then freed", pinned, freed, true},
+		{"pinned in both", pinned, pinned, false},
+		{"nothing in before", freed, freed, false},
+		{"pinned without waits is no evidence", probes.Summary{AppPoolSampled: true, AppPoolSaturatedSeconds: 8}, freed, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Compare(run(tt.before), run(tt.after), "b", "a")
+			if c.Pass != tt.pass {
+				t.Fatalf("pass = %v, want %v; checks %+v", c.Pass, tt.pass, c.Checks)
+			}
+		})
+	}
+}
