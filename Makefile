@@ -31,6 +31,7 @@ loadtest: deps build
 	./$(BIN) signoff --profile ci --out $(OUT) --force
 
 bench: deps
+	@command -v wrk >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && apt-get install -y -qq wrk >/dev/null; } || echo "wrk not installed: the engine-vs-wrk benchmark is skipped (apt-get install wrk)"
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 20m $(PKGS)
 
 lint:
