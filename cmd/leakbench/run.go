@@ -24,6 +24,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	target := fs.String("target", "", "external: your MCP endpoint (http://127.0.0.1:PORT/mcp; must be on this machine)")
 	metricsURL := fs.String("metrics-url", "", "external: your service's Prometheus endpoint, for its pool metrics (optional)")
 	probeDSN := fs.String("probe-dsn", "", "external: PostgreSQL DSN of a role with pg_monitor, direct (not through PgBouncer)")
+	fs.StringVar(probeDSN, "dsn", "", "external: the same as --probe-dsn")
 	pgbouncerDSN := fs.String("pgbouncer-admin-dsn", "", "external: PgBouncer admin console DSN (optional)")
 	tokensFile := fs.String("tokens-file", "", "external: file of bearer tokens, one a line (default: leakbench's seeded tokens)")
 	fs.Usage = func() {
