@@ -46,7 +46,9 @@ type Options struct {
 }
 
 // PrepareDir creates dir, refusing to overwrite a previous run unless force:
-// nothing the user already has is lost by accident.
+// nothing the user already has is lost by accident. Even with force it only
+// clears a directory that holds leakbench output, so a mistyped --out (a
+// home directory, a source tree) is never wiped.
 func PrepareDir(dir string, force bool) error {
 	if dir == "" {
 		return errors.New("no output directory given (--out)")
@@ -56,6 +58,9 @@ func PrepareDir(dir string, force bool) error {
 		if !force {
 			return fmt.Errorf("%s is not empty; choose a new --out directory or pass --force to replace its contents", dir)
 		}
+		if !isLeakbenchOutput(dir) {
+			return fmt.Errorf("%s is not empty and does not hold leakbench output (no summary.json, compare.json, config.json or probe-summary.json); not removing it even with --force", dir)
+		}
 		if err := os.RemoveAll(dir); err != nil {
 			return fmt.Errorf("clear %s: %w", dir, err)
 		}
@@ -64,6 +69,18 @@ func PrepareDir(dir string, force bool) error {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
 	return nil
+}
+
+// isLeakbenchOutput: dir is a run directory, a sign-off's output or a
+// probe's output — complete or killed half-way.
+func isLeakbenchOutput(dir string) bool {
+	for _, f := range []string{reports.SummaryFile, reports.CompareFile, "config.json", "probe-summary.json", reports.SamplesFile,
+		filepath.Join("before", "config.json"), filepath.Join("after", "config.json")} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // Run starts a stack with the variant, probes it while the load plays, lets
@@ -147,7 +164,7 @@ func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
 		Target:   env.GatewayURL,
 		Tokens:   env.Tokens,
 		RunDir:   o.Dir,
-		Progress: &probeAnnotator{w: logw, prefix: "[" + o.Name + "] ", poller: poller},
+		Progress: probeAnnotated(logw, "["+o.Name+"] ", poller),
 	})
 	sum.Load = res
 	if loadErr == nil && ctx.Err() == nil && p.Probe.Drain > 0 {
@@ -221,31 +238,6 @@ func probeLine(s probes.Sample) string {
 	return line
 }
 
-// probeAnnotator appends the probes' latest view to each progress line of
-// the engine, so one line shows load and leak together.
-type probeAnnotator struct {
-	mu     sync.Mutex
-	w      io.Writer
-	prefix string
-	poller *probes.Poller
-	buf    []byte
-}
-
-func (a *probeAnnotator) Write(p []byte) (int, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.buf = append(a.buf, p...)
-	for {
-		i := bytes.IndexByte(a.buf, '\n')
-		if i < 0 {
-			return len(p), nil
-		}
-		line := string(a.buf[:i])
-		a.buf = a.buf[i+1:]
-		fmt.Fprintf(a.w, "%s%s | %s\n", a.prefix, line, probeLine(a.poller.Snapshot()))
-	}
-}
-
 func orDefault(s, def string) string {
 	if s == "" {
 		return def
@@ -255,17 +247,25 @@ func orDefault(s, def string) string {
 
 // prefixed writes each line with a prefix, for the provider's progress.
 func prefixed(w io.Writer, prefix string) io.Writer {
-	return &linePrefixer{w: w, prefix: prefix}
+	return &lineWriter{emit: func(line []byte) { fmt.Fprintf(w, "%s%s\n", prefix, line) }}
 }
 
-type linePrefixer struct {
-	mu     sync.Mutex
-	w      io.Writer
-	prefix string
-	buf    []byte
+// probeAnnotated appends the probes' latest view to each progress line of
+// the engine, so one line shows load and leak together.
+func probeAnnotated(w io.Writer, prefix string, p *probes.Poller) io.Writer {
+	return &lineWriter{emit: func(line []byte) {
+		fmt.Fprintf(w, "%s%s | %s\n", prefix, line, probeLine(p.Snapshot()))
+	}}
 }
 
-func (l *linePrefixer) Write(p []byte) (int, error) {
+// lineWriter hands each complete line written to it to emit.
+type lineWriter struct {
+	mu   sync.Mutex
+	buf  []byte
+	emit func(line []byte)
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.buf = append(l.buf, p...)
@@ -274,7 +274,7 @@ func (l *linePrefixer) Write(p []byte) (int, error) {
 		if i < 0 {
 			return len(p), nil
 		}
-		fmt.Fprintf(l.w, "%s%s\n", l.prefix, l.buf[:i])
+		l.emit(l.buf[:i])
 		l.buf = l.buf[i+1:]
 	}
 }
