@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"strings"
 	"time"
-	"unicode"
 )
 
 // Limits that keep every run bounded.
@@ -106,7 +105,7 @@ func (c Config) Validate() error {
 		// Never print the token itself.
 		if tok == "" {
 			bad("tokens[%d] is empty", i)
-		} else if strings.IndexFunc(tok, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
+		} else if badToken(tok) {
 			bad("tokens[%d] contains whitespace or control characters", i)
 		}
 	}

@@ -69,6 +69,19 @@ func TestErrorKinds(t *testing.T) {
 			conn, _, _ := http.NewResponseController(w).Hijack()
 			conn.Close()
 		}, KindConn, 0, 0},
+		// A target echoing the token where the error quotes what it sent.
+		{"head echoing token", func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			conn, buf, err := http.NewResponseController(w).Hijack()
+			if err != nil {
+				panic(err)
+			}
+			fmt.Fprint(buf, "HTTP/1.1 200 OK\r\n"+r.Header.Get("Authorization")+"\r\n\r\n")
+			buf.Flush()
+			conn.Close()
+		}, KindProtocol, 0, 0},
+		{"jsonrpc error cutting token", reply(200, "application/json", `{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"`+strings.Repeat("x", 190)+token+`"}}`), KindJSONRPC, 0, -32000},
+		{"500 cutting token", reply(500, "text/plain", strings.Repeat("y", 250)+token), KindHTTP, 500, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -92,6 +105,9 @@ func TestErrorKinds(t *testing.T) {
 			}
 			if strings.Contains(err.Error(), token) {
 				t.Errorf("error message leaks the token: %v", err)
+			}
+			if strings.Contains(err.Error(), token[:6]) {
+				t.Errorf("error message leaks the start of a token cut short: %v", err)
 			}
 			if errors.Is(err, ErrSessionExpired) {
 				t.Errorf("no session id was sent, yet ErrSessionExpired: %v", err)
@@ -245,6 +261,48 @@ func TestCloseIgnores405(t *testing.T) {
 	}
 	if deletes != 1 {
 		t.Errorf("%d DELETE requests, want 1", deletes)
+	}
+}
+
+// TestRedactToken: a token is hidden whole, and so is its start where
+// truncate cut it off.
+func TestRedactToken(t *testing.T) {
+	const tok = "s3cret-token-xyz"
+	for _, tt := range []struct{ in, want string }{
+		{"no secret here…", "no secret here…"},
+		{"x " + tok + " y " + tok, "x [REDACTED] y [REDACTED]"},
+		{"Bearer " + tok[:9] + "…", "Bearer [REDACTED]…"},
+		{"a " + tok[:5] + "… and " + tok[:12] + "…", "a [REDACTED]… and [REDACTED]…"},
+		{"short s3c…", "short s3c…"}, // fewer than minCutToken characters
+		{tok[:8], tok[:8]},           // no cut mark: not a cut token
+	} {
+		if got := redactToken(tt.in, tok); got != tt.want {
+			t.Errorf("redactToken(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	if got := redactToken("x…", ""); got != "x…" {
+		t.Errorf("no token: %q", got)
+	}
+}
+
+// TestAbortedRequestIsNotPooled: a connection closed under its request
+// (the SSE drain timer firing as the stream ends) never goes back to the
+// pool, where the next request would fail on it.
+func TestAbortedRequestIsNotPooled(t *testing.T) {
+	for _, aborted := range []bool{false, true} {
+		c1, c2 := net.Pipe()
+		tr := &transport{maxIdle: 1}
+		w := &reqWatch{pc: &pconn{c: c1}, stopCtx: func() bool { return true }, timer: time.AfterFunc(time.Hour, func() {})}
+		if aborted {
+			w.abort()
+		}
+		body := &respBody{rc: noBody{}, w: w, t: tr, keep: true, eof: true}
+		_ = body.Close()
+		if pooled := len(tr.idle) == 1; pooled == aborted {
+			t.Errorf("aborted %v: pooled %v", aborted, pooled)
+		}
+		tr.closeIdle()
+		c2.Close()
 	}
 }
 

@@ -138,7 +138,7 @@ func (c *Client) CloseIdleConnections() {
 // NewSession returns an uninitialized session that authenticates with token
 // (no Authorization header if token is empty).
 func (c *Client) NewSession(token string) *Session {
-	return &Session{c: c, token: token, pin: c.pin}
+	return &Session{c: c, token: token, pin: c.pin, badToken: strings.ContainsAny(token, "\r\n")}
 }
 
 // Session is one MCP session: one virtual user. It is not safe for
@@ -151,6 +151,7 @@ type Session struct {
 	pin       string // pinned protocol version; "" to negotiate
 	nextID    int64
 	sessioned bool // the last request carried a session id
+	badToken  bool // the token holds a line break: nothing can be sent
 
 	// Set by the engine per step: a request timeout other than the
 	// client's, and a delay after which the scenario gives up (0: never).
@@ -191,9 +192,9 @@ func (s *Session) Initialize(ctx context.Context) error {
 	}
 	switch got := res.ProtocolVersion; {
 	case s.pin != "" && got != s.pin:
-		return &Error{Kind: KindProtocol, Op: op, Msg: fmt.Sprintf("server chose protocol version %q; the scenario pins %q", truncate(got, 32), s.pin)}
+		return &Error{Kind: KindProtocol, Op: op, Msg: s.redact(fmt.Sprintf("server chose protocol version %q; the scenario pins %q", truncate(got, 32), s.pin))}
 	case !acceptedVersions[got]:
-		return &Error{Kind: KindProtocol, Op: op, Msg: fmt.Sprintf("server chose unsupported protocol version %q", truncate(got, 32))}
+		return &Error{Kind: KindProtocol, Op: op, Msg: s.redact(fmt.Sprintf("server chose unsupported protocol version %q", truncate(got, 32)))}
 	}
 	s.id = sid
 	if strings.IndexFunc(s.id, func(r rune) bool { return r < 0x21 || r > 0x7e }) >= 0 {
@@ -262,14 +263,16 @@ func (s *Session) call(ctx context.Context, op string, params []byte, out any) (
 		// wait for a server that keeps it open.
 		t := time.AfterFunc(drainGrace, w.abort)
 		drain(resp.Body)
-		t.Stop()
+		if !t.Stop() {
+			w.dead.Store(true) // the abort is running: do not pool the connection
+		}
 	}
 	if rr.Error != nil {
 		return "", &Error{Kind: KindJSONRPC, Op: op, Code: rr.Error.Code, Msg: s.redact(truncate(rr.Error.Message, 200))}
 	}
 	if out != nil {
 		if err := unmarshalResult(rr.Result, out); err != nil {
-			return "", &Error{Kind: KindProtocol, Op: op, Msg: "malformed " + op + " result: " + jsonErrMsg(err)}
+			return "", &Error{Kind: KindProtocol, Op: op, Msg: s.redact("malformed " + op + " result: " + jsonErrMsg(err))}
 		}
 	}
 	return resp.SessionID, nil
@@ -303,7 +306,7 @@ func (s *Session) send(ctx context.Context, op, method string, body []byte, abor
 		return nil, nil, &Error{Kind: KindProtocol, Op: op, Msg: "target is not an http(s) URL"}
 	case s.c.headErr != nil:
 		return nil, nil, &Error{Kind: KindProtocol, Op: op, Msg: s.c.headErr.Error()}
-	case strings.ContainsAny(s.token, "\r\n"):
+	case s.badToken:
 		return nil, nil, &Error{Kind: KindProtocol, Op: op, Msg: "bearer token contains a line break"}
 	case ctx.Err() != nil:
 		return nil, nil, &Error{Kind: KindCanceled, Op: op, Err: context.Cause(ctx)}
@@ -340,7 +343,9 @@ func (s *Session) send(ctx context.Context, op, method string, body []byte, abor
 	*hb = h
 	headBufs.Put(hb)
 	if err != nil {
-		return nil, nil, transportError(ctx, w.expired(), op, err)
+		// A malformed head is quoted in the error, and the target may
+		// have echoed the token into it.
+		return nil, nil, s.scrub(transportError(ctx, w.expired(), op, err))
 	}
 	return resp, w, nil
 }
@@ -350,9 +355,14 @@ var headBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b 
 // statusError builds the error for a non-2xx answer, with a sanitized
 // snippet of its body for diagnosis.
 func (s *Session) statusError(op string, resp *response) error {
-	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
+	const snippetLen = 256
+	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, snippetLen+1))
 	drain(resp.Body)
-	e := &Error{Kind: KindHTTP, Op: op, Status: resp.StatusCode, Msg: s.redact(cleanSnippet(snippet))}
+	msg := cleanSnippet(snippet[:min(len(snippet), snippetLen)])
+	if len(snippet) > snippetLen {
+		msg += "…" // marks the cut, so that redact sees a token cut there
+	}
+	e := &Error{Kind: KindHTTP, Op: op, Status: resp.StatusCode, Msg: s.redact(msg)}
 	if resp.StatusCode == http.StatusNotFound && s.sessioned {
 		e.expired = true
 	}
@@ -361,18 +371,59 @@ func (s *Session) statusError(op string, resp *response) error {
 
 // bodyError classifies a failure while reading an answer body.
 func (s *Session) bodyError(ctx context.Context, w *reqWatch, op string, err error) error {
-	e := transportError(ctx, w.expired(), op, err)
+	return s.scrub(transportError(ctx, w.expired(), op, err))
+}
+
+// scrub removes the session's bearer token from e's message and from the
+// text of the error it wraps (which then no longer unwraps: its kind is
+// already decided).
+func (s *Session) scrub(e *Error) *Error {
 	e.Msg = s.redact(e.Msg)
+	if e.Err != nil && s.token != "" {
+		if msg := e.Err.Error(); s.redact(msg) != msg {
+			e.Err = errors.New(s.redact(msg))
+		}
+	}
 	return e
 }
 
 // redact removes the session's bearer token from text that came from the
 // target: a hostile or careless server may echo it back.
-func (s *Session) redact(text string) string {
-	if s.token == "" || !strings.Contains(text, s.token) {
+func (s *Session) redact(text string) string { return redactToken(text, s.token) }
+
+// minCutToken is the shortest start of a token that redactToken hides
+// before a cut: fewer characters say little, and are likelier to be
+// other text.
+const minCutToken = 4
+
+// redactToken replaces every occurrence of token in text, and the start of
+// a token cut off by [truncate] (what stands right before a "…").
+func redactToken(text, token string) string {
+	if token == "" {
 		return text
 	}
-	return strings.ReplaceAll(text, s.token, "[REDACTED]")
+	if strings.Contains(text, token) {
+		text = strings.ReplaceAll(text, token, "[REDACTED]")
+	}
+	if !strings.Contains(text, "…") {
+		return text
+	}
+	var b strings.Builder
+	for {
+		head, rest, cut := strings.Cut(text, "…")
+		k := min(len(head), len(token)-1)
+		for ; k >= minCutToken && !strings.HasSuffix(head, token[:k]); k-- {
+		}
+		if k >= minCutToken {
+			head = head[:len(head)-k] + "[REDACTED]"
+		}
+		b.WriteString(head)
+		if !cut {
+			return b.String()
+		}
+		b.WriteString("…")
+		text = rest
+	}
 }
 
 // cleanSnippet makes a body prefix printable on one line.

@@ -180,6 +180,15 @@ func TestSessionExpired(t *testing.T) {
 	if errors.Is(err, ErrSessionExpired) {
 		t.Errorf("request without session id reported expiry: %v", err)
 	}
+	// The same with a target that does answer 404.
+	nf := httptest.NewServer(reply(404, "text/plain", "not found"))
+	defer nf.Close()
+	c404 := NewClient(nf.URL, ClientOptions{})
+	defer c404.CloseIdleConnections()
+	err = c404.NewSession("").Ping(ctx)
+	if !errors.As(err, &e) || e.Status != 404 || errors.Is(err, ErrSessionExpired) {
+		t.Errorf("404 to a request without session id: %v; want http 404, not ErrSessionExpired", err)
+	}
 }
 
 // TestPinnedVersion: a pinned version is asked for, and a server that

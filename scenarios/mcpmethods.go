@@ -233,7 +233,7 @@ func (s *Session) listPages(ctx context.Context, op string, each func(json.RawMe
 			}
 		}
 		if err != nil {
-			return &Error{Kind: KindProtocol, Op: op, Msg: "malformed " + op + " result: " + jsonErrMsg(err)}
+			return &Error{Kind: KindProtocol, Op: op, Msg: s.redact("malformed " + op + " result: " + jsonErrMsg(err))}
 		}
 		if page.NextCursor == "" {
 			return nil

@@ -286,34 +286,65 @@ func (p Plan) MarshalJSON() ([]byte, error) {
 	return o.MarshalJSON()
 }
 
+// executorKeys lists, per executor, its own options in a scenario file
+// (and in the plan's JSON), in order.
+var executorKeys = map[string][]string{
+	ExecConstantVUs:         {"vus", "duration"},
+	ExecRampingVUs:          {"startVUs", "stages", "gracefulRampDown"},
+	ExecPerVUIterations:     {"vus", "iterations", "maxDuration"},
+	ExecConstantArrivalRate: {"rate", "timeUnit", "duration", "preAllocatedVUs", "maxVUs"},
+	ExecRampingArrivalRate:  {"startRate", "timeUnit", "stages", "preAllocatedVUs", "maxVUs"},
+}
+
+// option returns a pointer to the field behind a scenario option, as a
+// scenario file names it (nil for executor and unknown names): the one
+// mapping the parser and MarshalJSON share.
+func (s *Scenario) option(key string) any {
+	switch key {
+	case "startTime":
+		return &s.StartTime
+	case "gracefulStop":
+		return &s.GracefulStop
+	case "timeout":
+		return &s.Timeout
+	case "protocolVersion":
+		return &s.ProtocolVersion
+	case "flow":
+		return &s.Flow
+	case "vus":
+		return &s.VUs
+	case "duration":
+		return &s.Duration
+	case "iterations":
+		return &s.Iterations
+	case "maxDuration":
+		return &s.MaxDuration
+	case "startVUs":
+		return &s.StartVUs
+	case "stages":
+		return &s.Stages
+	case "gracefulRampDown":
+		return &s.GracefulRampDown
+	case "rate":
+		return &s.Rate
+	case "startRate":
+		return &s.StartRate
+	case "timeUnit":
+		return &s.TimeUnit
+	case "preAllocatedVUs":
+		return &s.PreAllocatedVUs
+	case "maxVUs":
+		return &s.MaxVUs
+	}
+	return nil
+}
+
 // MarshalJSON writes s with exactly the options of its executor.
 func (s Scenario) MarshalJSON() ([]byte, error) {
 	o := obj{{"executor", s.Executor}}
 	add := func(k string, v any) { o = append(o, field{k, v}) }
-	switch s.Executor {
-	case ExecConstantVUs:
-		add("vus", s.VUs)
-		add("duration", s.Duration)
-	case ExecRampingVUs:
-		add("startVUs", s.StartVUs)
-		add("stages", s.Stages)
-		add("gracefulRampDown", s.GracefulRampDown)
-	case ExecPerVUIterations:
-		add("vus", s.VUs)
-		add("iterations", s.Iterations)
-		add("maxDuration", s.MaxDuration)
-	case ExecConstantArrivalRate:
-		add("rate", s.Rate)
-		add("timeUnit", s.TimeUnit)
-		add("duration", s.Duration)
-		add("preAllocatedVUs", s.PreAllocatedVUs)
-		add("maxVUs", s.MaxVUs)
-	case ExecRampingArrivalRate:
-		add("startRate", s.StartRate)
-		add("timeUnit", s.TimeUnit)
-		add("stages", s.Stages)
-		add("preAllocatedVUs", s.PreAllocatedVUs)
-		add("maxVUs", s.MaxVUs)
+	for _, k := range executorKeys[s.Executor] {
+		add(k, s.option(k))
 	}
 	add("startTime", s.StartTime)
 	add("gracefulStop", s.GracefulStop)

@@ -121,7 +121,10 @@ func TestParseErrors(t *testing.T) {
 		{"tokens and file", "tokens: [a]\ntokensFile: t.txt\n" + head + "    executor: constant-vus\n    duration: 1s\n    flow: [ping]\n", "give tokens or tokensFile, not both"},
 		{"pinned unknown version", "protocolVersion: 2024-11-05\n" + head + "    executor: constant-vus\n    duration: 1s\n    flow: [ping]\n", `protocolVersion: "2024-11-05" is not a version this client speaks`},
 		{"too many users", head + "    executor: constant-vus\n    vus: 50001\n    duration: 1s\n    flow: [ping]\n", "scenarios.s.vus: must be in [1, 50000]"},
-		{"merge key", "x: &a {duration: 1s}\n", `unknown option "x"`},
+		{"anchor on an unknown key", "x: &a {duration: 1s}\n", `unknown option "x"`},
+		{"merge key", head + "    executor: constant-vus\n    duration: 1s\n    <<: {vus: 2}\n    flow: [ping]\n", "f.yaml:5: scenarios.s: YAML merge keys (<<) are not supported"},
+		{"plan timeout out of range", "timeout: 2h\n" + head + "    executor: constant-vus\n    duration: 1s\n    flow: [ping]\n", "f.yaml:1: timeout: must be in (0, 10m0s]"},
+		{"token with a no-break space", "tokens: [\"a\\u00a0b\"]\n" + head + "    executor: constant-vus\n    duration: 1s\n    flow: [ping]\n", "f.yaml:1: tokens: token 1 contains whitespace"},
 		{"alias bomb", "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n" + head + "    executor: constant-vus\n    duration: 1s\n    flow: [ping]\n", `unknown option "a"`},
 	}
 	for _, tt := range tests {
@@ -135,6 +138,13 @@ func TestParseErrors(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error\n  %v\nwant it to contain\n  %s", err, tt.want)
+			}
+			seen := map[string]bool{}
+			for _, l := range strings.Split(err.Error(), "\n") {
+				if seen[l] {
+					t.Errorf("problem reported twice: %s", l)
+				}
+				seen[l] = true
 			}
 		})
 	}
@@ -195,6 +205,11 @@ func TestLoadFileTokens(t *testing.T) {
 	}
 	if err != nil && strings.Contains(err.Error(), "secret") {
 		t.Errorf("error quotes a token: %v", err)
+	}
+	// A space only Unicode calls one is found in the token file too.
+	write("toks.txt", "good\nno\u00a0break-secret\n")
+	if _, err = LoadFile(filepath.Join(dir, "s.yaml")); err == nil || !strings.Contains(err.Error(), "toks.txt:2") || strings.Contains(err.Error(), "secret") {
+		t.Errorf("token with a no-break space: %v", err)
 	}
 	write("s.yaml", strings.Replace(scen, "toks.txt", "missing.txt", 1))
 	if _, err := LoadFile(filepath.Join(dir, "s.yaml")); err == nil || !strings.Contains(err.Error(), "missing.txt") {

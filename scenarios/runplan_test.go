@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +27,19 @@ func mustParse(t *testing.T, yaml string) *Plan {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// runOnSDK plays the plan in yaml against a go-sdk server answering in
+// JSON, checking that it leaves no goroutine behind.
+func runOnSDK(t *testing.T, yaml string) (*Result, *sdkServer) {
+	t.Helper()
+	checkLeaks(t)
+	srv := newSDKServer(t, sdkOpts{JSON: true})
+	res, err := RunPlan(context.Background(), mustParse(t, yaml), RunOptions{Target: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, srv
 }
 
 // TestRunPlan plays three scenarios side by side against the go-sdk
@@ -111,7 +125,7 @@ thresholds:
 	want := map[string]string{} // echo text -> Authorization
 	for user := 3; user <= 4; user++ {
 		for it := range 3 {
-			want["u"+itoa(user)+"-i"+itoa(it)] = "Bearer " + []string{"tok-a", "tok-b"}[user%2]
+			want["u"+strconv.Itoa(user)+"-i"+strconv.Itoa(it)] = "Bearer " + []string{"tok-a", "tok-b"}[user%2]
 		}
 	}
 	got := map[string]string{}
@@ -161,12 +175,6 @@ thresholds:
 	}
 }
 
-func itoa(i int) string { return string(appendInt(nil, i)) }
-
-func appendInt(b []byte, i int) []byte { return append(b, []byte(json.Number(jsonInt(i)))...) }
-
-func jsonInt(i int) string { b, _ := json.Marshal(i); return string(b) }
-
 var loadFields = []string{"time", "elapsed_seconds", "active_users", "requests", "failures", "aborted",
 	"iterations", "dropped_iterations", "req_per_second", "p50_ms", "p95_ms", "p99_ms"}
 
@@ -198,9 +206,7 @@ func readLoad(t *testing.T, dir string) []map[string]any {
 // TestRunPlanDropsIterations: with every user busy, due iterations are
 // dropped and counted, not queued.
 func TestRunPlanDropsIterations(t *testing.T) {
-	checkLeaks(t)
-	srv := newSDKServer(t, sdkOpts{JSON: true})
-	plan := mustParse(t, `
+	res, _ := runOnSDK(t, `
 scenarios:
   s:
     executor: constant-arrival-rate
@@ -212,10 +218,6 @@ scenarios:
     flow:
       - tools/call: {name: slow, timeout: 300ms}
 `)
-	res, err := RunPlan(context.Background(), plan, RunOptions{Target: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
 	s := res.Scenarios["s"]
 	if s.DroppedIterations < 25 || s.PeakUsers != 2 || res.DroppedIterations != s.DroppedIterations {
 		t.Errorf("dropped %d, peak %d users; want most of 40 dropped with 2 users", s.DroppedIterations, s.PeakUsers)
@@ -228,9 +230,7 @@ scenarios:
 // TestRunPlanAbortAfter: the client gives up on a slow call, the server
 // sees it go, and it is counted as aborted, not as a failure.
 func TestRunPlanAbortAfter(t *testing.T) {
-	checkLeaks(t)
-	srv := newSDKServer(t, sdkOpts{JSON: true})
-	plan := mustParse(t, `
+	res, srv := runOnSDK(t, `
 scenarios:
   s:
     executor: per-vu-iterations
@@ -240,10 +240,6 @@ scenarios:
       - tools/call: {name: slow, abortAfter: 100ms}
       - tools/call: {name: echo, arguments: {text: after}}
 `)
-	res, err := RunPlan(context.Background(), plan, RunOptions{Target: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if res.Aborted != 4 || res.ErrorsByKind[KindAborted] != 4 || res.Failures != 0 || res.ErrorRate() != 0 {
 		t.Errorf("aborted %d, errors %v, failures %d", res.Aborted, res.ErrorsByKind, res.Failures)
 	}
@@ -361,7 +357,10 @@ func TestRunPlanTargets(t *testing.T) {
 	defer html.Close()
 	page := httptest.NewServer(reply(200, "text/html", "<html>welcome</html>"))
 	defer page.Close()
-	auth := httptest.NewServer(reply(401, "text/plain", "no"))
+	auth := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		http.Error(w, "no: "+r.Header.Get("Authorization"), http.StatusUnauthorized) // echoes the token
+	}))
 	defer auth.Close()
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	down := "http://" + ln.Addr().String() + "/mcp"
@@ -445,9 +444,7 @@ func TestRunPlanMetricsEndpoint(t *testing.T) {
 // TestRunPlanRampingVUs: users follow the stages, ramped-down users close
 // their sessions.
 func TestRunPlanRampingVUs(t *testing.T) {
-	checkLeaks(t)
-	srv := newSDKServer(t, sdkOpts{JSON: true})
-	plan := mustParse(t, `
+	res, srv := runOnSDK(t, `
 scenarios:
   s:
     executor: ramping-vus
@@ -456,10 +453,6 @@ scenarios:
     gracefulRampDown: 100ms
     flow: [ping, think: 20ms]
 `)
-	res, err := RunPlan(context.Background(), plan, RunOptions{Target: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if res.PeakUsers != 4 || res.Latency[OpInitialize].Count != 4 || res.Failures != 0 {
 		t.Errorf("peak %d, initialize %d, failures %d", res.PeakUsers, res.Latency[OpInitialize].Count, res.Failures)
 	}
@@ -471,9 +464,7 @@ scenarios:
 // TestRunPlanSessionSteps: initialize and endSession steps, and a pinned
 // protocol version.
 func TestRunPlanSessionSteps(t *testing.T) {
-	checkLeaks(t)
-	srv := newSDKServer(t, sdkOpts{JSON: true})
-	plan := mustParse(t, `
+	res, srv := runOnSDK(t, `
 protocolVersion: 2025-03-26
 scenarios:
   s:
@@ -482,10 +473,6 @@ scenarios:
     iterations: 3
     flow: [initialize, ping, endSession]
 `)
-	res, err := RunPlan(context.Background(), plan, RunOptions{Target: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if res.Latency[OpInitialize].Count != 3 || res.Latency[OpDelete].Count != 3 || res.EndedSessions != 3 || res.Iterations != 3 {
 		t.Errorf("initialize %d, DELETE %d, ended %d, iterations %d", res.Latency[OpInitialize].Count, res.Latency[OpDelete].Count, res.EndedSessions, res.Iterations)
 	}
@@ -502,9 +489,7 @@ scenarios:
 // TestRunPlanRampingArrivalRate: the rate follows the stages, and an
 // abortOnFail threshold is not checked before its delayAbortEval.
 func TestRunPlanRampingArrivalRate(t *testing.T) {
-	checkLeaks(t)
-	srv := newSDKServer(t, sdkOpts{JSON: true})
-	plan := mustParse(t, `
+	res, _ := runOnSDK(t, `
 scenarios:
   s:
     executor: ramping-arrival-rate
@@ -516,10 +501,6 @@ scenarios:
 thresholds:
   mcp_reqs: [{threshold: "count<1", abortOnFail: true, delayAbortEval: 1h}]
 `)
-	res, err := RunPlan(context.Background(), plan, RunOptions{Target: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// 0 → 20/s over 1 s is 10 iterations, then 20/s for 0.5 s another 10.
 	if s := res.Scenarios["s"]; s.Iterations < 18 || s.Iterations > 20 || s.DroppedIterations != 0 {
 		t.Errorf("%d iterations, %d dropped; want about 20", s.Iterations, s.DroppedIterations)

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -41,9 +42,15 @@ func TestTemplates(t *testing.T) {
 				for range 200 {
 					seen[string(n.appendJSON(nil, ctx))] = true
 				}
-				for _, a := range strings.Split(alts, "|") {
+				want := strings.Split(alts, "|")
+				for _, a := range want {
 					if !seen[a] {
 						t.Errorf("never rendered %s; rendered %v", a, seen)
+					}
+				}
+				for r := range seen {
+					if !slices.Contains(want, r) {
+						t.Errorf("rendered %s, not one of %v", r, want)
 					}
 				}
 				return

@@ -42,7 +42,7 @@ func readTokens(path string) ([]string, error) {
 		if t == "" || strings.HasPrefix(t, "#") {
 			continue
 		}
-		if strings.IndexFunc(t, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
+		if badToken(t) {
 			return nil, fmt.Errorf("%s:%d: token contains whitespace or control characters", path, line)
 		}
 		toks = append(toks, t)

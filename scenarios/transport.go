@@ -2,14 +2,16 @@ package scenarios
 
 // A minimal HTTP/1.1 client transport for the load generator.
 //
-// net/http's Transport hands every request between three goroutines (the
-// caller, and a read loop and a write loop per connection) and keeps two
-// goroutines and two buffers per pooled connection. For a load generator
-// that is most of its CPU per request, and it halves the rate it can
-// drive. Here a request is written and its answer read on the caller's
-// goroutine, over a keep-alive connection taken from a LIFO pool; a pooled
-// connection is one socket and one read buffer. Response framing
-// (Content-Length, chunked, close-delimited)
+// Why not net/http: measured side by side with wrk on the same endpoint
+// (BenchmarkEngineVsWrk), the engine on net/http's Transport reached only
+// about 0.3× wrk's tools/call rate, below the 0.5× the engine must reach.
+// net/http hands every request between three goroutines (the caller, and
+// a read loop and a write loop per connection) and keeps two goroutines
+// and two buffers per pooled connection; for a load generator that is most
+// of its CPU per request. Here a request is written and its answer read on
+// the caller's goroutine, over a keep-alive connection taken from a LIFO
+// pool; a pooled connection is one socket and one read buffer. Response
+// framing (Content-Length, chunked, close-delimited; 1xx answers skipped)
 // is read by httpresp.go, held to net/http's reading by a fuzz test. When
 // the request's context ends, its connection is closed, as a client giving
 // up does.
@@ -144,9 +146,13 @@ type reqWatch struct {
 	timer   *time.Timer
 	cause   error       // what the deadline means: errRequestTimeout or errAborted
 	fired   atomic.Bool // the deadline passed
+	dead    atomic.Bool // the connection was (or is being) closed under the request
 }
 
-func (w *reqWatch) abort() { _ = w.pc.c.Close() }
+func (w *reqWatch) abort() {
+	w.dead.Store(true)
+	_ = w.pc.c.Close()
+}
 
 // expired returns the deadline's cause if it fired, else nil.
 func (w *reqWatch) expired() error {
@@ -156,12 +162,13 @@ func (w *reqWatch) expired() error {
 	return nil
 }
 
-// release stops watching; it reports whether neither the context nor the
-// deadline fired, so that the connection is intact.
+// release stops watching; it reports whether the connection is intact:
+// neither the context nor the deadline fired, and nothing else (the
+// caller's own drain timer) aborted the request.
 func (w *reqWatch) release() bool {
 	ctxOK := w.stopCtx()
 	timerOK := w.timer.Stop()
-	return ctxOK && timerOK
+	return ctxOK && timerOK && !w.dead.Load()
 }
 
 // roundTrip sends one request (head: its header lines, each ending in
@@ -206,9 +213,12 @@ func (t *transport) roundTrip(ctx context.Context, deadline time.Time, cause err
 		if err != nil {
 			intact := w.release()
 			_ = pc.c.Close()
-			// A keep-alive connection the server closed just as we sent:
-			// it never saw the request, so send it once more on a new one
-			// (net/http does the same).
+			// A keep-alive connection the server closed just as we sent
+			// (not a byte of an answer came): taken to mean it never read
+			// the request, so send it once more on a new one. net/http
+			// resends a POST only when it knows nothing was written; a
+			// server that read the request and then dropped the
+			// connection without a byte would see it twice.
 			if intact && ctx.Err() == nil && pc.reused && attempt == 0 && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)) {
 				continue
 			}

@@ -61,9 +61,11 @@ func (e *planError) Error() string {
 
 func (e *planError) Is(target error) bool { return target == ErrInvalidPlan }
 
+// add records a problem once, however often the walk meets it.
 func (e *planError) add(line int, path, format string, args ...any) {
-	if len(e.problems) < maxProblems {
-		e.problems = append(e.problems, problem{line, path, fmt.Sprintf(format, args...)})
+	p := problem{line, path, fmt.Sprintf(format, args...)}
+	if len(e.problems) < maxProblems && !slices.Contains(e.problems, p) {
+		e.problems = append(e.problems, p)
 	}
 }
 
@@ -135,9 +137,9 @@ func compilePlan(p *Plan) (*cplan, error) {
 	for i, tok := range p.Tokens {
 		// Never print the token itself.
 		if tok == "" {
-			pe.add(0, "tokens", "token %d is empty", i+1)
-		} else if strings.IndexFunc(tok, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
-			pe.add(0, "tokens", "token %d contains whitespace or control characters", i+1)
+			pe.add(p.tokensLine, "tokens", "token %d is empty", i+1)
+		} else if badToken(tok) {
+			pe.add(p.tokensLine, "tokens", "token %d contains whitespace or control characters", i+1)
 		}
 	}
 	switch {
@@ -209,6 +211,12 @@ func checkHeaders(pe *planError, h map[string]string) {
 			pe.add(0, path, "value contains a line break or NUL")
 		}
 	}
+}
+
+// badToken reports whether a bearer token holds whitespace or control
+// characters, which cannot go into a header line.
+func badToken(tok string) bool {
+	return strings.IndexFunc(tok, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0
 }
 
 // checkURL checks that target is an http(s) URL with a host; whether the

@@ -77,7 +77,7 @@ func ParsePlan(data []byte, filename string) (*Plan, error) {
 		pe.add(0, "", "empty; want a scenario file with scenarios:")
 		return nil, pe
 	}
-	d := &ydec{pe: pe}
+	d := &ydec{pe: pe, lines: map[string]int{}}
 	p := &Plan{file: filename, Timeout: Duration(DefaultRequestTimeout)}
 	d.plan(doc.Content[0], p)
 	_, err := compilePlan(p)
@@ -92,7 +92,11 @@ func ParsePlan(data []byte, filename string) (*Plan, error) {
 		walked := slices.Clone(pe.problems)
 		for _, q := range ce.problems {
 			if !slices.ContainsFunc(walked, func(w problem) bool { return within(q.path, w.path) || within(w.path, q.path) }) {
-				pe.add(q.line, q.path, "%s", q.msg)
+				line := q.line
+				if line == 0 {
+					line = d.lineOf(q.path) // e.g. a plan-wide option
+				}
+				pe.add(line, q.path, "%s", q.msg)
 			}
 		}
 	}
@@ -131,6 +135,22 @@ func yamlErr(err error) (int, string) {
 type ydec struct {
 	pe     *planError
 	visits int
+	lines  map[string]int // the line of each key read, by path
+}
+
+// lineOf returns the line of path's key, or of the nearest key above it
+// (0 if none was read).
+func (d *ydec) lineOf(path string) int {
+	for {
+		if l, ok := d.lines[path]; ok {
+			return l
+		}
+		i := strings.LastIndexAny(path, ".[")
+		if i <= 0 {
+			return 0
+		}
+		path = path[:i]
+	}
 }
 
 // kv is one entry of a mapping, its key normalized (see norm).
@@ -220,6 +240,11 @@ func (d *ydec) mapping(n *yaml.Node, path string, allowed []string) ([]kv, bool)
 			continue
 		}
 		seen[key] = true
+		if path == "" {
+			d.lines[key] = k.Line
+		} else {
+			d.lines[path+"."+key] = k.Line
+		}
 		out = append(out, kv{key: key, raw: k.Value, k: k, v: v})
 	}
 	return out, true
@@ -269,7 +294,7 @@ func (d *ydec) int(n *yaml.Node, path string) int64 {
 	if !ok {
 		return 0
 	}
-	v, err := strconv.ParseInt(strings.ReplaceAll(s.Value, "_", ""), 0, 64)
+	v, err := yamlInt(s.Value)
 	if err != nil || s.ShortTag() != "!!int" {
 		d.errf(s, path, "want a whole number, got %s", describe(s))
 		return 0
@@ -309,8 +334,14 @@ func (d *ydec) bool(n *yaml.Node, path string) bool {
 		d.errf(s, path, "want true or false, got %s", describe(s))
 		return false
 	}
-	return s.Value == "true" || s.Value == "True" || s.Value == "TRUE"
+	return yamlTrue(s.Value)
 }
+
+// yamlTrue reads a scalar YAML resolved as !!bool.
+func yamlTrue(v string) bool { return v == "true" || v == "True" || v == "TRUE" }
+
+// yamlInt reads a scalar YAML resolved as !!int ("1_000", "0x1f", ...).
+func yamlInt(v string) (int64, error) { return strconv.ParseInt(strings.ReplaceAll(v, "_", ""), 0, 64) }
 
 // duration reads a Go duration string ("1m30s", "500ms"); a bare 0 is
 // also accepted.
@@ -401,14 +432,6 @@ func (d *ydec) plan(n *yaml.Node, p *Plan) {
 
 var commonScenarioKeys = []string{"executor", "startTime", "gracefulStop", "timeout", "protocolVersion", "flow"}
 
-var executorKeys = map[string][]string{
-	ExecConstantVUs:         {"vus", "duration"},
-	ExecRampingVUs:          {"startVUs", "stages", "gracefulRampDown"},
-	ExecPerVUIterations:     {"vus", "iterations", "maxDuration"},
-	ExecConstantArrivalRate: {"rate", "timeUnit", "duration", "preAllocatedVUs", "maxVUs"},
-	ExecRampingArrivalRate:  {"startRate", "timeUnit", "stages", "preAllocatedVUs", "maxVUs"},
-}
-
 func (d *ydec) scenario(e kv) Scenario {
 	path := "scenarios." + e.raw
 	s := Scenario{Name: e.raw, line: e.k.Line, GracefulStop: Duration(defaultGracefulStop)}
@@ -447,62 +470,48 @@ func (d *ydec) scenario(e kv) Scenario {
 	maxVUsSet := false
 	for _, o := range entries {
 		op := path + "." + o.key
-		switch o.key {
-		case "startTime":
-			s.StartTime = d.duration(o.v, op)
-		case "gracefulStop":
-			s.GracefulStop = d.duration(o.v, op)
-		case "timeout":
-			s.Timeout = d.duration(o.v, op)
-		case "protocolVersion":
-			s.ProtocolVersion = d.str(o.v, op)
-		case "flow":
-			s.Flow = d.steps(o.v, op)
-		case "vus":
-			s.VUs = d.smallInt(o.v, op)
-		case "duration":
-			s.Duration = d.duration(o.v, op)
-		case "iterations":
-			s.Iterations = d.int(o.v, op)
-		case "maxDuration":
-			s.MaxDuration = d.duration(o.v, op)
-		case "startVUs":
-			s.StartVUs = d.smallInt(o.v, op)
-		case "gracefulRampDown":
-			s.GracefulRampDown = d.duration(o.v, op)
-		case "stages":
-			for i, sn := range d.seq(o.v, op) {
-				sp := fmt.Sprintf("%s[%d]", op, i)
-				st := Stage{line: sn.Line}
-				fields, ok := d.mapping(sn, sp, []string{"duration", "target"})
-				for _, f := range fields {
-					if f.key == "duration" {
-						st.Duration = d.duration(f.v, sp+".duration")
-					} else {
-						st.Target = d.smallInt(f.v, sp+".target")
-					}
-				}
-				if ok && len(fields) != 2 {
-					d.errf(sn, sp, "a stage needs both duration and target")
-				}
-				s.Stages = append(s.Stages, st)
-			}
-		case "rate":
-			s.Rate = d.smallInt(o.v, op)
-		case "startRate":
-			s.StartRate = d.smallInt(o.v, op)
-		case "timeUnit":
-			s.TimeUnit = d.duration(o.v, op)
-		case "preAllocatedVUs":
-			s.PreAllocatedVUs = d.smallInt(o.v, op)
-		case "maxVUs":
-			s.MaxVUs, maxVUsSet = d.smallInt(o.v, op), true
+		switch f := s.option(o.key).(type) {
+		case *Duration:
+			*f = d.duration(o.v, op)
+		case *int:
+			*f = d.smallInt(o.v, op)
+		case *int64:
+			*f = d.int(o.v, op)
+		case *string:
+			*f = d.str(o.v, op)
+		case *[]Step:
+			*f = d.steps(o.v, op)
+		case *[]Stage:
+			*f = d.stages(o.v, op)
 		}
+		maxVUsSet = maxVUsSet || o.key == "maxVUs"
 	}
 	if !maxVUsSet {
 		s.MaxVUs = s.PreAllocatedVUs // k6: maxVUs defaults to preAllocatedVUs
 	}
 	return s
+}
+
+// stages reads [{duration: D, target: N}, ...].
+func (d *ydec) stages(n *yaml.Node, path string) []Stage {
+	var out []Stage
+	for i, sn := range d.seq(n, path) {
+		sp := fmt.Sprintf("%s[%d]", path, i)
+		st := Stage{line: sn.Line}
+		fields, ok := d.mapping(sn, sp, []string{"duration", "target"})
+		for _, f := range fields {
+			if f.key == "duration" {
+				st.Duration = d.duration(f.v, sp+".duration")
+			} else {
+				st.Target = d.smallInt(f.v, sp+".target")
+			}
+		}
+		if ok && len(fields) != 2 {
+			d.errf(sn, sp, "a stage needs both duration and target")
+		}
+		out = append(out, st)
+	}
+	return out
 }
 
 func (d *ydec) thresholds(n *yaml.Node, p *Plan) {

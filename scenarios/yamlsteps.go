@@ -223,9 +223,9 @@ func (d *ydec) value(n *yaml.Node, path string, depth int) any {
 		case "!!null":
 			return nil
 		case "!!bool":
-			return r.Value == "true" || r.Value == "True" || r.Value == "TRUE"
+			return yamlTrue(r.Value)
 		case "!!int":
-			if v, err := strconv.ParseInt(strings.ReplaceAll(r.Value, "_", ""), 0, 64); err == nil {
+			if v, err := yamlInt(r.Value); err == nil {
 				return v
 			}
 		case "!!float":
