@@ -188,6 +188,9 @@ func badMCP(t *testing.T, url, token string) {
 			mine[team] = true
 		}
 	}
+	if registered == "" {
+		t.Fatal("tools/list shows none of the caller's registered team tools")
+	}
 	for i := 1; i <= 10; i++ { // the stack seeds 10 teams, the caller is in 1 to 3
 		if team := fmt.Sprintf("team%d", i); !mine[team] {
 			_, err = callTool(ctx, cs, team+"_tool1", nil)

@@ -118,12 +118,8 @@ func (g *Gateway) callUpstreamReleased(ctx context.Context, sc *Scope, in upstre
 }
 
 func insertUpstreamCall(ctx context.Context, sess *Session, email, payload string) (int64, error) {
-	rows, err := sess.Query(ctx, sqlInsertUpstreamCall, email, payload)
-	if err != nil {
-		return 0, fmt.Errorf("record upstream call: %w", err)
-	}
 	var id int64
-	if _, err := scanOne(rows, &id); err != nil {
+	if _, err := sess.QueryRow(ctx, sqlInsertUpstreamCall, []any{email, payload}, &id); err != nil {
 		return 0, fmt.Errorf("record upstream call: %w", err)
 	}
 	return id, nil
@@ -167,22 +163,28 @@ func (r upstreamResult) result(id int64) (upstreamOut, error) {
 
 var errNoUpstream = errors.New("no upstream configured (start the gateway with --upstream-url)")
 
-// callUpstreamHTTP POSTs the payload to the upstream's /call.
-func (g *Gateway) callUpstreamHTTP(ctx context.Context, in upstreamIn) upstreamResult {
-	start := time.Now()
-	res := g.postUpstream(ctx, in)
-	res.elapsed = time.Since(start)
-	return res
+// upstreamCallURL is the upstream's /call endpoint, from Config.UpstreamURL
+// (nil when none is configured). An error names no part of the URL, which
+// may carry credentials.
+func upstreamCallURL(base string) (*url.URL, error) {
+	if base == "" {
+		return nil, nil
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, errors.New("upstream URL: want http://HOST[:PORT][/PATH] or https://…")
+	}
+	return u.JoinPath("call"), nil
 }
 
-func (g *Gateway) postUpstream(ctx context.Context, in upstreamIn) upstreamResult {
-	if g.cfg.UpstreamURL == "" {
+// callUpstreamHTTP POSTs the payload to the upstream's /call.
+func (g *Gateway) callUpstreamHTTP(ctx context.Context, in upstreamIn) (res upstreamResult) {
+	if g.upstreamCall == nil {
 		return upstreamResult{err: errNoUpstream}
 	}
-	u, err := url.Parse(strings.TrimSuffix(g.cfg.UpstreamURL, "/") + "/call")
-	if err != nil {
-		return upstreamResult{err: fmt.Errorf("upstream URL: %w", err)}
-	}
+	start := time.Now()
+	defer func() { res.elapsed = time.Since(start) }()
+	u := *g.upstreamCall
 	if in.LatencyMS != nil {
 		u.RawQuery = url.Values{"latency_ms": {strconv.FormatInt(*in.LatencyMS, 10)}}.Encode()
 	}

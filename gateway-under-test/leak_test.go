@@ -114,7 +114,7 @@ func TestFixedDoesNotLeak(t *testing.T) {
 	if got := scrape(t, env.GatewayMetricsURL)["mcp_gateway_db_pool_acquired_connections"]; got != 0 {
 		t.Errorf("acquired connections = %g once the reports finished, want 0", got)
 	}
-	if long := s.Episodes(200 * time.Millisecond); len(long) != 0 {
+	if long := s.Episodes(minSignatureSpan); len(long) != 0 {
 		t.Fatalf("fixed variant held sessions idle in transaction: %+v", long)
 	}
 	if n := idleTimeoutKills(t, env); n != 0 {

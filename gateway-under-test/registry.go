@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -61,28 +60,18 @@ func (g *Gateway) registryMiddleware(builtin map[string]bool) mcp.Middleware {
 // listTools merges the built-in tools with the caller's registered tools,
 // ordered by name, and returns the page after the cursor.
 func (g *Gateway) listTools(ctx context.Context, next mcp.MethodHandler, req *mcp.ListToolsRequest, builtin map[string]bool) (mcp.Result, error) {
-	var cursor string
+	var params mcp.ListToolsParams // the request as sent, its _meta included
 	if req.Params != nil {
-		cursor = req.Params.Cursor
+		params = *req.Params
 	}
-	after, err := decodeCursor(cursor)
-	if err != nil {
-		return nil, err
-	}
-	sc, err := scopeOf(req)
+	after, sc, err := listScope(req, params.Cursor)
 	if err != nil {
 		return nil, err
 	}
 	// The built-in tools, as go-sdk lists them (all pages).
 	var all []*mcp.Tool
 	var first *mcp.ListToolsResult
-	for c := ""; ; {
-		// The request as sent (its _meta included), walking go-sdk's pages.
-		var params mcp.ListToolsParams
-		if req.Params != nil {
-			params = *req.Params
-		}
-		params.Cursor = c
+	for params.Cursor = ""; ; {
 		res, err := next(ctx, "tools/list", &mcp.ListToolsRequest{Session: req.Session, Extra: req.Extra, Params: &params})
 		if err != nil {
 			return nil, err
@@ -92,31 +81,35 @@ func (g *Gateway) listTools(ctx context.Context, next mcp.MethodHandler, req *mc
 			first = page
 		}
 		all = append(all, page.Tools...)
-		if c = page.NextCursor; c == "" {
+		if params.Cursor = page.NextCursor; params.Cursor == "" {
 			break
 		}
 	}
 	err = g.withSession(ctx, func(sess *Session) error {
-		rows, err := sess.Query(ctx, sqlRegistryTools, sc.Teams)
-		if err != nil {
-			return err
-		}
 		var name, desc string
-		_, err = pgx.ForEachRow(rows, []any{&name, &desc}, func() error {
+		return sess.QueryRows(ctx, sqlRegistryTools, []any{sc.Teams}, []any{&name, &desc}, func() error {
 			if !builtin[name] {
 				all = append(all, &mcp.Tool{Name: name, Description: desc, InputSchema: registryToolSchema})
 			}
 			return nil
 		})
-		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("tools/list: read the tool registry: %w", err)
 	}
-	slices.SortFunc(all, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
 	first.Tools, first.NextCursor = paginate(all, func(t *mcp.Tool) string { return t.Name }, after, g.cfg.PageSize)
 	first.CacheScope = "private" // the list depends on who asks
 	return first, nil
+}
+
+// listScope is where every per-caller list starts: the key its cursor
+// continues after, and the caller's scope.
+func listScope(req mcp.Request, cursor string) (after string, sc *Scope, err error) {
+	if after, err = decodeCursor(cursor); err != nil {
+		return "", nil, err
+	}
+	sc, err = scopeOf(req)
+	return after, sc, err
 }
 
 // callRegistryTool runs a tool from the caller's teams' registry: the
@@ -133,12 +126,8 @@ func (g *Gateway) callRegistryTool(ctx context.Context, next mcp.MethodHandler, 
 	var found bool
 	var team int64
 	var desc string
-	err = g.withSession(ctx, func(sess *Session) error {
-		rows, err := sess.Query(ctx, sqlRegistryTool, name, sc.Teams)
-		if err != nil {
-			return err
-		}
-		if found, err = scanOne(rows, &team, &desc); err != nil || !found || argErr != nil {
+	err = g.withSession(ctx, func(sess *Session) (err error) {
+		if found, err = sess.QueryRow(ctx, sqlRegistryTool, []any{name, sc.Teams}, &team, &desc); err != nil || !found || argErr != nil {
 			return err
 		}
 		_, err = sess.Exec(ctx, sqlRecordNote, sc.Email, name, input)
@@ -214,9 +203,10 @@ func decodeCursor(cursor string) (string, error) {
 	return k.After, nil
 }
 
-// paginate returns the page of items (sorted by key) after the key after,
+// paginate sorts items by key and returns the page after the key after,
 // at most size long, and the cursor of the next page ("" on the last).
 func paginate[T any](items []T, key func(T) string, after string, size int) ([]T, string) {
+	slices.SortFunc(items, func(a, b T) int { return strings.Compare(key(a), key(b)) })
 	i := 0
 	if after != "" {
 		i, _ = slices.BinarySearchFunc(items, after, func(it T, k string) int { return strings.Compare(key(it), k) })

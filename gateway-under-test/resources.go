@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -69,12 +68,8 @@ func (g *Gateway) addResources(s *mcp.Server) {
 			}
 			var title, mime, body string
 			var found bool
-			err = g.withSession(ctx, func(sess *Session) error {
-				rows, err := sess.Query(ctx, sqlTeamDocument, team, slug)
-				if err != nil {
-					return err
-				}
-				found, err = scanOne(rows, &title, &mime, &body)
+			err = g.withSession(ctx, func(sess *Session) (err error) {
+				found, err = sess.QueryRow(ctx, sqlTeamDocument, []any{team, slug}, &title, &mime, &body)
 				return err
 			})
 			if err != nil {
@@ -89,23 +84,15 @@ func (g *Gateway) addResources(s *mcp.Server) {
 
 // listResources lists the caller's teams' documents, ordered by URI.
 func (g *Gateway) listResources(ctx context.Context, next mcp.MethodHandler, req *mcp.ListResourcesRequest) (mcp.Result, error) {
-	var cursor string
+	var params mcp.ListResourcesParams // the request as sent, its _meta included
 	if req.Params != nil {
-		cursor = req.Params.Cursor
+		params = *req.Params
 	}
-	after, err := decodeCursor(cursor)
-	if err != nil {
-		return nil, err
-	}
-	sc, err := scopeOf(req)
+	after, sc, err := listScope(req, params.Cursor)
 	if err != nil {
 		return nil, err
 	}
 	// go-sdk's own answer (no static resources) carries the fields it fills.
-	var params mcp.ListResourcesParams
-	if req.Params != nil {
-		params = *req.Params
-	}
 	params.Cursor = ""
 	res, err := next(ctx, "resources/list", &mcp.ListResourcesRequest{Session: req.Session, Extra: req.Extra, Params: &params})
 	if err != nil {
@@ -113,22 +100,16 @@ func (g *Gateway) listResources(ctx context.Context, next mcp.MethodHandler, req
 	}
 	var docs []*mcp.Resource
 	err = g.withSession(ctx, func(sess *Session) error {
-		rows, err := sess.Query(ctx, sqlTeamDocuments, sc.Teams)
-		if err != nil {
-			return err
-		}
 		var team int64
 		var slug, title, mime string
-		_, err = pgx.ForEachRow(rows, []any{&team, &slug, &title, &mime}, func() error {
+		return sess.QueryRows(ctx, sqlTeamDocuments, []any{sc.Teams}, []any{&team, &slug, &title, &mime}, func() error {
 			docs = append(docs, &mcp.Resource{URI: documentURI(team, slug), Name: fmt.Sprintf("team-%d-%s", team, slug), Title: title, MIMEType: mime})
 			return nil
 		})
-		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("resources/list: read team documents: %w", err)
 	}
-	slices.SortFunc(docs, func(a, b *mcp.Resource) int { return strings.Compare(a.URI, b.URI) })
 	out := res.(*mcp.ListResourcesResult)
 	out.Resources, out.NextCursor = paginate(docs, func(r *mcp.Resource) string { return r.URI }, after, g.cfg.PageSize)
 	out.CacheScope = "private"
@@ -153,12 +134,8 @@ func (g *Gateway) addPrompts(s *mcp.Server) {
 			var text strings.Builder
 			err = g.withSession(ctx, func(sess *Session) error {
 				for _, slug := range []string{"handbook", "tools"} {
-					rows, err := sess.Query(ctx, sqlTeamDocument, team, slug)
-					if err != nil {
-						return err
-					}
 					var title, mime, body string
-					if _, err := scanOne(rows, &title, &mime, &body); err != nil {
+					if _, err := sess.QueryRow(ctx, sqlTeamDocument, []any{team, slug}, &title, &mime, &body); err != nil {
 						return err
 					}
 					fmt.Fprintf(&text, "## %s\n\n%s\n\n", title, body)
@@ -187,17 +164,12 @@ func (g *Gateway) addPrompts(s *mcp.Server) {
 			}
 			var text strings.Builder
 			err = g.withSession(ctx, func(sess *Session) error {
-				rows, err := sess.Query(ctx, sqlRecentNotes, sc.Email, limit)
-				if err != nil {
-					return err
-				}
 				var note string
 				var at time.Time
-				_, err = pgx.ForEachRow(rows, []any{&note, &at}, func() error {
+				return sess.QueryRows(ctx, sqlRecentNotes, []any{sc.Email, limit}, []any{&note, &at}, func() error {
 					fmt.Fprintf(&text, "- %s: %s\n", at.UTC().Format(time.RFC3339), note)
 					return nil
 				})
-				return err
 			})
 			if err != nil {
 				return nil, fmt.Errorf("prompts/get recent_notes: %w", err)

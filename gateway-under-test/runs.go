@@ -56,11 +56,7 @@ func (g *Gateway) addRunTools(s *mcp.Server, builtin map[string]bool) {
 				return nil, out, fmt.Errorf("name is %d characters, at most 200 allowed", len(in.Name))
 			}
 			err = g.withSession(ctx, func(sess *Session) error {
-				rows, err := sess.Query(ctx, sqlStartRun, sc.Email, in.Name, g.cfg.RunDelay.Seconds())
-				if err != nil {
-					return err
-				}
-				_, err = scanOne(rows, &out.RunID, &out.FinishesAt)
+				_, err := sess.QueryRow(ctx, sqlStartRun, []any{sc.Email, in.Name, g.cfg.RunDelay.Seconds()}, &out.RunID, &out.FinishesAt)
 				return err
 			})
 			if err != nil {
@@ -144,11 +140,7 @@ func (g *Gateway) runDone(ctx context.Context, sc *Scope, id int64) (bool, error
 	var done bool
 	var finishes time.Time
 	err := g.withSession(ctx, func(sess *Session) error {
-		rows, err := sess.Query(ctx, sqlRunStatus, id, sc.Email)
-		if err != nil {
-			return err
-		}
-		found, err := scanOne(rows, &done, &finishes)
+		found, err := sess.QueryRow(ctx, sqlRunStatus, []any{id, sc.Email}, &done, &finishes)
 		if err == nil && !found {
 			return errRunNotFound(id)
 		}
@@ -164,11 +156,7 @@ var errNoRunYet = errors.New("no run to wait for: start one with start_run (or g
 func (g *Gateway) latestRun(ctx context.Context, sc *Scope) (int64, error) {
 	var id int64
 	err := g.withSession(ctx, func(sess *Session) error {
-		rows, err := sess.Query(ctx, sqlLatestRun, sc.Email)
-		if err != nil {
-			return err
-		}
-		found, err := scanOne(rows, &id)
+		found, err := sess.QueryRow(ctx, sqlLatestRun, []any{sc.Email}, &id)
 		if err == nil && !found {
 			return errNoRunYet
 		}

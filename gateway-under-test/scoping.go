@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
@@ -208,24 +207,16 @@ var errBadToken = errors.New("unknown, inactive or expired token")
 func lookupScope(ctx context.Context, sess *Session, token string) (*Scope, error) {
 	var sc Scope
 	var active bool
-	rows, err := sess.Query(ctx, sqlLookupToken, hashToken(token))
-	if err != nil {
-		return nil, fmt.Errorf("look up token: %w", err)
-	}
-	found, err := scanOne(rows, &sc.Email, &active)
+	found, err := sess.QueryRow(ctx, sqlLookupToken, []any{HashToken(token)}, &sc.Email, &active)
 	if err != nil {
 		return nil, fmt.Errorf("look up token: %w", err)
 	}
 	if !found || !active {
 		return nil, errBadToken
 	}
-	rows, err = sess.Query(ctx, sqlTeamMemberships, sc.Email)
-	if err != nil {
-		return nil, fmt.Errorf("read team memberships: %w", err)
-	}
 	var team int64
 	var role string
-	_, err = pgx.ForEachRow(rows, []any{&team, &role}, func() error {
+	err = sess.QueryRows(ctx, sqlTeamMemberships, []any{sc.Email}, []any{&team, &role}, func() error {
 		sc.Teams = append(sc.Teams, team)
 		return nil
 	})
@@ -233,17 +224,6 @@ func lookupScope(ctx context.Context, sess *Session, token string) (*Scope, erro
 		return nil, fmt.Errorf("read team memberships: %w", err)
 	}
 	return &sc, nil
-}
-
-func scanOne(rows pgx.Rows, dest ...any) (bool, error) {
-	defer rows.Close()
-	if !rows.Next() {
-		return false, rows.Err()
-	}
-	if err := rows.Scan(dest...); err != nil {
-		return false, err
-	}
-	return true, rows.Err()
 }
 
 func bearerToken(r *http.Request) (string, bool) {
@@ -255,14 +235,21 @@ func bearerToken(r *http.Request) (string, bool) {
 }
 
 // dbUnavailable answers 503 when the database (or the pool) cannot serve
-// the request, so clients see a retryable status rather than a hang.
+// the request, so clients see a retryable status rather than a hang. The
+// answer comes before authentication is done, so it names no detail of the
+// database (its user, name, address: pgx puts them in connect errors) —
+// only pool exhaustion, which says nothing about it; the log has the rest.
 func (g *Gateway) dbUnavailable(w http.ResponseWriter, err error) {
 	if errors.Is(err, context.Canceled) {
 		return // the client is gone; nobody reads the answer
 	}
 	g.log.Warn("database unavailable", "err", err)
+	msg := "database unavailable"
+	if errors.Is(err, ErrPoolTimeout) {
+		msg += ": " + ErrPoolTimeout.Error()
+	}
 	w.Header().Set("Retry-After", "1")
-	http.Error(w, "database unavailable: "+err.Error(), http.StatusServiceUnavailable)
+	http.Error(w, msg, http.StatusServiceUnavailable)
 }
 
 // HashToken is how bearer tokens are stored in api_tokens: SHA-256, hex.
@@ -270,5 +257,3 @@ func HashToken(token string) string {
 	sum := sha256.Sum256([]byte(token))
 	return hex.EncodeToString(sum[:])
 }
-
-func hashToken(token string) string { return HashToken(token) }

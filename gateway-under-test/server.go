@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -51,7 +52,8 @@ type Config struct {
 	// JSONResponse answers with application/json instead of SSE.
 	JSONResponse bool
 	// UpstreamURL is the base URL of the upstream HTTP service that
-	// call_upstream calls (see package upstream). Empty: call_upstream fails.
+	// call_upstream calls (see package upstream), http or https; Start
+	// rejects anything else. Empty: call_upstream fails.
 	UpstreamURL string
 	// UpstreamTimeout bounds one upstream call. Default 30 s.
 	UpstreamTimeout time.Duration
@@ -116,7 +118,8 @@ func (c Config) validate() error {
 	case c.MaxBodyBytes < 1024:
 		return fmt.Errorf("max body size %d bytes: want at least 1024 (an initialize request must fit)", c.MaxBodyBytes)
 	}
-	return nil
+	_, err := upstreamCallURL(c.UpstreamURL)
+	return err
 }
 
 // Gateway is a running reference gateway.
@@ -125,10 +128,12 @@ type Gateway struct {
 	variants VariantSet
 	store    *Store
 	upstream *http.Client
-	log      *slog.Logger
-	srv      *http.Server
-	ln       net.Listener
-	served   chan error
+	// upstreamCall is the upstream's /call endpoint; nil: none configured.
+	upstreamCall *url.URL
+	log          *slog.Logger
+	srv          *http.Server
+	ln           net.Listener
+	served       chan error
 	// stopping is cancelled by Close, so that tool handlers which outlive
 	// their HTTP request (go-sdk does not cancel a stateful handler when its
 	// client goes away) stop waiting and polling.
@@ -148,6 +153,7 @@ func Start(ctx context.Context, cfg Config) (*Gateway, error) {
 		return nil, err
 	}
 	g := &Gateway{cfg: cfg, variants: variants, log: cfg.Logger, served: make(chan error, 1)}
+	g.upstreamCall, _ = upstreamCallURL(cfg.UpstreamURL) // validated above
 	g.stopping, g.stop = context.WithCancel(context.Background())
 	// Under load every virtual user calls the upstream at once: keep enough
 	// idle connections to it that calls do not churn through local ports.

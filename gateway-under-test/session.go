@@ -133,6 +133,34 @@ func (sess *Session) Query(ctx context.Context, sql string, args ...any) (pgx.Ro
 	return sess.conn.Query(ctx, sql, args...)
 }
 
+// QueryRow runs a query inside the session's transaction and scans its
+// first row into dest; found is false when it returned no row.
+func (sess *Session) QueryRow(ctx context.Context, sql string, args []any, dest ...any) (found bool, err error) {
+	rows, err := sess.Query(ctx, sql, args...)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return false, rows.Err()
+	}
+	if err := rows.Scan(dest...); err != nil {
+		return false, err
+	}
+	return true, rows.Err()
+}
+
+// QueryRows runs a query inside the session's transaction and calls fn
+// after scanning each row into dest.
+func (sess *Session) QueryRows(ctx context.Context, sql string, args, dest []any, fn func() error) error {
+	rows, err := sess.Query(ctx, sql, args...)
+	if err != nil {
+		return err
+	}
+	_, err = pgx.ForEachRow(rows, dest, fn)
+	return err
+}
+
 // Exec runs a statement inside the session's transaction.
 func (sess *Session) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
 	if err := sess.begin(ctx); err != nil {

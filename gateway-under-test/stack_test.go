@@ -151,6 +151,12 @@ func resultText(res *mcp.CallToolResult) string {
 	return ""
 }
 
+// minSignatureSpan is the shortest idle-in-transaction span the tests count
+// as a held session. Every leak signature here is a second or more; on a
+// loaded 2-core machine a healthy BEGIN→query gap can reach a few hundred
+// milliseconds, so a tighter line would flag the fixed variant by chance.
+const minSignatureSpan = 500 * time.Millisecond
+
 // episode is one span during which a backend sat idle in transaction.
 type episode struct {
 	pid      int

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -96,16 +95,11 @@ func (g *Gateway) addTools(s *mcp.Server, builtin map[string]bool) {
 				return nil, out, err
 			}
 			err = g.withSession(ctx, func(sess *Session) error {
-				rows, err := sess.Query(ctx, sqlTeamTools, sc.Teams)
-				if err != nil {
-					return err
-				}
 				var t teamTool
-				_, err = pgx.ForEachRow(rows, []any{&t.Name, &t.Description}, func() error {
+				return sess.QueryRows(ctx, sqlTeamTools, []any{sc.Teams}, []any{&t.Name, &t.Description}, func() error {
 					out.Tools = append(out.Tools, t)
 					return nil
 				})
-				return err
 			})
 			if err != nil {
 				return nil, out, fmt.Errorf("read team tools: %w", err)
@@ -124,12 +118,8 @@ func (g *Gateway) addTools(s *mcp.Server, builtin map[string]bool) {
 				return nil, out, fmt.Errorf("seconds must be between 0 and 30, got %g", in.Seconds)
 			}
 			err = g.withSession(ctx, func(sess *Session) error {
-				rows, err := sess.Query(ctx, sqlReport, in.Seconds, sc.Email)
-				if err != nil {
-					return err
-				}
 				var slept any
-				_, err = scanOne(rows, &slept, &out.Invocations)
+				_, err := sess.QueryRow(ctx, sqlReport, []any{in.Seconds, sc.Email}, &slept, &out.Invocations)
 				return err
 			})
 			if err != nil {

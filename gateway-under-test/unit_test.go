@@ -1,8 +1,14 @@
 package gateway
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -125,6 +131,7 @@ func TestConfigValidation(t *testing.T) {
 		{"busy polling", func(c *Config) { c.PollInterval = time.Millisecond }, "poll interval"},
 		{"tiny body limit", func(c *Config) { c.MaxBodyBytes = 10 }, "max body"},
 		{"negative run delay", func(c *Config) { c.RunDelay = -time.Second }, "negative"},
+		{"upstream URL without a scheme", func(c *Config) { c.UpstreamURL = "127.0.0.1:8090" }, "upstream URL"},
 	} {
 		c := base
 		tc.mutate(&c)
@@ -132,5 +139,75 @@ func TestConfigValidation(t *testing.T) {
 		if (tc.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.err)) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.err)
 		}
+	}
+}
+
+func TestUpstreamCallURL(t *testing.T) {
+	for _, tc := range []struct{ base, want string }{
+		{"", ""},
+		{"http://127.0.0.1:8090", "http://127.0.0.1:8090/call"},
+		{"http://127.0.0.1:8090/", "http://127.0.0.1:8090/call"},
+		{"https://up.example/v1", "https://up.example/v1/call"},
+	} {
+		u, err := upstreamCallURL(tc.base)
+		if err != nil || (u == nil) != (tc.want == "") || (u != nil && u.String() != tc.want) {
+			t.Errorf("upstreamCallURL(%q) = %v, %v; want %q", tc.base, u, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"127.0.0.1:8090", "ftp://h/x", "http://", "http://user:s3cret@h:bad/"} {
+		if _, err := upstreamCallURL(bad); err == nil || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("upstreamCallURL(%q) = %v, want an error naming no part of the URL", bad, err)
+		}
+	}
+}
+
+// TestStartErrorsHideTheDSNPassword: a DSN that does not parse and one
+// that reaches no server fail Start with errors (which leakbench prints)
+// that do not contain the password.
+func TestStartErrorsHideTheDSNPassword(t *testing.T) {
+	const pw = "s3cret-pw"
+	for _, tc := range []struct{ dsn, want string }{
+		{"postgres://app:" + pw + "@127.0.0.1:notaport/app", "parse database DSN"},
+		{"host=127.0.0.1 port=1 user=app password=" + pw + " dbname=app connect_timeout=2", "reach the database"},
+		{"postgres://app:" + pw + "@127.0.0.1:1/app?connect_timeout=2", "reach the database"},
+	} {
+		gw, err := Start(context.Background(), Config{DSN: tc.dsn, Listen: "127.0.0.1:0"})
+		if err == nil {
+			gw.Close(context.Background())
+			t.Fatalf("Start with %s succeeded", tc.dsn)
+		}
+		if !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), pw) {
+			t.Errorf("Start error %q; want %q, without the password", err, tc.want)
+		}
+	}
+}
+
+// TestDBUnavailable: 503 with Retry-After; the answer (sent before the
+// caller is authenticated) names pool exhaustion but no database detail;
+// a cancelled request gets no answer written.
+func TestDBUnavailable(t *testing.T) {
+	var logs bytes.Buffer
+	g := &Gateway{log: slog.New(slog.NewTextHandler(&logs, nil))}
+	connErr := errors.New("failed to connect to `user=app database=app`: 127.0.0.1:6432: refused")
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("acquire database connection: %w", connErr), "database unavailable\n"},
+		{ErrPoolTimeout, "database unavailable: " + ErrPoolTimeout.Error() + "\n"},
+	} {
+		w := httptest.NewRecorder()
+		g.dbUnavailable(w, tc.err)
+		if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") == "" || w.Body.String() != tc.want {
+			t.Errorf("%v: %d %q Retry-After %q; want 503 %q", tc.err, w.Code, w.Body, w.Header().Get("Retry-After"), tc.want)
+		}
+	}
+	if !strings.Contains(logs.String(), "user=app") {
+		t.Errorf("the log lacks the cause: %s", logs.String())
+	}
+	w := httptest.NewRecorder()
+	g.dbUnavailable(w, fmt.Errorf("acquire: %w", context.Canceled))
+	if w.Body.Len() != 0 || w.Code != http.StatusOK {
+		t.Errorf("cancelled request answered %d %q", w.Code, w.Body)
 	}
 }

@@ -45,10 +45,6 @@ func upstreamCalls(t *testing.T, env *fixtures.Env, latencyMS int) (failed int, 
 	return failed, errs
 }
 
-// minSignatureSpan is the shortest idle-in-transaction span counted as a
-// held session in these tests.
-const minSignatureSpan = 500 * time.Millisecond
-
 // upstreamLoad runs both halves of the held-across-upstream load: calls
 // whose upstream answers within the idle-in-transaction timeout, then calls
 // whose upstream is slower than it.
@@ -59,9 +55,6 @@ func upstreamLoad(t *testing.T, variant string) (env *fixtures.Env, fast, slow [
 		t.Errorf("%d calls with a %d ms upstream failed: %v", failed, upstreamFast, errs)
 	}
 	time.Sleep(300 * time.Millisecond) // let the sampler see the episodes end
-	// Spans under half a second are not the signature (that is the
-	// upstream's 1 s or more); on a loaded 2-core machine a healthy
-	// BEGIN→query gap can reach a few hundred ms.
 	fast = s.Episodes(minSignatureSpan)
 	mark := time.Now()
 	slowFailed, slowErrs = upstreamCalls(t, env, upstreamSlow)

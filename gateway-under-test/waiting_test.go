@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/fixtures"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // waitingResult is what the waiters saw and /metrics said.
@@ -20,9 +21,12 @@ type waitingResult struct {
 }
 
 const (
-	waitPool     = 4
-	waitClients  = 6
-	waitRunDelay = 2 * time.Second
+	waitPool    = 4
+	waitClients = 6
+	// waitRunDelay must outlast the setup between the first start_run and
+	// the last waiter's first poll, or the runs are done before the
+	// waiters hold anything: 3 s leaves room on a loaded 2-core machine.
+	waitRunDelay = 3 * time.Second
 )
 
 // waitingLoad is the load of both held-while-waiting tests: more clients
@@ -33,9 +37,16 @@ func waitingLoad(t *testing.T, variant string) (*fixtures.Env, *sampler, waiting
 		RunDelay: waitRunDelay, GatewayPoolTimeout: 2 * time.Second, IdleInTxTimeout: 5 * time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	// Everything slow is done before the first run starts: the sessions,
+	// the sampler. The runs then start back to back, the waits right after.
+	sessions := make([]*mcp.ClientSession, waitClients)
+	for i := range sessions {
+		sessions[i] = connect(t, ctx, env.GatewayURL, env.Tokens[i])
+	}
+	s := startSampler(t, env, 100*time.Millisecond)
+	firstRun := time.Now()
 	css := make([]func() (string, bool, error), waitClients)
-	for i := range waitClients {
-		cs := connect(t, ctx, env.GatewayURL, env.Tokens[i])
+	for i, cs := range sessions {
 		res, err := callTool(ctx, cs, "start_run", map[string]any{"name": "wait test"})
 		if err != nil || res.IsError {
 			t.Fatalf("start_run: %v %s", err, resultText(res))
@@ -52,7 +63,6 @@ func waitingLoad(t *testing.T, variant string) (*fixtures.Env, *sampler, waiting
 			return res.StructuredContent.(map[string]any)["status"].(string), false, nil
 		}
 	}
-	s := startSampler(t, env, 100*time.Millisecond)
 
 	var r waitingResult
 	var mu sync.Mutex
@@ -72,6 +82,7 @@ func waitingLoad(t *testing.T, variant string) (*fixtures.Env, *sampler, waiting
 			time.Sleep(100 * time.Millisecond)
 		}
 	}()
+	t.Logf("runs started in %s of the %s run delay", time.Since(firstRun).Round(time.Millisecond), waitRunDelay)
 	for i, wait := range css {
 		// Staggered a little, as real clients are: simultaneous polls
 		// would make even the fixed variant fill the pool for an instant.
@@ -132,7 +143,7 @@ func TestHeldWhileWaitingExhaustsPool(t *testing.T) {
 			t.Errorf("wait failed for another reason than the exhausted pool: %s", e)
 		}
 	}
-	if long := s.Episodes(200 * time.Millisecond); len(long) != 0 {
+	if long := s.Episodes(minSignatureSpan); len(long) != 0 {
 		t.Errorf("held-while-waiting left sessions idle in transaction (it holds them idle, not in a transaction): %+v", long)
 	}
 	if got := r.metrics["mcp_gateway_db_pool_unclosed_sessions"]; got != 0 {
@@ -157,7 +168,7 @@ func TestFixedWaitsWithoutHolding(t *testing.T) {
 	if got := r.metrics["mcp_gateway_db_pool_acquire_timeouts_total"]; got != 0 {
 		t.Errorf("acquire timeouts = %g, want 0", got)
 	}
-	if long := s.Episodes(200 * time.Millisecond); len(long) != 0 {
+	if long := s.Episodes(minSignatureSpan); len(long) != 0 {
 		t.Errorf("fixed variant held sessions idle in transaction: %+v", long)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"strconv"
 	"time"
@@ -122,12 +123,12 @@ func (e *envFlags) Err() error {
 func cmdGateway(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
 	e := &envFlags{fs: fs}
-	dsn := e.String("dsn", "LEAKBENCH_GATEWAY_DSN", "", "PostgreSQL DSN of the application database, normally through PgBouncer; required")
-	variant := e.String("variant", "LEAKBENCH_GATEWAY_VARIANT", string(gateway.VariantFixed), "variant(s), comma-separated; known: "+gateway.VariantNames())
+	dsn := e.String("dsn", "LEAKBENCH_GATEWAY_DSN", "", "PostgreSQL DSN of the application database, normally through PgBouncer; required. Prefer the environment variable for a DSN with a password: command lines show in ps")
+	variant := e.String("variant", "LEAKBENCH_GATEWAY_VARIANT", string(gateway.VariantFixed), "variant, or several leak variants comma-separated; known: "+gateway.VariantNames())
 	listen := e.String("listen", "LEAKBENCH_GATEWAY_LISTEN", gateway.DefaultListen, "address to serve on")
 	poolSize := e.Int("pool-size", "LEAKBENCH_GATEWAY_POOL_SIZE", gateway.DefaultPoolSize, "size of the gateway's own connection pool")
-	poolTimeout := e.Duration("pool-timeout", "LEAKBENCH_GATEWAY_POOL_TIMEOUT", gateway.DefaultPoolTimeout, "how long a request waits for a pooled connection before it fails with 503")
-	upstreamURL := e.String("upstream-url", "LEAKBENCH_GATEWAY_UPSTREAM_URL", "", "base URL of the upstream service call_upstream calls (see 'leakbench upstream')")
+	poolTimeout := e.Duration("pool-timeout", "LEAKBENCH_GATEWAY_POOL_TIMEOUT", gateway.DefaultPoolTimeout, "how long a request waits for a pooled connection before it fails (503 during token scoping, a tool error inside a tool)")
+	upstreamURL := e.String("upstream-url", "LEAKBENCH_GATEWAY_UPSTREAM_URL", "", "http(s) base URL of the upstream service call_upstream calls (see 'leakbench upstream'); empty: call_upstream fails")
 	upstreamTimeout := e.Duration("upstream-timeout", "LEAKBENCH_GATEWAY_UPSTREAM_TIMEOUT", gateway.DefaultUpstreamTimeout, "how long one upstream call may take")
 	runDelay := e.Duration("run-delay", "LEAKBENCH_GATEWAY_RUN_DELAY", gateway.DefaultRunDelay, "how long after start_run a run is done")
 	pollInterval := e.Duration("poll-interval", "LEAKBENCH_GATEWAY_POLL_INTERVAL", gateway.DefaultPollInterval, "how often wait_for_run checks its run")
@@ -145,9 +146,18 @@ from the api_tokens table) and its Prometheus metrics at http://ADDR/metrics.
 The database must hold leakbench's schema (fixtures/schema.sql). Every flag can
 also be set with the environment variable named in its help.
 
-Variants: fixed (default) releases every connection before any network I/O or
-sleep; commit-in-finally (ContextForge #1885), held-while-waiting (wait_for_run
-holds the auth connection) and held-across-upstream (ContextForge #2518) leak.
+Variants (--variant; the leak variants combine, comma-separated, but not with fixed):
+  fixed                 releases every connection before any network I/O or sleep,
+                        on every failure path (the default)
+  commit-in-finally     ContextForge #1885 / PR #1886: a request whose client gives up
+                        leaves its token-scoping session idle in transaction until
+                        PostgreSQL's idle_in_transaction_session_timeout kills it
+  held-while-waiting    wait_for_run keeps the request's authentication connection
+                        while it polls (up to 30 s): the pool runs dry
+  held-across-upstream  ContextForge #2518 / #2323: call_upstream keeps a transaction
+                        open while the upstream answers
+
+Logs go to stderr; SIGINT or SIGTERM stops the gateway.
 
 `)
 		fs.PrintDefaults()
@@ -174,12 +184,20 @@ holds the auth connection) and held-across-upstream (ContextForge #2518) leak.
 		return fmt.Errorf("start gateway: %w", err)
 	}
 	log.Info("gateway serving", "mcp", gw.URL(), "metrics", gw.MetricsURL(), "variant", gw.Variants().String(),
-		"stateless", *stateless, "json_response", *jsonResp, "upstream", *upstreamURL)
+		"stateless", *stateless, "json_response", *jsonResp, "upstream", redactURL(*upstreamURL))
 	select {
 	case <-ctx.Done():
 	case <-waitChan(gw.Wait):
 	}
 	return gw.Close(context.Background())
+}
+
+// redactURL hides a password in a URL that is logged.
+func redactURL(s string) string {
+	if u, err := url.Parse(s); err == nil {
+		return u.Redacted()
+	}
+	return s
 }
 
 func waitChan(f func() error) <-chan error {
