@@ -9,8 +9,8 @@ import "strings"
 // as arrays, so that everything comes in one row and only what is needed
 // crosses the wire — the rows episode tracking needs: the backends idle in
 // transaction (either state) and those whose episodes are open ($2,
-// whatever their state now), with backend_start, state_change and last
-// query. When $3 is true it also reads pg_stat_database (the Poller asks
+// whatever their state now), with what episodes keep: backend_start,
+// state_change, last query, application name and client address. When $3 is true it also reads pg_stat_database (the Poller asks
 // once a second: PostgreSQL publishes those counters about that often).
 // It runs in autocommit: inside a longer transaction the snapshot would
 // stay frozen at its first read.
@@ -30,10 +30,10 @@ const activitySQL = `SELECT s.*, d.xact_commit, d.xact_rollback, {{dbcols}} FROM
     count(*) FILTER (WHERE a.state = 'idle in transaction'),
     count(*) FILTER (WHERE a.state = 'idle in transaction (aborted)'),
     array_agg(a.pid) FILTER (WHERE a.w), array_agg(a.backend_start) FILTER (WHERE a.w),
-    array_agg(a.xact_start) FILTER (WHERE a.w), array_agg(a.state_change) FILTER (WHERE a.w),
+    array_agg(a.state_change) FILTER (WHERE a.w),
     array_agg(coalesce(a.state, '')) FILTER (WHERE a.w), array_agg(coalesce(a.query, '')) FILTER (WHERE a.w),
     array_agg(coalesce(a.application_name, '')) FILTER (WHERE a.w),
-    array_agg(coalesce(host(a.client_addr), '')) FILTER (WHERE a.w), array_agg(coalesce(a.client_port, 0)) FILTER (WHERE a.w)
+    array_agg(coalesce(host(a.client_addr), '')) FILTER (WHERE a.w)
   FROM (
     SELECT a.*, (a.state LIKE 'idle in transaction%' OR a.pid = ANY($2::int4[])) AS w
     FROM pg_stat_get_activity(NULL) AS a

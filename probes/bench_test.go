@@ -28,7 +28,9 @@ import (
 //     process, and what it added to PostgreSQL's.
 //
 // Run it alone: go test ./probes -run '^$' -bench BenchmarkSample -benchtime 2000x
-// (cpu-at-100ms ignores -benchtime: its ns/op means nothing).
+// (cpu-at-100ms ignores -benchtime: its ns/op means nothing). One size
+// only: -bench 'BenchmarkSample/max_connections=100$/' (without the $,
+// max_connections=100 matches 1000 too).
 func BenchmarkSample(b *testing.B) {
 	for _, maxConns := range []int{100, 1000} {
 		b.Run(fmt.Sprintf("max_connections=%d", maxConns), func(b *testing.B) {

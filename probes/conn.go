@@ -40,7 +40,7 @@ type link struct {
 func newLink(what, dsn string, minWait time.Duration) (*link, error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s DSN is not a valid connection string or URL (details withheld: they could contain its password)", ErrConfig, what)
+		return nil, fmt.Errorf("%w: %s DSN is not a valid connection string or URL: want postgres://user:password@host:port/database or host=… port=… user=… dbname=… (details withheld: they could contain its password)", ErrConfig, what)
 	}
 	if cfg.ConnectTimeout == 0 || cfg.ConnectTimeout > connectTimeout {
 		cfg.ConnectTimeout = connectTimeout

@@ -96,6 +96,10 @@ type openEpisode struct {
 	ep          Episode
 	lastSeen    time.Time // server time of the last sample that saw it
 	fingerprint string    // of ep.Query, computed when first asked for
+	// lookedUp: PgBouncer's servers were read for it. A backend behind
+	// PgBouncer is among them from its connection on, so one that was not
+	// is not behind it and is not asked for again.
+	lookedUp bool
 }
 
 // tracker turns successive samples of pg_stat_activity into episodes. It
@@ -104,17 +108,19 @@ type openEpisode struct {
 type tracker struct {
 	timeout time.Duration // idle_in_transaction_session_timeout; 0 = off
 	open    map[backendKey]*openEpisode
+	seen    map[backendKey]bool // observe's, kept between samples
 }
 
 func newTracker(timeout time.Duration) *tracker {
-	return &tracker{timeout: timeout, open: make(map[backendKey]*openEpisode)}
+	return &tracker{timeout: timeout, open: make(map[backendKey]*openEpisode), seen: make(map[backendKey]bool)}
 }
 
 // observe takes the rows of a sample read at now and returns the episodes
 // that ended since the previous one.
 func (t *tracker) observe(now time.Time, rows []backendRow) []Episode {
 	var done []Episode
-	seen := make(map[backendKey]bool, len(t.open))
+	seen := t.seen
+	clear(seen)
 	for i := range rows {
 		r := &rows[i]
 		k := backendKey{r.PID, r.BackendStart}
@@ -182,23 +188,26 @@ func (t *tracker) tracked(buf []int32) []int32 {
 }
 
 // unlinked returns the pids of open episodes at least age old at now that
-// have no PgBouncer link yet.
+// PgBouncer has not been asked about yet.
 func (t *tracker) unlinked(now time.Time, age time.Duration) []int32 {
 	var pids []int32
 	for k, o := range t.open {
-		if o.ep.PgBouncer == nil && now.Sub(o.ep.Start) >= age {
+		if !o.lookedUp && now.Sub(o.ep.Start) >= age {
 			pids = append(pids, k.pid)
 		}
 	}
 	return pids
 }
 
-// link attaches PgBouncer links, by backend pid, to the open episodes.
-func (t *tracker) link(links map[int32]*BouncerLink) {
+// link attaches PgBouncer links, by backend pid, to the open episodes of
+// the pids asked for, and marks those looked up, linked or not.
+func (t *tracker) link(asked []int32, links map[int32]*BouncerLink) {
 	for k, o := range t.open {
-		if l := links[k.pid]; l != nil && o.ep.PgBouncer == nil {
-			o.ep.PgBouncer = l
+		if o.lookedUp || !slices.Contains(asked, k.pid) {
+			continue
 		}
+		o.lookedUp = true
+		o.ep.PgBouncer = links[k.pid]
 	}
 }
 

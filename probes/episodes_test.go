@@ -2,6 +2,7 @@ package probes
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 )
@@ -211,15 +212,42 @@ func TestMeasure(t *testing.T) {
 		row(1, 0, stateIdleInTx, 1.0),
 		row(2, 0, stateIdleInTxAborted, 2.5),
 		row(3, 0, stateActive, 2.9),
-		row(4, 0, stateIdle, 0),
 		row(5, 0, "fastpath function call", 2.9),
 	}
-	rows[0].XactStart = at(0.5)
-	rows[2].XactStart = at(2.9)
-	var s Sample
-	measure(&s, at(3), rows, time.Second)
 	want := StateCounts{Active: 1, Idle: 1, IdleInTx: 1, IdleInTxAborted: 1, Other: 1}
+	var s Sample
+	measure(&s, activity{now: at(3), states: want, oldestXact: at(0.5), rows: rows}, time.Second)
 	if s.States != want || s.StuckIdleInTx != 1 || s.OldestIdleInTxSeconds != 2 || s.OldestXactSeconds != 2.5 || !s.Time.Equal(at(3)) {
 		t.Errorf("got %+v, want states %+v, 1 stuck, oldest idle in tx 2 s, oldest xact 2.5 s", s, want)
+	}
+	// No open transaction: no age.
+	s = Sample{}
+	measure(&s, activity{now: at(3)}, time.Second)
+	if s.OldestXactSeconds != 0 || s.OldestIdleInTxSeconds != 0 || s.StuckIdleInTx != 0 {
+		t.Errorf("nothing open: got %+v, want zero ages", s)
+	}
+}
+
+// TestTrackerLinks: an episode is looked up in PgBouncer once it is old
+// enough; found or not, it is not asked for again, and a read that failed
+// (no link call) leaves it to the next one.
+func TestTrackerLinks(t *testing.T) {
+	tr := newTracker(0)
+	tr.observe(at(0.1), []backendRow{row(1, 0, stateIdleInTx, 0.05), row(2, 0, stateIdleInTx, 0.05), row(3, 0, stateIdleInTx, 0.09)})
+	if got := tr.unlinked(at(0.1), 40*time.Millisecond); len(got) != 2 || !slices.Contains(got, 1) || !slices.Contains(got, 2) {
+		t.Fatalf("unlinked %v, want 1 and 2 (3 is too young)", got)
+	}
+	// The read failed: no link call; asked again.
+	if got := tr.unlinked(at(0.1), 40*time.Millisecond); len(got) != 2 {
+		t.Fatalf("after a failed read: unlinked %v, want 1 and 2 again", got)
+	}
+	l := &BouncerLink{User: "app", ServerLocalPort: 4000}
+	tr.link([]int32{1, 2}, map[int32]*BouncerLink{1: l})
+	if got := tr.unlinked(at(0.2), 40*time.Millisecond); !slices.Equal(got, []int32{3}) {
+		t.Errorf("after the lookup: unlinked %v, want only 3 (2 is not behind PgBouncer)", got)
+	}
+	eps := tr.observe(at(0.3), nil)
+	if len(eps) != 3 || eps[0].PgBouncer != l || eps[1].PgBouncer != nil || eps[2].PgBouncer != nil {
+		t.Errorf("episodes %+v: want 1 linked, 2 and 3 not", eps)
 	}
 }

@@ -1,7 +1,6 @@
 package probes
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -96,12 +95,4 @@ func FuzzFingerprint(f *testing.F) {
 		f.Add(c.in)
 	}
 	f.Fuzz(checkFingerprint)
-}
-
-func ExampleFingerprint() {
-	fmt.Println(Fingerprint("SELECT 1 FROM email_team_members\n  WHERE user_email = 'alice@example.com' AND team_id IN (3, 4, 5)"))
-	fmt.Println(Fingerprint("UPDATE api_tokens SET last_used_at = now() WHERE id = $1 /* route=/mcp */"))
-	// Output:
-	// SELECT ? FROM email_team_members WHERE user_email = ? AND team_id IN (?)
-	// UPDATE api_tokens SET last_used_at = now() WHERE id = $1
 }

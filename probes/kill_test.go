@@ -80,8 +80,10 @@ func testKilledRun(t *testing.T, ctx context.Context, env *fixtures.Env, observe
 
 	samples := readJSONL[Sample](t, filepath.Join(dir, SamplesFile))
 	eps := readJSONL[Episode](t, filepath.Join(dir, EpisodesFile))
-	if len(samples) < 15 {
-		t.Fatalf("%d samples before the kill; want ≥ 15", len(samples))
+	// About 16 ticks at 100 ms; a busy machine may make a few samples
+	// slow enough to skip ticks.
+	if len(samples) < 8 {
+		t.Fatalf("%d samples before the kill; want ≥ 8", len(samples))
 	}
 	if last := samples[len(samples)-1].Time; killedAt.Sub(last) > time.Second {
 		t.Errorf("last sample at %s, killed at %s: more than a second lost", last, killedAt)

@@ -20,6 +20,7 @@ type probeMetrics struct {
 	gaps           prometheus.Counter
 	sampleDuration prometheus.Histogram
 	backends       *prometheus.GaugeVec
+	byState        [5]prometheus.Gauge // backends' children, in StateCounts' order
 	stuck          prometheus.Gauge
 	oldest         prometheus.Gauge
 	episodes       *prometheus.CounterVec
@@ -65,6 +66,9 @@ func newProbeMetrics() *probeMetrics {
 	}
 	m.reg.MustRegister(m.samples, m.gaps, m.sampleDuration, m.backends, m.stuck, m.oldest, m.episodes, m.release,
 		m.clWaiting, m.maxWait, m.appAcquired, m.appMax)
+	for i, state := range []string{stateActive, stateIdle, stateIdleInTx, stateIdleInTxAborted, "other"} {
+		m.byState[i] = m.backends.WithLabelValues(state)
+	}
 	for _, r := range []string{EndReleased, EndTimeout, EndTerminated, EndOpenAtEnd} {
 		m.episodes.WithLabelValues(r) // export zeros from the start
 	}
@@ -77,11 +81,10 @@ func (m *probeMetrics) sample(s *Sample) {
 	if s.Gap {
 		m.gaps.Inc()
 	} else {
-		m.backends.WithLabelValues(stateActive).Set(float64(s.States.Active))
-		m.backends.WithLabelValues(stateIdle).Set(float64(s.States.Idle))
-		m.backends.WithLabelValues(stateIdleInTx).Set(float64(s.States.IdleInTx))
-		m.backends.WithLabelValues(stateIdleInTxAborted).Set(float64(s.States.IdleInTxAborted))
-		m.backends.WithLabelValues("other").Set(float64(s.States.Other))
+		c := s.States
+		for i, n := range [5]int{c.Active, c.Idle, c.IdleInTx, c.IdleInTxAborted, c.Other} {
+			m.byState[i].Set(float64(n))
+		}
 		m.stuck.Set(float64(s.StuckIdleInTx))
 		m.oldest.Set(s.OldestIdleInTxSeconds)
 	}

@@ -2,6 +2,7 @@ package probes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // The admin console commands read. The console speaks only the simple
@@ -79,7 +81,7 @@ func (t *table) int(row []string, name string) (int64, bool, error) {
 func (p *poolSampler) show(ctx context.Context, conn *pgx.Conn, cmd string) (*table, error) {
 	rows, err := conn.Query(ctx, cmd)
 	if err != nil {
-		return nil, p.link.failed(fmt.Errorf("%s: %w", cmd, err))
+		return nil, p.failed(cmd, err)
 	}
 	defer rows.Close()
 	t := &table{col: make(map[string]int)}
@@ -95,9 +97,19 @@ func (p *poolSampler) show(ctx context.Context, conn *pgx.Conn, cmd string) (*ta
 		t.rows = append(t.rows, row)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, p.link.failed(fmt.Errorf("%s: %w", cmd, err))
+		return nil, p.failed(cmd, err)
 	}
 	return t, nil
+}
+
+// failed is link.failed for a SHOW command, with what to do when the DSN
+// does not reach the admin console.
+func (p *poolSampler) failed(cmd string, err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "42704" { // PostgreSQL's "unrecognized configuration parameter"
+		err = &hintedError{err: err, hint: `the PgBouncer DSN reaches PostgreSQL (directly or through a pooled database), not PgBouncer's admin console: use PgBouncer's port and the database "pgbouncer"`}
+	}
+	return p.link.failed(fmt.Errorf("%s: %w", cmd, err))
 }
 
 // read returns the pools of the watched database and, for the backend

@@ -12,7 +12,7 @@ import (
 	"github.com/leakbench/leakbench/internal/redact"
 )
 
-// sampleTimeout bounds one tick's reads, past the server's own
+// sampleTimeout bounds a tick's read of one source, past the server's own
 // statement_timeout so that it normally fires first.
 const sampleTimeout = statementTimeout + time.Second
 
@@ -205,14 +205,19 @@ func (p *Poller) Stop() (*Summary, error) {
 	return p.summary, p.stopErr
 }
 
-// run samples at once and then on every tick until ctx ends. A time.Ticker
-// drops ticks a slow sample misses, so samples never queue up.
+// run samples at once and then every interval until ctx ends.
 func (p *Poller) run(ctx context.Context) {
 	defer close(p.done)
-	ticker := time.NewTicker(p.cfg.Interval)
+	every(ctx, p.cfg.Interval, p.sampleOnce)
+}
+
+// every calls f at once and then on every tick until ctx ends. A
+// time.Ticker drops the ticks a slow call misses, so calls never queue up.
+func every(ctx context.Context, interval time.Duration, f func(context.Context)) {
+	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
 	for {
-		p.sampleOnce(ctx)
+		f(ctx)
 		select {
 		case <-ctx.Done():
 			return
@@ -223,19 +228,20 @@ func (p *Poller) run(ctx context.Context) {
 
 // sampleOnce takes one sample from every source. A failed read makes the
 // sample carry an Error (a gap when PostgreSQL failed), never a stop. A
-// sample cut short by Stop is dropped.
+// sample cut short by Stop is dropped. Each source has sampleTimeout of
+// its own: a stalled PostgreSQL does not fail the PgBouncer read after it.
 func (p *Poller) sampleOnce(ctx context.Context) {
 	began := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, sampleTimeout)
-	defer cancel()
 	var s Sample
 	if !p.prevStart.IsZero() {
 		s.SkippedTicks = max(int(math.Round(float64(began.Sub(p.prevStart))/float64(p.cfg.Interval)))-1, 0)
 	}
 	p.prevStart = began
 	var errs []string
-	a, err := p.pg.read(ctx, p.tracked)
-	if errors.Is(ctx.Err(), context.Canceled) {
+	readCtx, cancel := context.WithTimeout(ctx, sampleTimeout)
+	a, err := p.pg.read(readCtx, p.tracked)
+	cancel()
+	if ctx.Err() != nil {
 		return
 	}
 	p.warn.report("postgres", err, began)
@@ -243,11 +249,7 @@ func (p *Poller) sampleOnce(ctx context.Context) {
 		s.Time, s.Gap = began.UTC(), true
 		errs = append(errs, err.Error())
 	} else {
-		s.Time, s.States, s.Database = a.now, a.states, a.db
-		if !a.oldestXact.IsZero() {
-			s.OldestXactSeconds = max(a.now.Sub(a.oldestXact).Seconds(), 0)
-		}
-		measureIdleInTx(&s, a.now, a.rows, p.cfg.StuckAfter)
+		measure(&s, a, p.cfg.StuckAfter)
 		for _, e := range p.track.observe(a.now, a.rows) {
 			p.episode(e)
 		}
@@ -261,8 +263,10 @@ func (p *Poller) sampleOnce(ctx context.Context) {
 			// episode counts as stuck, even if it ends soon after.
 			want = p.track.unlinked(a.now, p.cfg.StuckAfter/2)
 		}
-		pools, links, berr := p.bouncer.read(ctx, want)
-		if errors.Is(ctx.Err(), context.Canceled) {
+		readCtx, cancel := context.WithTimeout(ctx, sampleTimeout)
+		pools, links, berr := p.bouncer.read(readCtx, want)
+		cancel()
+		if ctx.Err() != nil {
 			return
 		}
 		p.warn.report("pgbouncer", berr, began)
@@ -270,13 +274,15 @@ func (p *Poller) sampleOnce(ctx context.Context) {
 			errs = append(errs, berr.Error())
 		} else {
 			s.PgBouncer = &pools
-			p.track.link(links)
+			p.track.link(want, links)
 		}
 	}
 	if p.scraper != nil {
 		s.AppPool = p.scraper.take()
 	}
-	s.Error = redact.String(strings.Join(errs, "; "))
+	if len(errs) > 0 {
+		s.Error = redact.String(strings.Join(errs, "; "))
+	}
 	s.TookSeconds = time.Since(began).Seconds()
 	p.sum.addSample(s)
 	p.metrics.sample(&s)

@@ -11,6 +11,7 @@ import (
 
 const (
 	currentDatabaseSQL = `SELECT current_database()`
+	databaseExistsSQL  = `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`
 	versionSQL         = `SELECT current_setting('server_version_num')::int`
 
 	// timeoutSQL reads the timeout as it applies to the probe's session:
@@ -107,6 +108,15 @@ func (s *pgSampler) setup(ctx context.Context, db string) (timeout time.Duration
 		if err := conn.QueryRow(ctx, currentDatabaseSQL).Scan(&db); err != nil {
 			return 0, s.link.failed(fmt.Errorf("read current database: %w", err))
 		}
+	} else {
+		// A misspelt name would read as a database nobody uses.
+		var exists bool
+		if err := conn.QueryRow(ctx, databaseExistsSQL, db).Scan(&exists); err != nil {
+			return 0, s.link.failed(fmt.Errorf("look up database %q: %w", db, err))
+		}
+		if !exists {
+			return 0, fmt.Errorf("%w: database %q does not exist on this server: name one that does (or leave it out to watch the DSN's)", ErrConfig, db)
+		}
 	}
 	s.db = db
 	var version int
@@ -140,14 +150,14 @@ func (s *pgSampler) read(ctx context.Context, tracked []int32) (activity, error)
 	}
 	defer rows.Close()
 	var (
-		total, active, idle, iit, iita        int64
-		oldestXact                            pgtype.Timestamptz
-		commit, rollback                      pgtype.Int8
-		idleInTxMs                            pgtype.Float8
-		fatal, killed, abandoned              pgtype.Int8
-		pids, ports                           []int32
-		backendStarts, xactStarts, stateChngs []pgtype.Timestamptz
-		states, queries, apps, addrs          []string
+		total, active, idle, iit, iita int64
+		oldestXact                     pgtype.Timestamptz
+		commit, rollback               pgtype.Int8
+		idleInTxMs                     pgtype.Float8
+		fatal, killed, abandoned       pgtype.Int8
+		pids                           []int32
+		backendStarts, stateChanges    []pgtype.Timestamptz
+		states, queries, apps, addrs   []string
 	)
 	if !rows.Next() {
 		if err := rows.Err(); err != nil {
@@ -156,7 +166,7 @@ func (s *pgSampler) read(ctx context.Context, tracked []int32) (activity, error)
 		return a, s.link.failed(fmt.Errorf("activity query returned no rows"))
 	}
 	err = rows.Scan(&a.now, &oldestXact, &total, &active, &idle, &iit, &iita,
-		&pids, &backendStarts, &xactStarts, &stateChngs, &states, &queries, &apps, &addrs, &ports,
+		&pids, &backendStarts, &stateChanges, &states, &queries, &apps, &addrs,
 		&commit, &rollback, &idleInTxMs, &fatal, &killed, &abandoned)
 	if err != nil {
 		return a, s.link.failed(fmt.Errorf("read activity: %w", err))
@@ -165,16 +175,15 @@ func (s *pgSampler) read(ctx context.Context, tracked []int32) (activity, error)
 	if err := rows.Err(); err != nil {
 		return a, s.link.failed(err)
 	}
-	for _, n := range []int{len(ports), len(backendStarts), len(xactStarts), len(stateChngs), len(states), len(queries), len(apps), len(addrs)} {
+	for _, n := range []int{len(backendStarts), len(stateChanges), len(states), len(queries), len(apps), len(addrs)} {
 		if n != len(pids) {
 			return a, fmt.Errorf("postgres: activity arrays of different lengths")
 		}
 	}
 	s.rows = s.rows[:0]
 	for i, pid := range pids {
-		r := backendRow{PID: pid, BackendStart: utc(backendStarts[i]), XactStart: utc(xactStarts[i]), StateChange: utc(stateChngs[i]),
-			State: states[i], Query: queries[i], ApplicationName: apps[i], ClientAddr: addrs[i], ClientPort: ports[i]}
-		s.rows = append(s.rows, r)
+		s.rows = append(s.rows, backendRow{PID: pid, BackendStart: utc(backendStarts[i]), StateChange: utc(stateChanges[i]),
+			State: states[i], Query: queries[i], ApplicationName: apps[i], ClientAddr: addrs[i]})
 	}
 	a.now = a.now.UTC()
 	a.states = StateCounts{Active: int(active), Idle: int(idle), IdleInTx: int(iit), IdleInTxAborted: int(iita),

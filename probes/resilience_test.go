@@ -38,18 +38,25 @@ func testTerminated(t *testing.T, ctx context.Context, env *fixtures.Env, observ
 	if err != nil || killed != 1 {
 		t.Fatalf("terminate the probe's backend: %d terminated, %v", killed, err)
 	}
-	var failedAt time.Time
-	waitFor(t, 5*time.Second, "a gap followed by a good sample", func() bool {
-		s := p.Snapshot()
-		if s.Gap && failedAt.IsZero() {
-			failedAt = s.Time
-		}
-		return !s.Gap && !failedAt.IsZero() && s.Time.After(failedAt)
-	})
+	waitGapThenSample(t, p, 5*time.Second)
 	sum, err := p.Stop()
 	if err != nil || sum.GapSamples < 1 || sum.Samples <= sum.GapSamples || len(sum.Warnings) != 1 || sum.Warnings[0].Source != "postgres" {
 		t.Fatalf("after a reconnect: %d samples, %d gaps, warnings %+v, err %v", sum.Samples, sum.GapSamples, sum.Warnings, err)
 	}
+}
+
+// waitGapThenSample waits until the Poller has recorded a gap and then a
+// good sample after it.
+func waitGapThenSample(t *testing.T, p *Poller, d time.Duration) {
+	t.Helper()
+	var gapAt time.Time
+	waitFor(t, d, "a gap, then a good sample", func() bool {
+		s := p.Snapshot()
+		if s.Gap && gapAt.IsZero() {
+			gapAt = s.Time
+		}
+		return !gapAt.IsZero() && !s.Gap && s.Time.After(gapAt)
+	})
 }
 
 // faultyProxy forwards TCP to a server, and can delay its answers, drop
@@ -173,6 +180,11 @@ func testSlowReads(t *testing.T, ctx context.Context, env *fixtures.Env) {
 	if sum.SlowSamples == 0 || sum.SkippedTicks == 0 || sum.GapSamples == 0 || sum.MaxSampleSeconds < sampleTimeout.Seconds() {
 		t.Errorf("slow samples %d, skipped ticks %d, gaps %d, slowest %.2fs; want some of each, the slowest ≥ %s",
 			sum.SlowSamples, sum.SkippedTicks, sum.GapSamples, sum.MaxSampleSeconds, sampleTimeout)
+	}
+	for _, w := range sum.Warnings {
+		if w.Source != "postgres" {
+			t.Errorf("warning %+v: PgBouncer, which stayed fast, failed too", w)
+		}
 	}
 }
 
@@ -361,14 +373,7 @@ func testPostgresRestart(t *testing.T, ctx context.Context, env *fixtures.Env) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil { // a backend of our own, by pid
 		t.Skipf("cannot signal PostgreSQL's backend %d (not running as its user or root?): %v", pid, err)
 	}
-	var gapAt time.Time
-	waitFor(t, 30*time.Second, "a gap, then samples again", func() bool {
-		s := p.Snapshot()
-		if s.Gap && gapAt.IsZero() {
-			gapAt = s.Time
-		}
-		return !gapAt.IsZero() && !s.Gap && s.Time.After(gapAt)
-	})
+	waitGapThenSample(t, p, 30*time.Second)
 	sum, err := p.Stop()
 	if err != nil {
 		t.Fatal(err)

@@ -171,54 +171,28 @@ func isIdleInTx(state string) bool {
 type backendRow struct {
 	PID             int32
 	BackendStart    time.Time
-	XactStart       time.Time
 	StateChange     time.Time
 	State           string
 	Query           string
 	ApplicationName string
 	ClientAddr      string
-	ClientPort      int32
 }
 
-// measure fills the counts and ages of s from the rows read at now. The
-// PostgreSQL sampler counts states on the server and passes only the rows
-// it needs for episodes; measure counts whatever rows it is given, which
-// is what tests use.
-func measure(s *Sample, now time.Time, rows []backendRow, stuckAfter time.Duration) {
-	s.Time = now
-	for _, r := range rows {
-		countState(&s.States, r.State)
-		if !r.XactStart.IsZero() {
-			s.OldestXactSeconds = max(s.OldestXactSeconds, now.Sub(r.XactStart).Seconds())
-		}
+// measure fills s from a successful read of the server: its time, state
+// counts and pg_stat_database change as read, the oldest transaction's
+// age, and the idle-in-transaction ages from the rows.
+func measure(s *Sample, a activity, stuckAfter time.Duration) {
+	s.Time, s.States, s.Database = a.now, a.states, a.db
+	if !a.oldestXact.IsZero() {
+		s.OldestXactSeconds = max(a.now.Sub(a.oldestXact).Seconds(), 0)
 	}
-	measureIdleInTx(s, now, rows, stuckAfter)
-}
-
-// measureIdleInTx fills the idle-in-transaction ages of s.
-func measureIdleInTx(s *Sample, now time.Time, rows []backendRow, stuckAfter time.Duration) {
-	for _, r := range rows {
+	for _, r := range a.rows {
 		if isIdleInTx(r.State) && !r.StateChange.IsZero() {
-			age := now.Sub(r.StateChange)
+			age := a.now.Sub(r.StateChange)
 			s.OldestIdleInTxSeconds = max(s.OldestIdleInTxSeconds, age.Seconds())
 			if age >= stuckAfter {
 				s.StuckIdleInTx++
 			}
 		}
-	}
-}
-
-func countState(c *StateCounts, state string) {
-	switch state {
-	case stateActive:
-		c.Active++
-	case stateIdle:
-		c.Idle++
-	case stateIdleInTx:
-		c.IdleInTx++
-	case stateIdleInTxAborted:
-		c.IdleInTxAborted++
-	default:
-		c.Other++
 	}
 }

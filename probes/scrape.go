@@ -85,16 +85,7 @@ func newScraper(cfg Config, warn *warnings) (*scraper, error) {
 // run scrapes every target at once and then every interval until ctx ends.
 func (s *scraper) run(ctx context.Context) {
 	defer close(s.done)
-	ticker := time.NewTicker(s.interval)
-	defer ticker.Stop()
-	for {
-		s.round(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-		}
-	}
+	every(ctx, s.interval, s.round)
 }
 
 // round scrapes all targets concurrently and publishes their sum.

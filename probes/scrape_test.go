@@ -3,6 +3,7 @@ package probes
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -177,7 +178,7 @@ func TestScrapeConfig(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Start(context.Background(), c.cfg)
-			if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "hunter22") {
+			if err == nil || !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "hunter22") {
 				t.Errorf("error %v, want ErrConfig containing %q", err, c.want)
 			}
 		})

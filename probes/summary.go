@@ -151,6 +151,24 @@ func newSummarizer(interval, stuckAfter, timeout time.Duration) *summarizer {
 	}
 }
 
+// Summarize folds recorded samples and episodes (samples.jsonl and
+// episodes.jsonl) into the Summary a Poller configured with cfg would have
+// returned, Warnings aside (the files do not keep them): for a run whose
+// probe was killed before it wrote its own. timeout is the server's
+// idle_in_transaction_session_timeout, 0 when off.
+func Summarize(cfg Config, timeout time.Duration, samples []Sample, episodes []Episode) Summary {
+	cfg = cfg.withDefaults()
+	a := newSummarizer(cfg.Interval, cfg.StuckAfter, timeout)
+	a.scrapeInterval = cfg.ScrapeInterval
+	for _, s := range samples {
+		a.addSample(s)
+	}
+	for _, e := range episodes {
+		a.addEpisode(e)
+	}
+	return a.summary()
+}
+
 func (a *summarizer) addSample(s Sample) {
 	a.sum.Samples++
 	if s.Error != "" {

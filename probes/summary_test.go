@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -67,6 +68,38 @@ func TestSummarizer(t *testing.T) {
 	}
 }
 
+// TestSummarize: folding the files gives what the Poller's summarizer
+// gave while it ran.
+func TestSummarize(t *testing.T) {
+	samples := []Sample{
+		{Time: at(0), States: StateCounts{IdleInTx: 2}, StuckIdleInTx: 1, PgBouncer: &PoolSample{ClWaiting: 2, Exhausted: true, Xacts: 3}},
+		{Time: at(0.1), Gap: true, Error: "postgres: refused", Database: &DatabaseSample{XactCommit: 4, SessionsFatal: 1}},
+		{Time: at(1), AppPool: &AppPoolSample{Acquired: 5, Max: 5, AcquireWaitsTotal: 2}},
+		{Time: at(2), AppPool: &AppPoolSample{Acquired: 5, Max: 5, AcquireWaitsTotal: 6}},
+	}
+	episodes := []Episode{
+		{HoldSeconds: 3, Query: "SELECT 1", ApplicationName: "gw", EndReason: EndTimeout},
+		{HoldSeconds: 0.2, Query: "SELECT 2", EndReason: EndReleased},
+	}
+	a := newSummarizer(50*time.Millisecond, 2*time.Second, 3*time.Second)
+	a.scrapeInterval = 500 * time.Millisecond
+	for _, e := range episodes {
+		a.addEpisode(e)
+	}
+	for _, s := range samples {
+		a.addSample(s)
+	}
+	want := a.summary()
+	got := Summarize(Config{Interval: 50 * time.Millisecond, StuckAfter: 2 * time.Second, ScrapeInterval: 500 * time.Millisecond},
+		3*time.Second, samples, episodes)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Summarize:\n got %+v\nwant %+v", got, want)
+	}
+	if got.Episodes != 2 || got.StuckEpisodes != 1 || len(got.Culprits) != 1 || got.AppPoolSaturatedSeconds != 1 || got.AppPoolAcquireWaits != 4 {
+		t.Errorf("Summarize: %+v", got)
+	}
+}
+
 func TestSummarizerEmpty(t *testing.T) {
 	s := newSummarizer(time.Second, time.Second, 0).summary()
 	if s.Episodes != 0 || s.ReleaseP99Seconds != 0 || s.Culprits == nil {
@@ -105,8 +138,8 @@ func TestConfigValidate(t *testing.T) {
 func TestStartRejectsUnparsableDSN(t *testing.T) {
 	const secret = "hunter2-secret"
 	_, err := Start(t.Context(), Config{DSN: "postgres://u:" + secret + "@host:notaport/db"})
-	if err == nil || strings.Contains(err.Error(), secret) {
-		t.Errorf("error %v: want one that does not quote the password", err)
+	if err == nil || !errors.Is(err, ErrConfig) || strings.Contains(err.Error(), secret) {
+		t.Errorf("error %v: want ErrConfig, not quoting the password", err)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -22,10 +23,16 @@ import (
 // scrapeFlags collects repeated --scrape [MAPPING=]URL flags.
 type scrapeFlags []probes.ScrapeTarget
 
+// String masks the URLs' passwords (redact.String knows only DSNs).
 func (s *scrapeFlags) String() string {
 	var parts []string
 	for _, t := range *s {
-		parts = append(parts, redact.String(t.URL))
+		u, err := url.Parse(t.URL)
+		if err != nil {
+			parts = append(parts, redact.Mask)
+			continue
+		}
+		parts = append(parts, u.Redacted())
 	}
 	return strings.Join(parts, ",")
 }
@@ -91,6 +98,7 @@ cleanly on Ctrl-C or after --duration, leaving the samples, episodes and a summa
 	if err != nil {
 		return err
 	}
+	_, statErr := os.Stat(*out)
 	if err := runner.PrepareDir(*out, *force); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -100,6 +108,11 @@ cleanly on Ctrl-C or after --duration, leaving the samples, episodes and a summa
 		RunDir: *out, Scrape: scrapes, Mappings: mappings, MetricsAddr: *metricsAddr, OnWarning: view.warn,
 	})
 	if err != nil {
+		// Nothing was probed: leave no empty --out behind that looks like
+		// a result (only a directory this command created, and only empty).
+		if os.IsNotExist(statErr) {
+			_ = os.Remove(*out)
+		}
 		return err
 	}
 	cfg := p.Config()
