@@ -2,11 +2,12 @@ package reports
 
 import (
 	"fmt"
-	"github.com/leakbench/leakbench/probes"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/leakbench/leakbench/probes"
 )
 
 // Check is one verdict item; each becomes a JUnit test case later.

@@ -3,7 +3,8 @@ package reports
 import (
 	"cmp"
 	"fmt"
-	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -18,6 +19,16 @@ const MinExhaustedSeconds = 1.0
 
 // PoolState is the verdict on the connection pools — PgBouncer's and the
 // service's own — derived from the samples.
+//
+// The probe's summary has pool figures too (probe.pool_exhausted,
+// probe.app_pool_saturated_seconds), but they answer another question:
+// the probe adds up every sample with clients queued or the pool at its
+// max, so a run with many scattered one-sample blips — a busy, healthy
+// pool — adds up to seconds. The verdict is on the longest continuous
+// span (two samples or more) of cl_waiting > 0 or acquired >= max, which
+// only the time series gives; so the report derives its own, and the
+// probe's figures stay in summary.json as recorded (Compare's pinned-pool
+// check reads those).
 type PoolState struct {
 	// Exhausted: the service pool had every connection acquired, or
 	// PgBouncer had clients queued, continuously for at least
@@ -50,6 +61,21 @@ type PoolState struct {
 	// AppPoolUnclosedSessions: sessions the service opened and never
 	// closed, at the last sample.
 	AppPoolUnclosedSessions float64 `json:"app_pool_unclosed_sessions"`
+}
+
+// derivePool sets s.Pool from dir's samples.jsonl, as LoadRun does, so
+// that a summary written before the report is rendered already says
+// whether a pool ran dry. Without samples s.Pool stays as it is.
+func derivePool(dir string, s *Summary) {
+	f, err := os.Open(filepath.Join(dir, SamplesFile))
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	r := &Run{Dir: dir, Summary: s}
+	if _, err := readJSONL(f, &r.Samples); err == nil {
+		derive(r)
+	}
 }
 
 // derive fills what the report computes from the time series.
@@ -161,10 +187,10 @@ func rebuildSummary(r *Run) *Summary {
 		e.IdleInTxTimeoutSeconds = c.Stack.IdleInTxTimeout.seconds()
 		e.MaxConnections, e.PoolMode = c.Stack.MaxConnections, c.Stack.PoolMode
 		e.PgBouncerPoolSize, e.GatewayPoolSize = c.Stack.PgBouncerPoolSize, c.Stack.GatewayPoolSize
-		if v := c.Profile.StuckAfter.seconds(); v > 0 {
+		if v := cmp.Or(c.Profile.Probe.StuckAfter, c.Profile.LegacyStuckAfter).seconds(); v > 0 {
 			stuckAfter = v
 		}
-		timeout, interval = c.Stack.IdleInTxTimeout.seconds(), c.Profile.ProbeInterval.seconds()
+		timeout, interval = c.Stack.IdleInTxTimeout.seconds(), cmp.Or(c.Profile.Probe.Interval, c.Profile.LegacyProbeInterval).seconds()
 	}
 	var times []time.Time
 	for _, x := range r.Samples {
@@ -181,7 +207,11 @@ func rebuildSummary(r *Run) *Summary {
 		s.Started, s.Ended = slices.MinFunc(times, time.Time.Compare), slices.MaxFunc(times, time.Time.Compare)
 	}
 	if len(r.Samples) > 0 || len(r.Episodes) > 0 {
-		s.Probe = summarizeProbe(r.Samples, r.Episodes, stuckAfter, timeout, interval)
+		// The probe's own summarizer, so a killed run's column reads the
+		// same as a finished one's.
+		ps := probes.Summarize(probes.Config{Interval: secondsToDuration(interval), StuckAfter: secondsToDuration(stuckAfter)},
+			secondsToDuration(timeout), r.Samples, r.Episodes)
+		s.Probe = &ps
 	}
 	if len(r.Load) > 0 {
 		s.Load = partialLoad(r.Load)
@@ -189,65 +219,7 @@ func rebuildSummary(r *Run) *Summary {
 	return s
 }
 
-// summarizeProbe folds samples and episodes as probes' own summarizer does.
-func summarizeProbe(samples []Sample, episodes []probes.Episode, stuckAfter, timeout, interval float64) *probes.Summary {
-	p := &probes.Summary{Samples: len(samples), IdleInTxTimeoutSeconds: timeout, StuckAfterSeconds: stuckAfter,
-		IntervalSeconds: interval, Culprits: []probes.Culprit{}}
-	for _, s := range samples {
-		if s.Error != "" {
-			p.FailedSamples++
-		}
-		p.MaxStuckIdleInTx = max(p.MaxStuckIdleInTx, s.StuckIdleInTx)
-		p.MaxIdleInTx = max(p.MaxIdleInTx, s.States.IdleInTx+s.States.IdleInTxAborted)
-		if b := s.PgBouncer; b != nil {
-			p.PgBouncerSampled = true
-			p.PgBouncerMaxClWaiting = max(p.PgBouncerMaxClWaiting, b.ClWaiting)
-			p.PgBouncerMaxWaitSeconds = max(p.PgBouncerMaxWaitSeconds, b.MaxWaitSeconds)
-			p.PoolExhausted = p.PoolExhausted || b.ClWaiting > 0
-		}
-	}
-	type key struct{ fp, app string }
-	culprits := map[key]*probes.Culprit{}
-	holds := make([]float64, 0, len(episodes))
-	for _, e := range episodes {
-		p.Episodes++
-		holds = append(holds, e.HoldSeconds)
-		if e.EndReason == probes.EndTimeout {
-			p.TimeoutTerminated++
-		}
-		if e.HoldSeconds < stuckAfter {
-			continue
-		}
-		p.StuckEpisodes++
-		k := key{probes.Fingerprint(e.Query), e.ApplicationName}
-		c := culprits[k]
-		if c == nil {
-			c = &probes.Culprit{Fingerprint: k.fp, ExampleQuery: e.Query, ApplicationName: k.app}
-			culprits[k] = c
-		}
-		c.Episodes++
-		c.TotalHoldSeconds += e.HoldSeconds
-		c.MaxHoldSeconds = max(c.MaxHoldSeconds, e.HoldSeconds)
-	}
-	slices.Sort(holds)
-	if n := len(holds); n > 0 {
-		p.ReleaseP50Seconds, p.ReleaseP99Seconds = nearestRank(holds, 50), nearestRank(holds, 99)
-		p.ReleaseMaxSeconds, p.LongestHoldSeconds = holds[n-1], holds[n-1]
-	}
-	for _, c := range culprits {
-		p.Culprits = append(p.Culprits, *c)
-	}
-	slices.SortFunc(p.Culprits, func(x, y probes.Culprit) int {
-		return cmp.Or(cmp.Compare(y.Episodes, x.Episodes), cmp.Compare(y.TotalHoldSeconds, x.TotalHoldSeconds),
-			cmp.Compare(x.Fingerprint, y.Fingerprint), cmp.Compare(x.ApplicationName, y.ApplicationName))
-	})
-	return p
-}
-
-func nearestRank(sorted []float64, p float64) float64 {
-	rank := int(math.Ceil(p / 100 * float64(len(sorted))))
-	return sorted[min(max(rank, 1), len(sorted))-1]
-}
+func secondsToDuration(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }
 
 // partialLoad sums load.jsonl into the engine's result shape; latency
 // percentiles cannot be merged from per-second ones and stay absent.

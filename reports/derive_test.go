@@ -88,3 +88,18 @@ func TestThresholdObserved(t *testing.T) {
 		}
 	}
 }
+
+// TestSampleKeepsProbeFields: a samples.jsonl line reads back with every
+// field the probe writes, the service pool's waiting callers and mapping
+// included.
+func TestSampleKeepsProbeFields(t *testing.T) {
+	in := `{"time":"2026-01-01T00:00:00Z","gap":true,"app_pool":{"acquired":3,"max":4,"waiting":2,"mapping":"go_sql","targets":1}}`
+	var got []Sample
+	if bad, err := readJSONL(strings.NewReader(in), &got); err != nil || bad != 0 || len(got) != 1 {
+		t.Fatalf("read %d samples, %d bad, %v", len(got), bad, err)
+	}
+	s := got[0]
+	if !s.Gap || s.AppPool == nil || s.AppPool.Acquired != 3 || s.AppPool.Waiting != 2 || s.AppPool.Mapping != "go_sql" || s.AppPool.Targets != 1 {
+		t.Errorf("sample read back as %+v (app pool %+v)", s, s.AppPool)
+	}
+}

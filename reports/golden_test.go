@@ -96,6 +96,41 @@ func TestGoldenRun(t *testing.T) {
 	}
 }
 
+// TestWriteRunDerivesPoolState: the summary and report.md a run writes
+// before its report is rendered (WriteRun, then Summary.WriteMarkdown to
+// the terminal) carry the same derived pool state as the rendered report,
+// not the probe's raw PgBouncer counts.
+func TestWriteRunDerivesPoolState(t *testing.T) {
+	dir := copyRun(t, "before", t.TempDir())
+	s, err := ReadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Pool != nil {
+		t.Fatal("the fixture's summary already has a pool state: the test shows nothing")
+	}
+	if err := WriteRun(dir, s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Pool == nil || s.Pool.Exhausted || !s.Pool.PgBouncerSampled {
+		t.Fatalf("WriteRun left pool state %+v; want the derived, healthy one", s.Pool)
+	}
+	const row = "| Pool state / worst wait | healthy / worst wait 199 ms |"
+	var md strings.Builder
+	if err := s.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{ReportFile: string(readFile(t, filepath.Join(dir, ReportFile))), "WriteMarkdown": md.String()} {
+		if !strings.Contains(text, row) {
+			t.Errorf("%s lacks the derived pool row %q:\n%s", name, row, text)
+		}
+	}
+	again, err := ReadRun(dir)
+	if err != nil || again.Pool == nil || *again.Pool != *s.Pool {
+		t.Errorf("summary.json pool state %+v (%v), want %+v", again.Pool, err, s.Pool)
+	}
+}
+
 func TestGoldenSignoff(t *testing.T) {
 	t.Setenv(StepSummaryEnv, "")
 	out := t.TempDir()
@@ -198,6 +233,10 @@ func TestNotARun(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(badSchema, SummaryFile), []byte(`{"schema_version": 99}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	damaged := t.TempDir()
+	if err := os.WriteFile(filepath.Join(damaged, SummaryFile), []byte(`{"schema_version": 1,`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name, dir string
 		want      error
@@ -208,6 +247,7 @@ func TestNotARun(t *testing.T) {
 		{"a file", file, ErrNotRun, "it is a file"},
 		{"missing", filepath.Join(empty, "nope"), fs.ErrNotExist, "nope"},
 		{"newer schema", badSchema, nil, "schema version 99"},
+		{"damaged summary", damaged, nil, "summary.json is damaged"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

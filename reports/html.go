@@ -7,7 +7,6 @@ import (
 	"html/template"
 	"io"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -120,14 +119,7 @@ func newView(runs []*Run, title string) *htmlView {
 			hr.Culprits = p.Culprits
 		}
 		if l := r.Summary.Load; l != nil {
-			kinds := make([]string, 0, len(l.ErrorsByKind))
-			for k, n := range l.ErrorsByKind {
-				if n > 0 {
-					kinds = append(kinds, k)
-				}
-			}
-			sort.Strings(kinds)
-			for _, k := range kinds {
+			for _, k := range errorKinds(l) {
 				hr.Errors = append(hr.Errors, htmlRow{Label: k, Values: []string{fmt.Sprint(l.ErrorsByKind[k])}})
 			}
 			hr.Samples = l.ErrorSamples

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/leakbench/leakbench/scenarios"
 )
 
 // HTMLFile and JUnitFile are the report's other documents in a run or
@@ -137,20 +139,26 @@ func writeThresholds(b *strings.Builder, heading string, ts []Threshold) {
 	}
 }
 
-func writeErrors(b *strings.Builder, s *Summary) {
-	if s.Load == nil || len(s.Load.ErrorsByKind) == 0 {
-		return
+// errorKinds lists the kinds of error the load saw at least once, sorted.
+func errorKinds(l *scenarios.Result) []string {
+	if l == nil {
+		return nil
 	}
-	kinds := make([]string, 0, len(s.Load.ErrorsByKind))
-	for k, n := range s.Load.ErrorsByKind {
+	var kinds []string
+	for k, n := range l.ErrorsByKind {
 		if n > 0 {
 			kinds = append(kinds, k)
 		}
 	}
+	sort.Strings(kinds)
+	return kinds
+}
+
+func writeErrors(b *strings.Builder, s *Summary) {
+	kinds := errorKinds(s.Load)
 	if len(kinds) == 0 {
 		return
 	}
-	sort.Strings(kinds)
 	b.WriteString("\n## Errors by kind\n\n")
 	for _, k := range kinds {
 		fmt.Fprintf(b, "- %s: %d\n", k, s.Load.ErrorsByKind[k])

@@ -74,16 +74,16 @@ func sampleXYs(r *Run, y func(*Sample) (float64, bool)) plotter.XYs {
 	xys := make(plotter.XYs, 0, len(r.Samples))
 	for i := range r.Samples {
 		s := &r.Samples[i]
-		if v, ok := y(s); ok && !s.gap() && finite(v) {
+		if v, ok := y(s); ok && !isGap(s) && finite(v) {
 			xys = append(xys, plotter.XY{X: r.at(s.Time), Y: v})
 		}
 	}
 	return xys
 }
 
-// gap reports a sample whose PostgreSQL read failed: the probe marks it,
+// isGap reports a sample whose PostgreSQL read failed: the probe marks it,
 // or (older runs) it has an error and no backend at all.
-func (s *Sample) gap() bool {
+func isGap(s *Sample) bool {
 	return s.Gap || (s.Error != "" && s.States == probes.StateCounts{})
 }
 

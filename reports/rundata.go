@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/probes"
+	"github.com/leakbench/leakbench/scenarios"
 )
 
 // More files of a run directory.
@@ -22,32 +23,19 @@ const (
 	LoadFile   = "load.jsonl"
 )
 
-// Sample is one line of samples.jsonl: the probe's probes.Sample and the
-// service's own pool when the probe scraped it. Fields the probe adds later
-// under the same JSON names take the place of these.
-type Sample struct {
-	probes.Sample
-	AppPool *AppPoolSample `json:"app_pool,omitempty"`
-	// Gap: the PostgreSQL read failed and the counts are zero.
-	Gap bool `json:"gap,omitempty"`
-}
+// Sample is one line of samples.jsonl, as the probe writes it, the
+// service's own pool (AppPool) and probe gaps (Gap) included.
+type Sample = probes.Sample
 
 // AppPoolSample is the service's own connection pool as its metrics
 // endpoint reported it; the *Total fields are counters since the service
 // started.
-type AppPoolSample struct {
-	Acquired                float64 `json:"acquired"`
-	Idle                    float64 `json:"idle"`
-	Total                   float64 `json:"total"`
-	Max                     float64 `json:"max"`
-	AcquireWaitsTotal       float64 `json:"acquire_waits_total"`
-	AcquireWaitSecondsTotal float64 `json:"acquire_wait_seconds_total"`
-	CanceledAcquiresTotal   float64 `json:"canceled_acquires_total"`
-	UnclosedSessions        float64 `json:"unclosed_sessions"`
-}
+type AppPoolSample = probes.AppPoolSample
 
 // LoadPoint is one line of load.jsonl: what the virtual users did in one
-// second of the run.
+// second of the run. The engine writes it from its own unexported type
+// (scenarios/monitor.go, documented in scenarios/FORMAT.md); this is the
+// reading side, under the same JSON names.
 type LoadPoint struct {
 	Time              time.Time `json:"time"`
 	ElapsedSeconds    float64   `json:"elapsed_seconds"`
@@ -90,12 +78,20 @@ func (t Threshold) ObservedString() string {
 	return string(raw)
 }
 
-// loadExtras are fields of summary.json's "load" object that the engine
-// records and that this package reads without depending on their Go type.
-type loadExtras struct {
-	Thresholds        []Threshold `json:"thresholds"`
-	EndReason         string      `json:"end_reason"`
-	DroppedIterations int64       `json:"dropped_iterations"`
+// thresholdsOf is the engine's threshold results in the report's form.
+func thresholdsOf(ts []scenarios.ThresholdResult) []Threshold {
+	if len(ts) == 0 {
+		return nil
+	}
+	out := make([]Threshold, 0, len(ts))
+	for _, t := range ts {
+		th := Threshold{Metric: t.Metric, Expression: t.Expression, Pass: t.Pass, AbortOnFail: t.AbortOnFail}
+		if raw, err := json.Marshal(t.Observed); err == nil { // NaN and ±Inf stay "n/a"
+			th.Observed = raw
+		}
+		out = append(out, th)
+	}
+	return out
 }
 
 // runConfig is what reports read from config.json.
@@ -103,10 +99,15 @@ type runConfig struct {
 	Name    string `json:"name"`
 	Variant string `json:"variant"`
 	Profile struct {
-		Name          string   `json:"name"`
-		ProbeInterval duration `json:"probe_interval"`
-		StuckAfter    duration `json:"stuck_after"`
-		Drain         duration `json:"drain"`
+		Name string `json:"name"`
+		// Run directories written before profiles became files kept the
+		// probe settings at the top of the profile.
+		LegacyProbeInterval duration `json:"probe_interval"`
+		LegacyStuckAfter    duration `json:"stuck_after"`
+		Probe               struct {
+			Interval   duration `json:"interval"`
+			StuckAfter duration `json:"stuck_after"`
+		} `json:"probe"`
 	} `json:"profile"`
 	Stack struct {
 		IdleInTxTimeout   duration `json:"idle_in_transaction_session_timeout"`
@@ -192,13 +193,10 @@ func LoadRun(dir string) (*Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		var extras struct {
-			Load *loadExtras `json:"load"`
-		}
-		if json.Unmarshal(raw, &extras) == nil && extras.Load != nil {
-			r.Thresholds = extras.Load.Thresholds
-			r.LoadEndReason = extras.Load.EndReason
-			r.DroppedIterations = extras.Load.DroppedIterations
+		if l := r.Summary.Load; l != nil {
+			r.Thresholds = thresholdsOf(l.Thresholds)
+			r.LoadEndReason = l.EndReason
+			r.DroppedIterations = l.DroppedIterations
 		}
 	case errors.Is(err, fs.ErrNotExist):
 	default:
@@ -243,7 +241,8 @@ func LoadRun(dir string) (*Run, error) {
 func decodeSummary(dir string, raw []byte) (*Summary, error) {
 	var s Summary
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, SummaryFile), err)
+		return nil, fmt.Errorf("%s is damaged (%w); move it away and the report is rebuilt from the probe's %s and %s, marked incomplete",
+			filepath.Join(dir, SummaryFile), err, SamplesFile, EpisodesFile)
 	}
 	if s.SchemaVersion != SchemaVersion {
 		return nil, fmt.Errorf("%s has schema version %d; this leakbench reads version %d", filepath.Join(dir, SummaryFile), s.SchemaVersion, SchemaVersion)

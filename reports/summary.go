@@ -75,10 +75,13 @@ type Summary struct {
 	Pool *PoolState `json:"pool,omitempty"`
 }
 
-// WriteRun writes summary.json and report.md into dir. The JSON is written
-// to a temporary file and renamed, so a reader never sees half of it.
+// WriteRun writes summary.json and report.md into dir, with the pool
+// state derived from the samples the probe recorded there (s.Pool is set).
+// Each file is written to a temporary file and renamed, so a reader never
+// sees half of it.
 func WriteRun(dir string, s *Summary) error {
 	s.SchemaVersion = SchemaVersion
+	derivePool(dir, s)
 	if s.Environment.LeakbenchCommit == "" {
 		s.Environment.LeakbenchCommit = buildCommit()
 	}

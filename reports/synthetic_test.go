@@ -34,7 +34,7 @@ func syntheticRun(seed uint64, leaky bool) *Run {
 	var stuck, waits, canceled float64
 	for t := time.Duration(0); t < duration; t += interval {
 		load := t < loadEnd
-		s := Sample{Sample: probes.Sample{Time: t0.Add(t)}}
+		s := Sample{Time: t0.Add(t)}
 		busy := 0
 		if load {
 			busy = 10 + rng.IntN(15)
@@ -83,7 +83,8 @@ func syntheticRun(seed uint64, leaky bool) *Run {
 			ActiveUsers: min(60, sec*30), Requests: req, Failures: fail, ReqPerSecond: float64(req),
 			P50Ms: p95 / 3, P95Ms: p95, P99Ms: p95 * 1.2})
 	}
-	r.Summary.Probe = summarizeProbe(r.Samples, r.Episodes, 2, 5, interval.Seconds())
+	ps := probes.Summarize(probes.Config{Interval: interval, StuckAfter: 2 * time.Second}, 5*time.Second, r.Samples, r.Episodes)
+	r.Summary.Probe = &ps
 	derive(r)
 	return r
 }

@@ -190,3 +190,22 @@ func TestUsageErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestFailedProbeLeavesNoOutput: a probe that cannot start leaves no empty
+// --out behind that could pass for a result, and never prints the password.
+func TestFailedProbeLeavesNoOutput(t *testing.T) {
+	bin := buildCLI(t)
+	out := filepath.Join(t.TempDir(), "probe")
+	cmd := exec.Command(bin, "probe", "--dsn", "postgres://u:hunter2@127.0.0.1:1/x", "--duration", "1s", "--out", out)
+	msg, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() == 0 {
+		t.Fatalf("probe of a closed port: err %v, want a non-zero exit; output:\n%s", err, msg)
+	}
+	if strings.Contains(string(msg), "hunter2") {
+		t.Errorf("the DSN password was printed:\n%s", msg)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a failed probe left %s behind (stat err %v)", out, err)
+	}
+}
