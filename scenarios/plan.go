@@ -107,7 +107,16 @@ type Scenario struct {
 	// Flow is one iteration of a virtual user.
 	Flow []Step
 
-	line int
+	line  int
+	lines map[string]int // line of each option given in the file
+}
+
+// at is the line of option key in the scenario file, or the scenario's.
+func (s *Scenario) at(key string) int {
+	if l, ok := s.lines[key]; ok {
+		return l
+	}
+	return s.line
 }
 
 // Stage is one linear segment of a ramping executor: from the previous

@@ -94,7 +94,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown step", head + "    executor: constant-vus\n    duration: 1s\n    flow:\n      - ping\n      - tools/cal: {name: x}\n", `f.yaml:7: scenarios.s.flow[1]: unknown step "tools/cal"`},
 		{"step option typo", head + "    executor: constant-vus\n    duration: 1s\n    flow:\n      - tools/call: {nmae: x}\n", `f.yaml:6: scenarios.s.flow[0].tools/call: unknown option "nmae"`},
 		{"tool without name", head + "    executor: constant-vus\n    duration: 1s\n    flow:\n      - tools/call: {arguments: {a: 1}}\n", `f.yaml:6: scenarios.s.flow[0].tools/call.name: missing`},
-		{"stages all zero", head + "    executor: ramping-vus\n    stages: [{duration: 0s, target: 5}]\n    flow: [ping]\n", "f.yaml:2: scenarios.s.stages: every stage lasts 0s"},
+		{"stages all zero", head + "    executor: ramping-vus\n    stages: [{duration: 0s, target: 5}]\n    flow: [ping]\n", "f.yaml:4: scenarios.s.stages: every stage lasts 0s"},
 		{"stages never a user", head + "    executor: ramping-vus\n    startVUs: 0\n    stages: [{duration: 5s, target: 0}]\n    flow: [ping]\n", "scenarios.s.stages: startVUs and every target are 0"},
 		{"stage missing target", head + "    executor: ramping-vus\n    stages:\n      - {duration: 5s}\n    flow: [ping]\n", "f.yaml:5: scenarios.s.stages[0]: a stage needs both"},
 		{"negative target", head + "    executor: ramping-vus\n    stages:\n      - {duration: 5s, target: -1}\n    flow: [ping]\n", "f.yaml:5: scenarios.s.stages[0].target: must be in [0,"},
@@ -121,6 +121,8 @@ func TestParseErrors(t *testing.T) {
 		{"tokens and file", "tokens: [a]\ntokensFile: t.txt\n" + head + "    executor: constant-vus\n    duration: 1s\n    flow: [ping]\n", "give tokens or tokensFile, not both"},
 		{"pinned unknown version", "protocolVersion: 2024-11-05\n" + head + "    executor: constant-vus\n    duration: 1s\n    flow: [ping]\n", `protocolVersion: "2024-11-05" is not a version this client speaks`},
 		{"too many users", head + "    executor: constant-vus\n    vus: 50001\n    duration: 1s\n    flow: [ping]\n", "scenarios.s.vus: must be in [1, 50000]"},
+		// A range error names the option's own line, not the scenario's.
+		{"range error on its line", head + "    executor: constant-vus\n    duration: 1s\n    vus: 0\n    flow: [ping]\n", "f.yaml:5: scenarios.s.vus: must be in [1, 50000]"},
 		{"anchor on an unknown key", "x: &a {duration: 1s}\n", `unknown option "x"`},
 		{"merge key", head + "    executor: constant-vus\n    duration: 1s\n    <<: {vus: 2}\n    flow: [ping]\n", "f.yaml:5: scenarios.s: YAML merge keys (<<) are not supported"},
 		{"plan timeout out of range", "timeout: 2h\n" + head + "    executor: constant-vus\n    duration: 1s\n    flow: [ping]\n", "f.yaml:1: timeout: must be in (0, 10m0s]"},

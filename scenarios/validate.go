@@ -256,77 +256,77 @@ func intIn(pe *planError, line int, path string, v, lo, hi int64) {
 func compileScenario(pe *planError, p *Plan, s *Scenario, path string) *cscenario {
 	cs := &cscenario{Scenario: s, timeout: p.Timeout.D(), pin: p.ProtocolVersion}
 	if s.Timeout != 0 {
-		durIn(pe, s.line, path+".timeout", s.Timeout, 0, MaxRequestTimeout, true)
+		durIn(pe, s.at("timeout"), path+".timeout", s.Timeout, 0, MaxRequestTimeout, true)
 		cs.timeout = s.Timeout.D()
 	}
 	if s.ProtocolVersion != "" {
-		checkVersion(pe, s.line, path+".protocolVersion", s.ProtocolVersion)
+		checkVersion(pe, s.at("protocolVersion"), path+".protocolVersion", s.ProtocolVersion)
 		cs.pin = s.ProtocolVersion
 	}
 	if cs.pin == NegotiateVersion {
 		cs.pin = ""
 	}
-	durIn(pe, s.line, path+".startTime", s.StartTime, 0, MaxDuration, false)
-	durIn(pe, s.line, path+".gracefulStop", s.GracefulStop, 0, MaxDuration, false)
+	durIn(pe, s.at("startTime"), path+".startTime", s.StartTime, 0, MaxDuration, false)
+	durIn(pe, s.at("gracefulStop"), path+".gracefulStop", s.GracefulStop, 0, MaxDuration, false)
 	l := s.line
 	switch s.Executor {
 	case ExecConstantVUs:
-		intIn(pe, l, path+".vus", int64(s.VUs), 1, MaxUsers)
-		durIn(pe, l, path+".duration", s.Duration, 0, MaxDuration, true)
+		intIn(pe, s.at("vus"), path+".vus", int64(s.VUs), 1, MaxUsers)
+		durIn(pe, s.at("duration"), path+".duration", s.Duration, 0, MaxDuration, true)
 		cs.maxVUs, cs.total = s.VUs, s.Duration.D()
 	case ExecPerVUIterations:
-		intIn(pe, l, path+".vus", int64(s.VUs), 1, MaxUsers)
-		intIn(pe, l, path+".iterations", s.Iterations, 1, maxIterations)
-		durIn(pe, l, path+".maxDuration", s.MaxDuration, 0, MaxDuration, true)
+		intIn(pe, s.at("vus"), path+".vus", int64(s.VUs), 1, MaxUsers)
+		intIn(pe, s.at("iterations"), path+".iterations", s.Iterations, 1, maxIterations)
+		durIn(pe, s.at("maxDuration"), path+".maxDuration", s.MaxDuration, 0, MaxDuration, true)
 		cs.maxVUs, cs.total = s.VUs, s.MaxDuration.D()
 	case ExecRampingVUs:
-		intIn(pe, l, path+".startVUs", int64(s.StartVUs), 0, MaxUsers)
-		durIn(pe, l, path+".gracefulRampDown", s.GracefulRampDown, 0, MaxDuration, false)
+		intIn(pe, s.at("startVUs"), path+".startVUs", int64(s.StartVUs), 0, MaxUsers)
+		durIn(pe, s.at("gracefulRampDown"), path+".gracefulRampDown", s.GracefulRampDown, 0, MaxDuration, false)
 		peak, total := checkStages(pe, s, path, MaxUsers)
 		cs.maxVUs, cs.total = max(peak, s.StartVUs), total
 		if cs.maxVUs == 0 && total > 0 {
-			pe.add(l, path+".stages", "startVUs and every target are 0: no user would ever run")
+			pe.add(s.at("stages"), path+".stages", "startVUs and every target are 0: no user would ever run")
 		}
 	case ExecConstantArrivalRate, ExecRampingArrivalRate:
-		durIn(pe, l, path+".timeUnit", s.TimeUnit, 0, MaxDuration, true)
+		durIn(pe, s.at("timeUnit"), path+".timeUnit", s.TimeUnit, 0, MaxDuration, true)
 		maxRate := int64(maxRatePerSecond)
 		if s.TimeUnit > 0 {
 			maxRate = int64(float64(maxRatePerSecond) * s.TimeUnit.D().Seconds())
 			maxRate = max(maxRate, 1)
 		}
 		if s.Executor == ExecConstantArrivalRate {
-			intIn(pe, l, path+".rate", int64(s.Rate), 1, maxRate)
-			durIn(pe, l, path+".duration", s.Duration, 0, MaxDuration, true)
+			intIn(pe, s.at("rate"), path+".rate", int64(s.Rate), 1, maxRate)
+			durIn(pe, s.at("duration"), path+".duration", s.Duration, 0, MaxDuration, true)
 			cs.total = s.Duration.D()
 		} else {
-			intIn(pe, l, path+".startRate", int64(s.StartRate), 0, maxRate)
+			intIn(pe, s.at("startRate"), path+".startRate", int64(s.StartRate), 0, maxRate)
 			peak, total := checkStages(pe, s, path, maxRate)
 			cs.total = total
 			if max(peak, s.StartRate) == 0 && total > 0 {
-				pe.add(l, path+".stages", "startRate and every target are 0: no iteration would ever start")
+				pe.add(s.at("stages"), path+".stages", "startRate and every target are 0: no iteration would ever start")
 			}
 		}
-		intIn(pe, l, path+".preAllocatedVUs", int64(s.PreAllocatedVUs), 0, MaxUsers)
-		intIn(pe, l, path+".maxVUs", int64(s.MaxVUs), 1, MaxUsers)
+		intIn(pe, s.at("preAllocatedVUs"), path+".preAllocatedVUs", int64(s.PreAllocatedVUs), 0, MaxUsers)
+		intIn(pe, s.at("maxVUs"), path+".maxVUs", int64(s.MaxVUs), 1, MaxUsers)
 		if s.MaxVUs > 0 && s.PreAllocatedVUs > s.MaxVUs {
-			pe.add(l, path+".preAllocatedVUs", "%d is more than maxVUs (%d)", s.PreAllocatedVUs, s.MaxVUs)
+			pe.add(s.at("preAllocatedVUs"), path+".preAllocatedVUs", "%d is more than maxVUs (%d)", s.PreAllocatedVUs, s.MaxVUs)
 		}
 		cs.maxVUs = max(s.MaxVUs, s.PreAllocatedVUs)
 	default:
-		pe.add(l, path+".executor", "unknown executor %q; want one of %s", truncate(s.Executor, 40), strings.Join(executorNames, ", "))
+		pe.add(s.at("executor"), path+".executor", "unknown executor %q; want one of %s", truncate(s.Executor, 40), strings.Join(executorNames, ", "))
 	}
 	if s.StartTime.D()+cs.total > MaxDuration {
 		pe.add(l, path, "startTime plus duration is more than %s", MaxDuration)
 	}
 	if len(s.Flow) == 0 {
-		pe.add(l, path+".flow", "empty; want at least one step")
+		pe.add(s.at("flow"), path+".flow", "empty; want at least one step")
 		return cs
 	}
 	count := 0
 	cs.flow = compileSteps(pe, cs, s.Flow, path+".flow", 0, &count)
 	cs.firstInit = len(cs.flow) > 0 && cs.flow[0].kind == OpInitialize
 	if s.Executor != ExecConstantArrivalRate && s.Executor != ExecRampingArrivalRate && len(cs.flow) == len(s.Flow) && !progresses(cs.flow) {
-		pe.add(l, path+".flow", "a pass through it may neither send a request nor think: the users would spin; add a request or a think step")
+		pe.add(s.at("flow"), path+".flow", "a pass through it may neither send a request nor think: the users would spin; add a request or a think step")
 	}
 	return cs
 }
@@ -337,7 +337,7 @@ var executorNames = []string{ExecConstantVUs, ExecRampingVUs, ExecPerVUIteration
 // target and the total duration.
 func checkStages(pe *planError, s *Scenario, path string, maxTarget int64) (int, time.Duration) {
 	if len(s.Stages) == 0 || len(s.Stages) > maxStages {
-		pe.add(s.line, path+".stages", "want 1 to %d stages (got %d)", maxStages, len(s.Stages))
+		pe.add(s.at("stages"), path+".stages", "want 1 to %d stages (got %d)", maxStages, len(s.Stages))
 		return 0, 0
 	}
 	peak, total := 0, time.Duration(0)
@@ -349,9 +349,9 @@ func checkStages(pe *planError, s *Scenario, path string, maxTarget int64) (int,
 		total += max(st.Duration.D(), 0)
 	}
 	if total <= 0 {
-		pe.add(s.line, path+".stages", "every stage lasts 0s: the scenario would end before it starts")
+		pe.add(s.at("stages"), path+".stages", "every stage lasts 0s: the scenario would end before it starts")
 	} else if total > MaxDuration {
-		pe.add(s.line, path+".stages", "together last %s; at most %s", total, MaxDuration)
+		pe.add(s.at("stages"), path+".stages", "together last %s; at most %s", total, MaxDuration)
 	}
 	return peak, total
 }

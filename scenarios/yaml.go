@@ -468,8 +468,10 @@ func (d *ydec) scenario(e kv) Scenario {
 	}
 	entries, _ = d.mapping(e.v, path, append(slices.Clone(commonScenarioKeys), allowed...))
 	maxVUsSet := false
+	s.lines = make(map[string]int, len(entries))
 	for _, o := range entries {
 		op := path + "." + o.key
+		s.lines[o.key] = o.k.Line
 		switch f := s.option(o.key).(type) {
 		case *Duration:
 			*f = d.duration(o.v, op)
