@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/internal/redact"
+	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/internal/runner"
 	"github.com/leakbench/leakbench/probes"
 )
@@ -99,7 +100,7 @@ cleanly on Ctrl-C or after --duration, leaving the samples, episodes and a summa
 		return err
 	}
 	_, statErr := os.Stat(*out)
-	if err := runner.PrepareDir(*out, *force); err != nil {
+	if err := rundir.Prepare(*out, *force); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	view := newLiveView(os.Stdout, os.Stderr)

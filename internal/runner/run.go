@@ -15,6 +15,7 @@ import (
 
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/redact"
+	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
 	"github.com/leakbench/leakbench/reports"
 	"github.com/leakbench/leakbench/scenarios"
@@ -45,50 +46,12 @@ type Options struct {
 	External fixtures.External
 }
 
-// PrepareDir creates dir, refusing to overwrite a previous run unless force:
-// nothing the user already has is lost by accident. Even with force it only
-// clears a directory that holds leakbench output, so a mistyped --out (a
-// home directory, a source tree) is never wiped.
-func PrepareDir(dir string, force bool) error {
-	if dir == "" {
-		return errors.New("no output directory given (--out)")
-	}
-	entries, err := os.ReadDir(dir)
-	if err == nil && len(entries) > 0 {
-		if !force {
-			return fmt.Errorf("%s is not empty; choose a new --out directory or pass --force to replace its contents", dir)
-		}
-		if !isLeakbenchOutput(dir) {
-			return fmt.Errorf("%s is not empty and does not hold leakbench output (no summary.json, compare.json, config.json or probe-summary.json); not removing it even with --force", dir)
-		}
-		if err := os.RemoveAll(dir); err != nil {
-			return fmt.Errorf("clear %s: %w", dir, err)
-		}
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
-	}
-	return nil
-}
-
-// isLeakbenchOutput: dir is a run directory, a sign-off's output or a
-// probe's output — complete or killed half-way.
-func isLeakbenchOutput(dir string) bool {
-	for _, f := range []string{reports.SummaryFile, reports.CompareFile, "config.json", "probe-summary.json", reports.SamplesFile,
-		filepath.Join("before", "config.json"), filepath.Join("after", "config.json")} {
-		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
-			return true
-		}
-	}
-	return false
-}
-
 // Run starts a stack with the variant, probes it while the load plays, lets
 // the probes watch for Profile.Drain after the load, and writes the run
 // directory. A summary is written on every path once the directory exists,
 // with EndReason saying how the run ended.
 func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
-	if err := PrepareDir(o.Dir, o.Force); err != nil {
+	if err := rundir.Prepare(o.Dir, o.Force); err != nil {
 		return nil, err
 	}
 	logw := o.Log

@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 
+	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/reports"
 )
 
@@ -26,7 +27,7 @@ type SignoffOptions struct {
 // Run directories: Out/before, Out/after; comparison: Out/report.md and
 // Out/compare.json.
 func Signoff(ctx context.Context, o SignoffOptions) (*reports.Comparison, error) {
-	if err := PrepareDir(o.Out, o.Force); err != nil {
+	if err := rundir.Prepare(o.Out, o.Force); err != nil {
 		return nil, err
 	}
 	runs := []struct{ name, variant string }{{"before", o.Profile.VariantBefore}, {"after", o.Profile.VariantAfter}}

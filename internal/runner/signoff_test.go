@@ -132,36 +132,6 @@ func assertNoSecrets(t *testing.T, dir string, users int) {
 	}
 }
 
-func TestPrepareDirKeepsExistingRuns(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "summary.json"), []byte("{}"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := PrepareDir(dir, false); err == nil || !strings.Contains(err.Error(), "--force") {
-		t.Fatalf("PrepareDir on a non-empty dir: err = %v, want a refusal mentioning --force", err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "summary.json")); err != nil {
-		t.Fatalf("refusal still removed the user's file: %v", err)
-	}
-	if err := PrepareDir(dir, true); err != nil {
-		t.Fatalf("PrepareDir with force: %v", err)
-	}
-	// --force never wipes a directory that is not leakbench output.
-	other := t.TempDir()
-	if err := os.WriteFile(filepath.Join(other, "thesis.tex"), []byte("years of work"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := PrepareDir(other, true); err == nil || !strings.Contains(err.Error(), "not removing it") {
-		t.Fatalf("PrepareDir(force) on a foreign directory: err = %v, want a refusal", err)
-	}
-	if _, err := os.Stat(filepath.Join(other, "thesis.tex")); err != nil {
-		t.Fatalf("force removed a file that was not leakbench's: %v", err)
-	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
-		t.Fatalf("force left %d entries", len(entries))
-	}
-}
-
 func TestParseProfile(t *testing.T) {
 	p, err := LookupProfile("ci")
 	if err != nil {
