@@ -29,6 +29,10 @@ const (
 	DefaultPageSize        = 50
 	DefaultMaxBodyBytes    = 1 << 20
 	DefaultSessionTimeout  = 10 * time.Minute
+
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultBodyReadTimeout   = 10 * time.Second
+	DefaultIdleTimeout       = 2 * time.Minute
 )
 
 // MaxWait is the longest wait_for_run waits, as in the documented incident.
@@ -66,6 +70,19 @@ type Config struct {
 	PageSize int
 	// MaxBodyBytes bounds a request body; larger ones get 413. Default 1 MiB.
 	MaxBodyBytes int64
+	// ReadHeaderTimeout bounds reading a request's headers. Default 10 s.
+	ReadHeaderTimeout time.Duration
+	// BodyReadTimeout bounds reading a request's body, counted from when
+	// its headers are in; a slower body gets 408 and its connection is
+	// closed, so a client that trickles a body (or never finishes it) does
+	// not hold a goroutine. It is a per-request read deadline, lifted once
+	// the body is in: SSE answers and long tools (generate_report,
+	// wait_for_run's 30 s) are not bounded by it, and there is no
+	// WriteTimeout for the same reason. Default 10 s.
+	BodyReadTimeout time.Duration
+	// IdleTimeout closes keep-alive connections that wait this long for
+	// their next request. Default 2 min.
+	IdleTimeout time.Duration
 	// SessionTimeout closes stateful MCP sessions idle this long, so
 	// abandoned sessions do not pile up under load. Default 10 min;
 	// negative: never.
@@ -88,6 +105,9 @@ func (c Config) withDefaults() Config {
 	def(&c.PollInterval, DefaultPollInterval)
 	def(&c.UpstreamTimeout, DefaultUpstreamTimeout)
 	def(&c.SessionTimeout, DefaultSessionTimeout)
+	def(&c.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	def(&c.BodyReadTimeout, DefaultBodyReadTimeout)
+	def(&c.IdleTimeout, DefaultIdleTimeout)
 	if c.Listen == "" {
 		c.Listen = DefaultListen
 	}
@@ -111,6 +131,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("pool size must be at least 1, got %d", c.PoolSize)
 	case c.PoolTimeout < 0 || c.RunDelay < 0 || c.UpstreamTimeout < 0:
 		return errors.New("pool timeout, run delay and upstream timeout must not be negative")
+	case c.ReadHeaderTimeout < 0 || c.BodyReadTimeout < 0 || c.IdleTimeout < 0:
+		return errors.New("read-header, body-read and idle timeouts must not be negative")
 	case c.PollInterval < 10*time.Millisecond:
 		return fmt.Errorf("poll interval %s: want at least 10ms (a tighter loop only loads the database)", c.PollInterval)
 	case c.PageSize < 1:
@@ -171,7 +193,11 @@ func Start(ctx context.Context, cfg Config) (*Gateway, error) {
 		g.store.close()
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
-	g.srv = &http.Server{Handler: g.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	// No ReadTimeout and no WriteTimeout: both would bound the whole
+	// request, and so cut off SSE answers and long tools. (A ReadTimeout
+	// also cancels the request's context once it passes, through the
+	// server's background read.) The body gets its own deadline in readBody.
+	g.srv = &http.Server{Handler: g.Handler(), ReadHeaderTimeout: cfg.ReadHeaderTimeout, IdleTimeout: cfg.IdleTimeout}
 	go func() { g.served <- g.srv.Serve(g.ln) }()
 	return g, nil
 }
@@ -200,7 +226,7 @@ func (g *Gateway) Handler() http.Handler {
 		})
 
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", m.instrumentHTTP("/mcp", g.limitBody(g.tokenScoping(mcpHandler))))
+	mux.Handle("/mcp", m.instrumentHTTP("/mcp", g.readBody(g.tokenScoping(mcpHandler))))
 	mux.Handle("/metrics", m.instrumentHTTP("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
 	return mux
 }
@@ -224,14 +250,17 @@ func (g *Gateway) newMCPServer(m *metrics) *mcp.Server {
 	return server
 }
 
-// limitBody answers 413 for a body larger than the limit before any work
-// is done for it — in particular before token scoping takes a database
-// connection. A body without a Content-Length (chunked) is read here, up
-// to the limit, for the same reason: were it cut off later, inside go-sdk,
-// the client would abort its upload after the token-scoping session was
-// opened, and a variant that leaks on a cancelled request would leak on a
-// bad body too. go-sdk reads every body whole anyway.
-func (g *Gateway) limitBody(next http.Handler) http.Handler {
+// readBody reads the whole request body — bounded in size (413 over
+// MaxBodyBytes) and in time (408 after BodyReadTimeout) — before any work
+// is done for the request, in particular before token scoping takes a
+// database connection. Every variant sees only requests whose body is
+// complete: a client that aborts its upload, or never finishes it, is
+// answered here and holds no session, so a variant that leaks on a
+// cancelled request does not leak on a bad body too. What is left to
+// trigger the leaks is what the incident had: a client that gives up after
+// sending its whole request. go-sdk reads every body whole anyway; the
+// limit it is given is the same.
+func (g *Gateway) readBody(next http.Handler) http.Handler {
 	tooLarge := func(w http.ResponseWriter) {
 		// The rest of the body is not read: close rather than reuse.
 		w.Header().Set("Connection", "close")
@@ -242,22 +271,46 @@ func (g *Gateway) limitBody(next http.Handler) http.Handler {
 			tooLarge(w)
 			return
 		}
-		if r.ContentLength < 0 && r.Body != nil {
-			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.cfg.MaxBodyBytes))
-			var mbe *http.MaxBytesError
-			switch {
-			case errors.As(err, &mbe):
-				tooLarge(w)
-				return
-			case err != nil:
-				http.Error(w, "read request body: "+err.Error(), http.StatusBadRequest)
-				return
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			r.ContentLength = int64(len(body))
+		if r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r) // GET (the standalone SSE stream), DELETE
+			return
 		}
+		body, err := g.readWithDeadline(w, r)
+		var mbe *http.MaxBytesError
+		var ne net.Error
+		switch {
+		case errors.As(err, &mbe):
+			tooLarge(w)
+			return
+		case errors.As(err, &ne) && ne.Timeout():
+			w.Header().Set("Connection", "close")
+			http.Error(w, fmt.Sprintf("request body not received within %s", g.cfg.BodyReadTimeout), http.StatusRequestTimeout)
+			return
+		case err != nil:
+			// Most likely the client hung up mid-body: nobody reads this.
+			w.Header().Set("Connection", "close")
+			http.Error(w, "read request body: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
 		next.ServeHTTP(w, r)
 	})
+}
+
+// readWithDeadline reads r's body under a read deadline of
+// BodyReadTimeout, then lifts the deadline, so that it does not end the
+// request later: once a body is read the server keeps reading the
+// connection in the background (to notice a client that goes away), and a
+// deadline passing there would cancel the request's context mid-stream.
+func (g *Gateway) readWithDeadline(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	rc := http.NewResponseController(w)
+	// Not every ResponseWriter has deadlines (httptest's has not): then
+	// the body is read without one.
+	if rc.SetReadDeadline(time.Now().Add(g.cfg.BodyReadTimeout)) == nil {
+		defer rc.SetReadDeadline(time.Time{}) //nolint:errcheck // supported: it was just set
+	}
+	return io.ReadAll(http.MaxBytesReader(w, r.Body, g.cfg.MaxBodyBytes))
 }
 
 // bound derives a context that also ends when the gateway closes.

@@ -131,6 +131,8 @@ func TestConfigValidation(t *testing.T) {
 		{"busy polling", func(c *Config) { c.PollInterval = time.Millisecond }, "poll interval"},
 		{"tiny body limit", func(c *Config) { c.MaxBodyBytes = 10 }, "max body"},
 		{"negative run delay", func(c *Config) { c.RunDelay = -time.Second }, "negative"},
+		{"negative body-read timeout", func(c *Config) { c.BodyReadTimeout = -time.Second }, "negative"},
+		{"negative idle timeout", func(c *Config) { c.IdleTimeout = -time.Second }, "negative"},
 		{"upstream URL without a scheme", func(c *Config) { c.UpstreamURL = "127.0.0.1:8090" }, "upstream URL"},
 	} {
 		c := base

@@ -47,6 +47,13 @@ const MaxLatency = 10 * time.Minute
 // maxBody bounds the request body the upstream reads and echoes.
 const maxBody = 64 << 10
 
+// Defaults of Config's timeouts.
+const (
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultBodyReadTimeout   = 10 * time.Second
+	DefaultIdleTimeout       = 2 * time.Minute
+)
+
 // Config configures the upstream. Zero values mean the defaults.
 type Config struct {
 	// Listen is the address to serve on. Default DefaultListen.
@@ -57,6 +64,14 @@ type Config struct {
 	FailureRate float64
 	// Seed makes the failure sequence reproducible; 0 picks a random one.
 	Seed uint64
+	// ReadHeaderTimeout bounds reading a request's headers. Default 10 s.
+	ReadHeaderTimeout time.Duration
+	// BodyReadTimeout bounds reading a /call body (408 after it); a
+	// per-request read deadline lifted once the body is in, so that it does
+	// not cut off the call's latency. Default 10 s.
+	BodyReadTimeout time.Duration
+	// IdleTimeout closes keep-alive connections idle this long. Default 2 min.
+	IdleTimeout time.Duration
 	// Logger receives the upstream's logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -71,6 +86,9 @@ func (c Config) validate() error {
 	// !(x >= 0 && x <= 1) also catches NaN.
 	if !(c.FailureRate >= 0 && c.FailureRate <= 1) {
 		return fmt.Errorf("%w: failure rate %g: want a fraction between 0 and 1", ErrBadConfig, c.FailureRate)
+	}
+	if c.ReadHeaderTimeout < 0 || c.BodyReadTimeout < 0 || c.IdleTimeout < 0 {
+		return fmt.Errorf("%w: read-header, body-read and idle timeouts must not be negative", ErrBadConfig)
 	}
 	return nil
 }
@@ -107,6 +125,14 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	for _, d := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{&cfg.ReadHeaderTimeout, DefaultReadHeaderTimeout}, {&cfg.BodyReadTimeout, DefaultBodyReadTimeout}, {&cfg.IdleTimeout, DefaultIdleTimeout}} {
+		if *d.v == 0 {
+			*d.v = d.def
+		}
+	}
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -121,7 +147,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("upstream: listen on %s: %w", cfg.Listen, err)
 	}
 	s.ln = ln
-	s.srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	// No ReadTimeout or WriteTimeout: they would bound the call's latency
+	// too. The body has its own deadline (serveCall).
+	s.srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: cfg.ReadHeaderTimeout, IdleTimeout: cfg.IdleTimeout}
 	go func() { s.served <- s.srv.Serve(ln) }()
 	return s, nil
 }
@@ -174,9 +202,20 @@ func (s *Server) serveCall(w http.ResponseWriter, r *http.Request) {
 		}
 		latency = time.Duration(ms) * time.Millisecond
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-	if err != nil {
+	body, err := s.readBody(w, r)
+	var mbe *http.MaxBytesError
+	var ne net.Error
+	switch {
+	case errors.As(err, &mbe):
 		writeJSON(w, http.StatusRequestEntityTooLarge, map[string]any{"error": fmt.Sprintf("read request body: %v", err)})
+		return
+	case errors.As(err, &ne) && ne.Timeout():
+		w.Header().Set("Connection", "close")
+		writeJSON(w, http.StatusRequestTimeout, map[string]any{"error": fmt.Sprintf("request body not received within %s", s.cfg.BodyReadTimeout)})
+		return
+	case err != nil:
+		w.Header().Set("Connection", "close")
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": fmt.Sprintf("read request body: %v", err)})
 		return
 	}
 	t := time.NewTimer(latency)
@@ -197,6 +236,18 @@ func (s *Server) serveCall(w http.ResponseWriter, r *http.Request) {
 		echo = json.RawMessage(body)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"echo": echo, "latency_ms": latency.Milliseconds()})
+}
+
+// readBody reads the body under a read deadline of BodyReadTimeout and
+// then lifts it: left in place, it would end the call while it waits out
+// its latency (the server's background read would hit it and cancel the
+// request's context).
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	rc := http.NewResponseController(w)
+	if s.cfg.BodyReadTimeout > 0 && rc.SetReadDeadline(time.Now().Add(s.cfg.BodyReadTimeout)) == nil {
+		defer rc.SetReadDeadline(time.Time{}) //nolint:errcheck // supported: it was just set
+	}
+	return io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 }
 
 func (s *Server) fail() bool {

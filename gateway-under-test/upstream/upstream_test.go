@@ -1,11 +1,13 @@
 package upstream
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -28,6 +30,7 @@ func TestConfigValidation(t *testing.T) {
 		{"negative rate", Config{FailureRate: -0.1}, false},
 		{"rate above 1", Config{FailureRate: 1.5}, false},
 		{"NaN rate", Config{FailureRate: math.NaN()}, false},
+		{"negative body timeout", Config{BodyReadTimeout: -time.Second}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.validate()
@@ -167,5 +170,47 @@ func TestHealthzAndMethods(t *testing.T) {
 		t.Fatalf("GET /call: %v %v, want 405", resp, err)
 	}
 	resp.Body.Close()
+	http.DefaultClient.CloseIdleConnections()
+}
+
+// TestSlowBodyIsCutOff: a /call whose body never finishes gets 408 after
+// the body-read timeout and its connection is closed — no goroutine is left
+// waiting for it — while a call that waits out a latency longer than that
+// timeout, after its body is in, is still answered.
+func TestSlowBodyIsCutOff(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+	const bodyTimeout = 200 * time.Millisecond
+	s := start(t, Config{BodyReadTimeout: bodyTimeout, IdleTimeout: time.Second})
+
+	conn, err := net.Dial("tcp", s.ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// Headers promise 100 bytes; 10 come, then nothing.
+	if _, err := io.WriteString(conn, "POST /call HTTP/1.1\r\nHost: upstream\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"payload\""); err != nil {
+		t.Fatal(err)
+	}
+	// Bounded, so that a server without the timeout fails the test
+	// instead of hanging it.
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer to a body that never finishes: %v", err)
+	}
+	rest, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestTimeout || err != nil {
+		t.Errorf("unfinished body: %d %q (%v), want 408", resp.StatusCode, rest, err)
+	}
+	if !resp.Close {
+		t.Error("the 408 keeps the connection open; want Connection: close")
+	}
+
+	code, out, err := post(t, context.Background(), s.URL()+"/call?latency_ms=600", `{"payload":"slow"}`)
+	if err != nil || code != http.StatusOK {
+		t.Errorf("a call slower than the body-read timeout: %d %v %v, want 200", code, out, err)
+	}
 	http.DefaultClient.CloseIdleConnections()
 }
