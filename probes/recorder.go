@@ -82,3 +82,49 @@ func (r *recorder) close() error {
 	}
 	return errors.Join(errs...)
 }
+
+// WriteSummaryFile writes s to path (usually RunDir/SummaryFile) as
+// indented JSON, atomically: into a temporary file in the same directory,
+// synced, then renamed over path. A crash at any point leaves the previous
+// file (or none) or the whole new one, never half a JSON; on an error the
+// temporary file is removed and path is untouched.
+func WriteSummaryFile(path string, s *Summary) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode probe summary: %w", err)
+	}
+	if err := writeFileAtomic(path, append(b, '\n')); err != nil {
+		return fmt.Errorf("write probe summary: %w", err)
+	}
+	return nil
+}
+
+// writeFileAtomic writes data to path through a temporary file and a
+// rename, with mode 0644.
+func writeFileAtomic(path string, data []byte) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if err = f.Chmod(0o644); err != nil {
+		return err
+	}
+	// Synced before the rename: otherwise a power loss after it may leave
+	// path naming an empty file.
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}

@@ -240,3 +240,48 @@ func TestWarnings(t *testing.T) {
 		t.Errorf("all %+v, current %+v", all, w.current())
 	}
 }
+
+// TestWriteSummaryFile: the summary is replaced whole or not at all, and
+// no temporary file is left behind either way.
+func TestWriteSummaryFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, SummaryFile)
+	s := newSummarizer(time.Second, time.Second, 0).summary()
+	s.Samples = 7
+	if err := WriteSummaryFile(path, &s); err != nil {
+		t.Fatal(err)
+	}
+	check := func(wantSamples int) {
+		t.Helper()
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got Summary
+		if err := json.Unmarshal(raw, &got); err != nil || got.Samples != wantSamples {
+			t.Fatalf("%s: %v, samples %d; want %d", path, err, got.Samples, wantSamples)
+		}
+		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
+			t.Errorf("mode %v, %v; want 0644", fi.Mode(), err)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+			t.Errorf("directory holds %d entries, want only %s: %v", len(ents), SummaryFile, ents)
+		}
+	}
+	check(7)
+	s.Samples = 8
+	if err := WriteSummaryFile(path, &s); err != nil {
+		t.Fatal(err)
+	}
+	check(8)
+	// A summary that cannot be encoded leaves the previous one.
+	s.Samples, s.MaxSampleSeconds = 9, math.NaN()
+	if err := WriteSummaryFile(path, &s); err == nil {
+		t.Error("NaN encoded without an error")
+	}
+	check(8)
+	s.MaxSampleSeconds = 0
+	if err := WriteSummaryFile(filepath.Join(dir, "missing", SummaryFile), &s); err == nil {
+		t.Error("no error writing into a missing directory")
+	}
+}
