@@ -6,12 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"strconv"
 	"time"
 
 	"github.com/leakbench/leakbench/gateway-under-test"
+	"github.com/leakbench/leakbench/internal/redact"
 )
 
 // envFlags defines flags whose defaults come from LEAKBENCH_* environment
@@ -37,7 +37,11 @@ func (e *envFlags) String(name, env, def, usage string) *string {
 	if v, ok := e.lookup(env, &usage); ok {
 		def = v
 	}
-	return e.fs.String(name, def, usage)
+	v := e.fs.String(name, def, usage)
+	// --help prints defaults: one taken from the environment may carry a
+	// credential (a URL's userinfo), so it is shown redacted.
+	e.fs.Lookup(name).DefValue = redact.String(def)
+	return v
 }
 
 func (e *envFlags) Int(name, env string, def int, usage string) *int {
@@ -123,7 +127,7 @@ func (e *envFlags) Err() error {
 func cmdGateway(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
 	e := &envFlags{fs: fs}
-	dsn := e.String("dsn", "LEAKBENCH_GATEWAY_DSN", "", "PostgreSQL DSN of the application database, normally through PgBouncer; required. Prefer the environment variable for a DSN with a password: command lines show in ps")
+	dsnFlag := newSecretFlag(fs, "dsn", "LEAKBENCH_GATEWAY_DSN", "PostgreSQL `DSN` of the application database, normally through PgBouncer; required")
 	variant := e.String("variant", "LEAKBENCH_GATEWAY_VARIANT", string(gateway.VariantFixed), "variant, or several leak variants comma-separated; known: "+gateway.VariantNames())
 	listen := e.String("listen", "LEAKBENCH_GATEWAY_LISTEN", gateway.DefaultListen, "address to serve on")
 	poolSize := e.Int("pool-size", "LEAKBENCH_GATEWAY_POOL_SIZE", gateway.DefaultPoolSize, "size of the gateway's own connection pool")
@@ -168,14 +172,18 @@ Logs go to stderr; SIGINT or SIGTERM stops the gateway.
 	if err := e.Err(); err != nil {
 		return err
 	}
-	if *dsn == "" {
-		return fmt.Errorf("%w: --dsn (or LEAKBENCH_GATEWAY_DSN) is required", errUsage)
+	dsn, err := dsnFlag.Value()
+	if err != nil {
+		return err
+	}
+	if dsn == "" {
+		return fmt.Errorf("%w: a DSN is required (%s)", errUsage, dsnFlag.Sources())
 	}
 	if _, err := gateway.ParseVariants(*variant); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	cfg := gateway.Config{DSN: *dsn, Variant: *variant, Listen: *listen, PoolSize: *poolSize, PoolTimeout: *poolTimeout,
+	cfg := gateway.Config{DSN: dsn, Variant: *variant, Listen: *listen, PoolSize: *poolSize, PoolTimeout: *poolTimeout,
 		Stateless: *stateless, JSONResponse: *jsonResp, UpstreamURL: *upstreamURL, UpstreamTimeout: *upstreamTimeout,
 		RunDelay: *runDelay, PollInterval: *pollInterval, PageSize: *pageSize, MaxBodyBytes: *maxBody,
 		SessionTimeout: *sessionTimeout, Logger: log}
@@ -184,20 +192,12 @@ Logs go to stderr; SIGINT or SIGTERM stops the gateway.
 		return fmt.Errorf("start gateway: %w", err)
 	}
 	log.Info("gateway serving", "mcp", gw.URL(), "metrics", gw.MetricsURL(), "variant", gw.Variants().String(),
-		"stateless", *stateless, "json_response", *jsonResp, "upstream", redactURL(*upstreamURL))
+		"stateless", *stateless, "json_response", *jsonResp, "upstream", redact.URL(*upstreamURL))
 	select {
 	case <-ctx.Done():
 	case <-waitChan(gw.Wait):
 	}
 	return gw.Close(context.Background())
-}
-
-// redactURL hides a password in a URL that is logged.
-func redactURL(s string) string {
-	if u, err := url.Parse(s); err == nil {
-		return u.Redacted()
-	}
-	return s
 }
 
 func waitChan(f func() error) <-chan error {

@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,23 +16,17 @@ import (
 
 	"github.com/leakbench/leakbench/internal/redact"
 	"github.com/leakbench/leakbench/internal/rundir"
-	"github.com/leakbench/leakbench/internal/runner"
 	"github.com/leakbench/leakbench/probes"
 )
 
 // scrapeFlags collects repeated --scrape [MAPPING=]URL flags.
 type scrapeFlags []probes.ScrapeTarget
 
-// String masks the URLs' passwords (redact.String knows only DSNs).
+// String masks the URLs' credentials.
 func (s *scrapeFlags) String() string {
 	var parts []string
 	for _, t := range *s {
-		u, err := url.Parse(t.URL)
-		if err != nil {
-			parts = append(parts, redact.Mask)
-			continue
-		}
-		parts = append(parts, u.Redacted())
+		parts = append(parts, redact.URL(t.URL))
 	}
 	return strings.Join(parts, ",")
 }
@@ -51,11 +44,12 @@ func (s *scrapeFlags) Set(v string) error {
 
 func cmdProbe(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("probe", flag.ContinueOnError)
-	// The DSNs' defaults come from the environment after parsing, never as
-	// flag defaults: --help prints those, passwords included.
-	dsn := fs.String("dsn", "", "PostgreSQL `DSN`, directly (not through PgBouncer), as a role with pg_monitor; required (or env LEAKBENCH_PROBE_DSN)")
-	pgbouncer := fs.String("pgbouncer", "", "PgBouncer admin console `DSN` (database \"pgbouncer\", a user in stats_users or admin_users) (or env LEAKBENCH_PROBE_PGBOUNCER)")
+	// The DSNs come from flags, files or the environment (never shown as
+	// defaults: --help prints those, passwords included).
+	dsnFlag := newSecretFlag(fs, "probe-dsn", "LEAKBENCH_PROBE_DSN", "PostgreSQL `DSN`, directly (not through PgBouncer), as a role with pg_monitor; required", "dsn")
+	pgbouncerFlag := newSecretFlag(fs, "pgbouncer-admin-dsn", "LEAKBENCH_PGBOUNCER_ADMIN_DSN", "PgBouncer admin console `DSN` (database \"pgbouncer\", a user in stats_users or admin_users)", "pgbouncer")
 	var scrapes scrapeFlags
+	fs.Var(&scrapes, "metrics-url", "the same as --scrape")
 	fs.Var(&scrapes, "scrape", "Prometheus endpoint of the service's own connection pool, scraped every second; repeatable.\n`[MAPPING=]URL`: MAPPING is gateway, go_sql, hikaricp, sqlalchemy or one from --mapping; default: detect")
 	mappingFile := fs.String("mapping", "", "JSON `FILE` of pool mappings for exporters the probe does not know:\n{\"NAME\": {\"acquired\": \"series\", \"idle\": …, \"total\": …, \"max\": …, \"acquire_waits_total\": …,\n\"acquire_wait_seconds_total\": …, \"canceled_acquires_total\": …, \"unclosed_sessions\": …, \"labels\": {\"pool\": \"main\"}}}")
 	database := fs.String("database", "", "database to watch (default: the DSN's)")
@@ -66,7 +60,7 @@ func cmdProbe(ctx context.Context, args []string) error {
 	out := fs.String("out", "", "directory to write samples.jsonl, episodes.jsonl and "+probes.SummaryFile+" into (required)")
 	force := fs.Bool("force", false, "replace the contents of a non-empty --out directory")
 	fs.Usage = func() {
-		fmt.Fprintf(os.Stderr, `Usage: leakbench probe --dsn DSN [--pgbouncer DSN] [--scrape URL]... [--duration D] --out DIR
+		fmt.Fprintf(os.Stderr, `Usage: leakbench probe --probe-dsn DSN [--pgbouncer-admin-dsn DSN] [--scrape URL]... [--duration D] --out DIR
 
 Attaches to a running system and watches it for leaked database connections: sessions left idle
 in transaction, how long each held its connection, the query it was left after, PgBouncer's
@@ -80,14 +74,19 @@ cleanly on Ctrl-C or after --duration, leaving the samples, episodes and a summa
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *dsn == "" {
-		*dsn = os.Getenv("LEAKBENCH_PROBE_DSN")
+	dsn, err := dsnFlag.Value()
+	if err != nil {
+		return err
 	}
-	if *pgbouncer == "" {
-		*pgbouncer = os.Getenv("LEAKBENCH_PROBE_PGBOUNCER")
+	if dsn == "" {
+		return fmt.Errorf("%w: a PostgreSQL DSN is required (%s)", errUsage, dsnFlag.Sources())
 	}
-	if *dsn == "" {
-		return fmt.Errorf("%w: --dsn (or LEAKBENCH_PROBE_DSN) is required", errUsage)
+	pgbouncer, err := pgbouncerFlag.Value()
+	if err != nil {
+		return err
+	}
+	if pgbouncer == "" {
+		pgbouncer = os.Getenv("LEAKBENCH_PROBE_PGBOUNCER") // the variable's older name
 	}
 	if *out == "" {
 		return fmt.Errorf("%w: --out DIR is required", errUsage)
@@ -105,14 +104,14 @@ cleanly on Ctrl-C or after --duration, leaving the samples, episodes and a summa
 	}
 	view := newLiveView(os.Stdout, os.Stderr)
 	p, err := probes.Start(ctx, probes.Config{
-		DSN: *dsn, PgBouncerAdminDSN: *pgbouncer, Database: *database, Interval: *interval, StuckAfter: *stuckAfter,
+		DSN: dsn, PgBouncerAdminDSN: pgbouncer, Database: *database, Interval: *interval, StuckAfter: *stuckAfter,
 		RunDir: *out, Scrape: scrapes, Mappings: mappings, MetricsAddr: *metricsAddr, OnWarning: view.warn,
 	})
 	if err != nil {
 		// Nothing was probed: leave no empty --out behind that looks like
 		// a result (only a directory this command created, and only empty).
 		if os.IsNotExist(statErr) {
-			_ = os.Remove(*out)
+			rundir.Discard(*out)
 		}
 		return err
 	}

@@ -23,9 +23,9 @@ func cmdRun(ctx context.Context, args []string) error {
 	env := fs.String("env", "auto", "where the stack runs: auto (docker when an engine answers, else local), docker, local, or external (your own service: --target and --probe-dsn)")
 	target := fs.String("target", "", "external: your MCP endpoint (http://127.0.0.1:PORT/mcp; must be on this machine)")
 	metricsURL := fs.String("metrics-url", "", "external: your service's Prometheus endpoint, for its pool metrics (optional)")
-	probeDSN := fs.String("probe-dsn", "", "external: PostgreSQL DSN of a role with pg_monitor, direct (not through PgBouncer)")
-	fs.StringVar(probeDSN, "dsn", "", "external: the same as --probe-dsn")
-	pgbouncerDSN := fs.String("pgbouncer-admin-dsn", "", "external: PgBouncer admin console DSN (optional)")
+	fs.StringVar(metricsURL, "scrape", "", "external: the same as --metrics-url")
+	probeDSNFlag := newSecretFlag(fs, "probe-dsn", "LEAKBENCH_PROBE_DSN", "external: PostgreSQL `DSN` of a role with pg_monitor, direct (not through PgBouncer)", "dsn")
+	pgbouncerFlag := newSecretFlag(fs, "pgbouncer-admin-dsn", "LEAKBENCH_PGBOUNCER_ADMIN_DSN", "external: PgBouncer admin console `DSN` (optional)", "pgbouncer")
 	tokensFile := fs.String("tokens-file", "", "external: file of bearer tokens, one a line (default: leakbench's seeded tokens)")
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, "Usage: leakbench run --variant V --out DIR [flags]\n\nStarts a local PostgreSQL + PgBouncer + reference gateway with the variant, plays the profile's\nload, probes the database, and writes the run directory (summary.json, report.md, samples.jsonl,\nepisodes.jsonl, logs/).\n\n")
@@ -37,13 +37,23 @@ func cmdRun(ctx context.Context, args []string) error {
 	if *out == "" {
 		return fmt.Errorf("%w: --out DIR is required", errUsage)
 	}
-	ext := fixtures.External{GatewayURL: *target, GatewayMetricsURL: *metricsURL, ProbeDSN: *probeDSN, PgBouncerAdminDSN: *pgbouncerDSN}
-	if *env != "external" && (*target != "" || *probeDSN != "" || *tokensFile != "") {
+	probeDSN, err := probeDSNFlag.Value()
+	if err != nil {
+		return err
+	}
+	pgbouncerDSN, err := pgbouncerFlag.Value()
+	if err != nil {
+		return err
+	}
+	ext := fixtures.External{GatewayURL: *target, GatewayMetricsURL: *metricsURL, ProbeDSN: probeDSN, PgBouncerAdminDSN: pgbouncerDSN}
+	// The environment may hold DSNs for other commands; only flags given
+	// here decide the mode.
+	if *env != "external" && (*target != "" || probeDSNFlag.given() || *tokensFile != "") {
 		return fmt.Errorf("%w: --target, --probe-dsn and --tokens-file belong to --env external", errUsage)
 	}
 	if *env == "external" {
-		if *target == "" || *probeDSN == "" {
-			return fmt.Errorf("%w: --env external needs --target URL and --probe-dsn DSN", errUsage)
+		if *target == "" || probeDSN == "" {
+			return fmt.Errorf("%w: --env external needs --target URL and a probe DSN (%s)", errUsage, probeDSNFlag.Sources())
 		}
 		if *tokensFile != "" {
 			toks, err := readTokens(*tokensFile)

@@ -53,12 +53,14 @@ func cmdUp(ctx context.Context, args []string) error {
 	fs.IntVar(&ports.PgBouncer, "pgbouncer-port", 0, "docker: publish PgBouncer on this 127.0.0.1 port")
 	fs.IntVar(&ports.Upstream, "upstream-port", 0, "docker: publish the upstream on this 127.0.0.1 port")
 	var ext fixtures.External
-	fs.StringVar(&ext.GatewayURL, "gateway-url", "", "external: your gateway's MCP endpoint (http://127.0.0.1:PORT/mcp)")
+	fs.StringVar(&ext.GatewayURL, "target", "", "external: your gateway's MCP endpoint (http://127.0.0.1:PORT/mcp)")
+	fs.StringVar(&ext.GatewayURL, "gateway-url", "", "the same as --target")
 	fs.StringVar(&ext.GatewayMetricsURL, "metrics-url", "", "external: your gateway's Prometheus endpoint")
-	fs.StringVar(&ext.ProbeDSN, "probe-dsn", "", "external: DSN of a pg_monitor role on your PostgreSQL")
-	fs.StringVar(&ext.PostgresDSN, "postgres-dsn", "", "external: admin DSN of your PostgreSQL (optional)")
-	fs.StringVar(&ext.AppDSN, "app-dsn", "", "external: your gateway's DSN, through PgBouncer (optional)")
-	fs.StringVar(&ext.PgBouncerAdminDSN, "pgbouncer-admin-dsn", "", "external: DSN of your PgBouncer's admin console (optional)")
+	fs.StringVar(&ext.GatewayMetricsURL, "scrape", "", "the same as --metrics-url")
+	probeDSN := newSecretFlag(fs, "probe-dsn", "LEAKBENCH_PROBE_DSN", "external: `DSN` of a pg_monitor role on your PostgreSQL", "dsn")
+	postgresDSN := newSecretFlag(fs, "postgres-dsn", "LEAKBENCH_POSTGRES_DSN", "external: admin `DSN` of your PostgreSQL (optional)")
+	appDSN := newSecretFlag(fs, "app-dsn", "LEAKBENCH_APP_DSN", "external: your gateway's `DSN`, through PgBouncer (optional)")
+	pgbouncerDSN := newSecretFlag(fs, "pgbouncer-admin-dsn", "LEAKBENCH_PGBOUNCER_ADMIN_DSN", "external: `DSN` of your PgBouncer's admin console (optional)", "pgbouncer")
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, `Usage: leakbench up [--env auto|docker|local|external] [--variant V] [--json] [flags]
 
@@ -73,6 +75,16 @@ private network from images leakbench builds itself (see 'leakbench images');
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	for _, f := range []struct {
+		dst  *string
+		flag *secretFlag
+	}{{&ext.ProbeDSN, probeDSN}, {&ext.PostgresDSN, postgresDSN}, {&ext.AppDSN, appDSN}, {&ext.PgBouncerAdminDSN, pgbouncerDSN}} {
+		v, err := f.flag.Value()
+		if err != nil {
+			return err
+		}
+		*f.dst = v
 	}
 	if _, err := gateway.ParseVariants(*variant); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
@@ -109,13 +121,14 @@ private network from images leakbench builds itself (see 'leakbench images');
 }
 
 func describeEnv(env *fixtures.Env, secrets bool) upInfo {
-	dsn := redact.DSN
+	dsn, url := redact.DSN, redact.URL
 	if secrets {
 		dsn = func(s string) string { return s }
+		url = dsn
 	}
 	info := upInfo{
-		Provider: env.Provider, GatewayURL: env.GatewayURL, GatewayMetricsURL: env.GatewayMetricsURL,
-		UpstreamURL: env.UpstreamURL, PostgresDSN: dsn(env.PostgresDSN), ProbeDSN: dsn(env.ProbeDSN),
+		Provider: env.Provider, GatewayURL: url(env.GatewayURL), GatewayMetricsURL: url(env.GatewayMetricsURL),
+		UpstreamURL: url(env.UpstreamURL), PostgresDSN: dsn(env.PostgresDSN), ProbeDSN: dsn(env.ProbeDSN),
 		AppDSN: dsn(env.AppDSN), PgBouncerAdminDSN: dsn(env.PgBouncerAdminDSN), Database: env.Database,
 		PostgresVersion: env.PostgresVersion, PgBouncerVersion: env.PgBouncerVersion,
 		TokenCount: len(env.Tokens), Docker: env.Docker(), Pid: os.Getpid(),

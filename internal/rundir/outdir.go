@@ -171,3 +171,17 @@ func writeMarker(dir string) error {
 	}
 	return nil
 }
+
+// Discard removes an output directory that Prepare made and nothing has
+// written into yet (it holds only the marker), so that a command that
+// failed before producing anything leaves no empty result behind. A
+// directory holding anything else is left as it is.
+func Discard(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) != 1 || entries[0].Name() != MarkerFile {
+		return
+	}
+	if os.Remove(filepath.Join(dir, MarkerFile)) == nil {
+		_ = os.Remove(dir)
+	}
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// maxSecretFile bounds what a --NAME-file may hold: one DSN or token.
+const maxSecretFile = 64 << 10
+
+// secretFlag is a flag whose value is a secret (a DSN with a password, a
+// token). It can be given three ways — --NAME VALUE, --NAME-file FILE (its
+// first line), or the environment variable env — because a command line
+// shows in ps and shell history while a file or the environment does not.
+// Its value never appears as a default in --help, whatever the
+// environment holds.
+type secretFlag struct {
+	name, env   string
+	value, file string
+}
+
+// newSecretFlag defines --name, --name-file and any aliases of --name
+// (older spellings kept working) on fs.
+func newSecretFlag(fs *flag.FlagSet, name, env, usage string, aliases ...string) *secretFlag {
+	s := &secretFlag{name: name, env: env}
+	how := fmt.Sprintf("%s (or --%s-file FILE, or env %s: a command line shows in ps)", usage, name, env)
+	if env == "" {
+		how = fmt.Sprintf("%s (or --%s-file FILE: a command line shows in ps)", usage, name)
+	}
+	fs.StringVar(&s.value, name, "", how)
+	fs.StringVar(&s.file, name+"-file", "", "read --"+name+" from the first line of `FILE`")
+	for _, a := range aliases {
+		fs.StringVar(&s.value, a, "", "the same as --"+name)
+	}
+	return s
+}
+
+// Value returns the secret: the flag's value, else the file's first line,
+// else the environment's. Giving both the flag and the file is an error.
+func (s *secretFlag) Value() (string, error) {
+	switch {
+	case s.value != "" && s.file != "":
+		return "", fmt.Errorf("%w: give --%s or --%s-file, not both", errUsage, s.name, s.name)
+	case s.value != "":
+		return s.value, nil
+	case s.file != "":
+		return readSecretFile(s.file, "--"+s.name+"-file")
+	case s.env != "":
+		return os.Getenv(s.env), nil
+	}
+	return "", nil
+}
+
+// given: the secret was given on the command line (as a value or a file),
+// not only found in the environment.
+func (s *secretFlag) given() bool { return s.value != "" || s.file != "" }
+
+// Sources names where the secret may come from, for "is required" errors.
+func (s *secretFlag) Sources() string {
+	if s.env == "" {
+		return fmt.Sprintf("--%s or --%s-file", s.name, s.name)
+	}
+	return fmt.Sprintf("--%s, --%s-file or %s", s.name, s.name, s.env)
+}
+
+// readSecretFile reads the first non-empty line of path.
+func readSecretFile(path, what string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s: %v", errUsage, what, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxSecretFile+1))
+	if err != nil {
+		return "", fmt.Errorf("%w: %s: read %s: %v", errUsage, what, path, err)
+	}
+	if len(data) > maxSecretFile {
+		return "", fmt.Errorf("%w: %s: %s is larger than %d KiB; it should hold one line", errUsage, what, path, maxSecretFile>>10)
+	}
+	for line := range strings.Lines(string(data)) {
+		if v := strings.TrimSpace(line); v != "" {
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("%w: %s: %s is empty", errUsage, what, path)
+}
