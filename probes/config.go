@@ -31,6 +31,15 @@ type Config struct {
 	// RunDir, when set, receives samples.jsonl and episodes.jsonl,
 	// appended to as sampling goes (created if missing).
 	RunDir string `json:"-"`
+	// KeepQueryText keeps the query texts of episodes (episodes.jsonl) and
+	// culprits (the summary's example_query) as pg_stat_activity shows
+	// them. SENSITIVE: services whose drivers interpolate values into the
+	// SQL (psycopg2, JDBC's simple protocol, string-built queries) put
+	// e-mail addresses, tokens and passwords (ALTER ROLE … PASSWORD '…')
+	// there. Off (the default), texts are stored and shown masked:
+	// MaskQuery replaces every literal with ?. Either way control
+	// characters are replaced (see Fingerprint).
+	KeepQueryText bool `json:"keep_query_text,omitempty"`
 
 	// Scrape lists Prometheus endpoints of the service under test whose
 	// connection-pool series the probe reads every ScrapeInterval.

@@ -29,8 +29,12 @@ type Episode struct {
 	// Aborted: the state was 'idle in transaction (aborted)'.
 	Aborted bool `json:"aborted"`
 	// Query is the session's last statement (what it was idle after),
-	// possibly cut at track_activity_query_size.
-	Query           string `json:"query"`
+	// possibly cut at track_activity_query_size: masked by MaskQuery
+	// unless Config.KeepQueryText is set.
+	Query string `json:"query"`
+	// Fingerprint is the Fingerprint of the statement as the server
+	// showed it.
+	Fingerprint     string `json:"fingerprint,omitempty"`
 	ApplicationName string `json:"application_name"`
 	// ClientAddr is the backend's peer: for sessions through PgBouncer,
 	// PgBouncer's address.
@@ -109,10 +113,48 @@ type tracker struct {
 	timeout time.Duration // idle_in_transaction_session_timeout; 0 = off
 	open    map[backendKey]*openEpisode
 	seen    map[backendKey]bool // observe's, kept between samples
+	// keepQuery: episodes keep their raw query text (Config.KeepQueryText).
+	keepQuery bool
+	texts     queryTexts
 }
 
-func newTracker(timeout time.Duration) *tracker {
-	return &tracker{timeout: timeout, open: make(map[backendKey]*openEpisode), seen: make(map[backendKey]bool)}
+func newTracker(timeout time.Duration, keepQuery bool) *tracker {
+	return &tracker{timeout: timeout, open: make(map[backendKey]*openEpisode), seen: make(map[backendKey]bool), keepQuery: keepQuery}
+}
+
+// queryTexts caches the fingerprints and masked texts of the last
+// distinct query texts: a service runs the same few statements over and
+// over, so each is lexed once. It holds at most maxQueryTexts entries
+// (cleared when full), up to a few megabytes.
+type queryTexts map[string]queryText
+
+type queryText struct{ fingerprint, masked string }
+
+const maxQueryTexts = 1024
+
+func (c *queryTexts) get(q string) queryText {
+	if t, ok := (*c)[q]; ok {
+		return t
+	}
+	if *c == nil || len(*c) >= maxQueryTexts {
+		*c = make(queryTexts)
+	}
+	var t queryText
+	t.fingerprint, t.masked = normalizeQuery(q, true)
+	(*c)[q] = t
+	return t
+}
+
+// end finishes an episode, its query text masked unless the tracker keeps
+// it.
+func (t *tracker) end(o *openEpisode, end time.Time, exact bool, reason string) Episode {
+	qt := t.texts.get(o.ep.Query)
+	ep := o.ep
+	ep.Fingerprint = qt.fingerprint
+	if !t.keepQuery {
+		ep.Query = qt.masked
+	}
+	return finish(ep, end, exact, reason)
 }
 
 // observe takes the rows of a sample read at now and returns the episodes
@@ -134,7 +176,7 @@ func (t *tracker) observe(now time.Time, rows []backendRow) []Episode {
 				o.lastSeen = now
 				continue
 			}
-			done = append(done, finish(o.ep, stateChange, true, EndReleased))
+			done = append(done, t.end(o, stateChange, true, EndReleased))
 			delete(t.open, k)
 		}
 		if isIdleInTx(r.State) {
@@ -174,7 +216,7 @@ func (t *tracker) vanished(o *openEpisode, now time.Time) Episode {
 			reason = EndTimeout
 		}
 	}
-	return finish(o.ep, end, false, reason)
+	return t.end(o, end, false, reason)
 }
 
 // tracked appends the pids of the open episodes to buf: the backends
@@ -224,7 +266,7 @@ func (t *tracker) oldest(now time.Time) *OpenEpisode {
 		return nil
 	}
 	if o.fingerprint == "" {
-		o.fingerprint = Fingerprint(o.ep.Query)
+		o.fingerprint = t.texts.get(o.ep.Query).fingerprint
 	}
 	return &OpenEpisode{PID: o.ep.PID, Start: o.ep.Start, AgeSeconds: max(now.Sub(o.ep.Start).Seconds(), 0),
 		Fingerprint: o.fingerprint, ApplicationName: o.ep.ApplicationName}
@@ -235,7 +277,7 @@ func (t *tracker) oldest(now time.Time) *OpenEpisode {
 func (t *tracker) close() []Episode {
 	var done []Episode
 	for k, o := range t.open {
-		done = append(done, finish(o.ep, o.lastSeen, false, EndOpenAtEnd))
+		done = append(done, t.end(o, o.lastSeen, false, EndOpenAtEnd))
 		delete(t.open, k)
 	}
 	sortEpisodes(done)

@@ -176,7 +176,7 @@ func TestTracker(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			tr := newTracker(c.timeout)
+			tr := newTracker(c.timeout, false)
 			var got []Episode
 			for _, s := range c.samples {
 				got = append(got, tr.observe(at(s.at), s.rows)...)
@@ -194,8 +194,8 @@ func TestTracker(t *testing.T) {
 				if d := g.HoldSeconds - (w.end - w.start); d > 1e-9 || d < -1e-9 {
 					t.Errorf("episode %d: hold %.6f, want %.6f", i, g.HoldSeconds, w.end-w.start)
 				}
-				if g.Query != fmt.Sprintf("SELECT %d", w.pid) || g.ApplicationName != "app" {
-					t.Errorf("episode %d: query %q application %q", i, g.Query, g.ApplicationName)
+				if g.Query != "SELECT ?" || g.Fingerprint != "SELECT ?" || g.ApplicationName != "app" {
+					t.Errorf("episode %d: query %q fingerprint %q application %q; want the masked query", i, g.Query, g.Fingerprint, g.ApplicationName)
 				}
 			}
 		})
@@ -232,7 +232,7 @@ func TestMeasure(t *testing.T) {
 // enough; found or not, it is not asked for again, and a read that failed
 // (no link call) leaves it to the next one.
 func TestTrackerLinks(t *testing.T) {
-	tr := newTracker(0)
+	tr := newTracker(0, true)
 	tr.observe(at(0.1), []backendRow{row(1, 0, stateIdleInTx, 0.05), row(2, 0, stateIdleInTx, 0.05), row(3, 0, stateIdleInTx, 0.09)})
 	if got := tr.unlinked(at(0.1), 40*time.Millisecond); len(got) != 2 || !slices.Contains(got, 1) || !slices.Contains(got, 2) {
 		t.Fatalf("unlinked %v, want 1 and 2 (3 is too young)", got)
@@ -249,5 +249,28 @@ func TestTrackerLinks(t *testing.T) {
 	eps := tr.observe(at(0.3), nil)
 	if len(eps) != 3 || eps[0].PgBouncer != l || eps[1].PgBouncer != nil || eps[2].PgBouncer != nil {
 		t.Errorf("episodes %+v: want 1 linked, 2 and 3 not", eps)
+	}
+}
+
+// TestTrackerQueryText: episodes carry their query masked, or raw with
+// keepQuery; the fingerprint either way.
+func TestTrackerQueryText(t *testing.T) {
+	const raw = "SELECT 'sk_live_SECRET123', 'alice@example.com' /* \x1b[31m */"
+	for _, keep := range []bool{false, true} {
+		tr := newTracker(0, keep)
+		r := row(1, 0, stateIdleInTx, 0.05)
+		r.Query = raw
+		tr.observe(at(0.1), []backendRow{r})
+		if o := tr.oldest(at(0.1)); o == nil || o.Fingerprint != "SELECT ?, ?" {
+			t.Errorf("keep %v: oldest %+v, want fingerprint %q", keep, o, "SELECT ?, ?")
+		}
+		eps := tr.close()
+		want := "SELECT ?, ?"
+		if keep {
+			want = raw
+		}
+		if len(eps) != 1 || eps[0].Query != want || eps[0].Fingerprint != "SELECT ?, ?" {
+			t.Errorf("keep %v: episodes %+v, want query %q, fingerprint %q", keep, eps, want, "SELECT ?, ?")
+		}
 	}
 }

@@ -21,3 +21,16 @@ func ExampleFingerprint() {
 	// SELECT ? FROM email_team_members WHERE user_email = ? AND team_id IN (?)
 	// UPDATE api_tokens SET last_used_at = now() WHERE id = $1
 }
+
+// What episodes.jsonl and the summary keep of a statement with secrets in
+// it: the literals masked, lists at their length, a cut text marked, and
+// an ANSI escape defused.
+func ExampleMaskQuery() {
+	fmt.Println(probes.MaskQuery(`ALTER ROLE app PASSWORD 'hunter2'`))
+	fmt.Println(probes.MaskQuery(`SELECT 1 FROM api_tokens WHERE token IN ('sk_live_1', 'sk_live_2') AND owner = 'ann@exa`))
+	fmt.Println(probes.MaskQuery("SELECT 1 AS \"\x1b[2Jgone\""))
+	// Output:
+	// ALTER ROLE app PASSWORD ?
+	// SELECT ? FROM api_tokens WHERE token IN (?, ?) AND owner = ?…
+	// SELECT ? AS "�[2Jgone"
+}

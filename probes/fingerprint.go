@@ -1,37 +1,75 @@
 package probes
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // Fingerprint normalizes a query text so that the same statement with
 // different values groups together: string, numeric, bit-string and
 // dollar-quoted literals become ?, comments are dropped, whitespace collapses
 // to single spaces, and a bracketed list of nothing but literals, such as
 // IN (1, 2, 3) or ARRAY[1, 2], collapses to (?) or [?]. Bind parameters ($1)
-// and identifiers are kept as written; keywords keep their case.
+// and identifiers are kept as written; keywords keep their case. Control
+// characters (C0, DEL, C1), Unicode bidirectional controls and bytes that
+// are not UTF-8 become U+FFFD, so that the text is safe to print on a
+// terminal or in Markdown and HTML.
 //
 // pg_stat_activity.query is cut at track_activity_query_size bytes, so the
 // text may end inside a literal, a quoted identifier or a comment: an open
 // literal becomes ?, an open comment is dropped, an open quoted identifier is
-// kept as it is. Fingerprint never fails and Fingerprint(Fingerprint(q)) ==
-// Fingerprint(q).
+// kept as it is. Fingerprint never fails, Fingerprint(Fingerprint(q)) ==
+// Fingerprint(q) and Fingerprint(MaskQuery(q)) == Fingerprint(q).
 //
 // It is a small hand-written lexer rather than a library: pg_query_go needs
 // cgo, wasilibs/go-pgquery runs PostgreSQL's parser in a wasm runtime (a
 // heavy dependency for a sampler), and a culprit needs only literal removal,
 // not a parse tree.
 func Fingerprint(query string) string {
-	l := lexer{src: query}
-	return l.run()
+	fp, _ := normalizeQuery(query, false)
+	return fp
 }
 
-// lexer turns a query into tokens and writes the normalized text. out holds
-// the tokens written so far; opens the indexes in out of unclosed ( and [.
+// MaskQuery is the query text as it can be stored and shown without the
+// values in it: Fingerprint's normalization (literals replaced by ?,
+// comments dropped, whitespace collapsed, control characters replaced) but
+// with lists of literals kept at their length (IN (?, ?, ?)), and a text
+// that PostgreSQL cut inside a literal, comment or quoted identifier ends in
+// "…". A value can still show when it is not a literal in the text: an
+// identifier, or a string with backslash escapes written without E under
+// standard_conforming_strings = off. MaskQuery(MaskQuery(q)) == MaskQuery(q).
+func MaskQuery(query string) string {
+	_, masked := normalizeQuery(query, true)
+	return masked
+}
+
+// cutMark ends a masked text that PostgreSQL cut inside a token.
+const cutMark = "…"
+
+// normalizeQuery lexes query once and returns its fingerprint and, when
+// mask is set, its masked text.
+func normalizeQuery(query string, mask bool) (fingerprint, masked string) {
+	// Controls are replaced before lexing, so that the output lexes as
+	// the input did, and again after it for the whitespace that quoted
+	// identifiers keep.
+	l := lexer{src: sanitize(query, true)}
+	l.run()
+	if mask {
+		masked = sanitizeText(render(l.out))
+		if l.cut {
+			masked += cutMark
+		}
+	}
+	return sanitizeText(render(collapseLists(l.out))), masked
+}
+
+// lexer turns a query into tokens: out holds the tokens written so far.
 type lexer struct {
 	src   string
 	pos   int
 	out   []token
-	opens []int
 	space bool // whitespace or a comment came before the next token
+	cut   bool // the text ends inside a literal, comment or quoted identifier
 }
 
 type token struct {
@@ -40,7 +78,7 @@ type token struct {
 	space   bool // written with a space before it
 }
 
-func (l *lexer) run() string {
+func (l *lexer) run() {
 	for l.pos < len(l.src) {
 		c := l.src[l.pos]
 		switch {
@@ -59,13 +97,21 @@ func (l *lexer) run() string {
 			l.dollar()
 		case isDigit(c) || (c == '.' && isDigit(l.peek(1))):
 			l.number()
+		case l.atCutMark():
+			// MaskQuery's mark of a cut text, read back.
+			l.pos = len(l.src)
+			l.cut = true
 		case isWordStart(c):
 			l.word()
 		default:
 			l.punct(c)
 		}
 	}
-	return l.render()
+}
+
+// atCutMark: what is left is MaskQuery's mark of a cut text.
+func (l *lexer) atCutMark() bool {
+	return l.src[l.pos] == cutMark[0] && l.src[l.pos:] == cutMark
 }
 
 func (l *lexer) peek(n int) byte {
@@ -110,6 +156,7 @@ func (l *lexer) skipBlockComment() {
 		}
 	}
 	l.space = true // cut off inside the comment
+	l.cut = true
 }
 
 // stringLiteral skips '…' (a doubled quote is a quote inside it) or, when escapes is
@@ -133,6 +180,7 @@ func (l *lexer) stringLiteral(escapes bool) {
 		}
 	}
 	l.pos = len(l.src)
+	l.cut = true
 	l.emit("?", true)
 }
 
@@ -140,17 +188,19 @@ func (l *lexer) stringLiteral(escapes bool) {
 func (l *lexer) quotedIdent() {
 	start := l.pos
 	l.pos++
-	for l.pos < len(l.src) {
+	for l.pos < len(l.src) && !l.atCutMark() {
 		if l.src[l.pos] == '"' {
 			if l.peek(1) == '"' {
 				l.pos += 2
 				continue
 			}
 			l.pos++
-			break
+			l.emit(l.src[start:l.pos], false)
+			return
 		}
 		l.pos++
 	}
+	l.cut = true
 	l.emit(l.src[start:l.pos], false)
 }
 
@@ -182,6 +232,7 @@ func (l *lexer) dollar() {
 		l.pos = body + i + len(delim)
 	} else {
 		l.pos = len(l.src) // cut off inside the literal
+		l.cut = true
 	}
 	l.emit("?", true)
 }
@@ -209,7 +260,7 @@ func (l *lexer) number() {
 // make the quote a literal's prefix.
 func (l *lexer) word() {
 	start := l.pos
-	for l.pos < len(l.src) && isWordByte(l.src[l.pos]) {
+	for l.pos < len(l.src) && isWordByte(l.src[l.pos]) && !l.atCutMark() {
 		l.pos++
 	}
 	w := l.src[start:l.pos]
@@ -231,26 +282,36 @@ func (l *lexer) word() {
 	l.emit(w, false)
 }
 
-// punct writes one byte of punctuation or operator. A closing bracket whose
-// contents are only literals and commas collapses them to one ?.
+// punct writes one byte of punctuation or operator. A ? is what
+// MaskQuery left for a literal (PostgreSQL's operators starting with ?, of
+// jsonb, never stand alone in a list).
 func (l *lexer) punct(c byte) {
 	l.pos++
-	switch c {
-	case '(', '[':
-		l.emit(string(c), false)
-		l.opens = append(l.opens, len(l.out)-1)
-		return
-	case ')', ']':
-		if n := len(l.opens); n > 0 {
-			open := l.opens[n-1]
-			l.opens = l.opens[:n-1]
-			if literalList(l.out[open+1:]) {
-				l.out = l.out[:open+2]
-				l.out[open+1].space = false
+	l.emit(string(c), c == '?')
+}
+
+// collapseLists collapses, in place, a bracketed list of only literals and
+// commas to one ?.
+func collapseLists(toks []token) []token {
+	out := toks[:0]
+	var opens []int
+	for _, t := range toks {
+		switch t.text {
+		case "(", "[":
+			opens = append(opens, len(out))
+		case ")", "]":
+			if n := len(opens); n > 0 {
+				open := opens[n-1]
+				opens = opens[:n-1]
+				if literalList(out[open+1:]) {
+					out = out[:open+2]
+					out[open+1].space = false
+				}
 			}
 		}
+		out = append(out, t)
 	}
-	l.emit(string(c), false)
+	return out
 }
 
 // literalList says whether toks is "?, ?[, ?…]" (two literals or more).
@@ -269,12 +330,16 @@ func literalList(toks []token) bool {
 // render joins the tokens: one space where the text had whitespace or a
 // comment, none after an opening or before a closing bracket or a comma,
 // always one after a comma.
-func (l *lexer) render() string {
+func render(toks []token) string {
+	n := 0
+	for _, t := range toks {
+		n += len(t.text) + 1
+	}
 	var b strings.Builder
-	b.Grow(len(l.src))
-	for i, t := range l.out {
+	b.Grow(n)
+	for i, t := range toks {
 		if i > 0 {
-			prev := l.out[i-1].text
+			prev := toks[i-1].text
 			switch {
 			case t.text == ")" || t.text == "]" || t.text == ",":
 			case prev == "(" || prev == "[":
@@ -301,3 +366,43 @@ func isWordByte(c byte) bool { return isWordStart(c) || isDigit(c) || c == '$' }
 
 // isTagByte: a dollar-quote tag is an identifier without $.
 func isTagByte(c byte) bool { return isWordStart(c) || isDigit(c) }
+
+// sanitizeText replaces what could act on a terminal or a renderer rather
+// than print — C0 controls (whitespace included), DEL, C1 controls, the
+// Unicode bidirectional controls and line separators — and bytes that are
+// not UTF-8, with U+FFFD. ANSI escape sequences lose their ESC and print
+// as harmless text.
+func sanitizeText(s string) string { return sanitize(s, false) }
+
+// sanitize is sanitizeText, keeping ASCII whitespace with keepSpace.
+func sanitize(s string, keepSpace bool) string {
+	i := 0
+	for ; i < len(s); i++ {
+		if c := s[i]; (c < 0x20 && !(keepSpace && isSpace(c))) || c == 0x7f || c >= 0x80 {
+			break
+		}
+	}
+	if i == len(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	b.WriteString(s[:i])
+	for _, r := range s[i:] {
+		if unsafeRune(r) && !(keepSpace && r < 0x20 && isSpace(byte(r))) {
+			r = utf8.RuneError
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func unsafeRune(r rune) bool {
+	switch {
+	case r < 0x20, r >= 0x7f && r <= 0x9f:
+		return true
+	case r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x2028, r == 0x2029:
+		return true
+	}
+	return false // utf8.RuneError (a byte that is not UTF-8) is written as it is: U+FFFD
+}

@@ -44,6 +44,36 @@ var fingerprintCases = []struct{ name, in, want string }{
 	{"truncated in a number", `LIMIT 12`, `LIMIT ?`},
 	{"lone dollar", `SELECT $ 1, $a`, `SELECT $ ?, $a`},
 	{"utf-8 identifier", `SELECT straße FROM t WHERE x = 'ü'`, `SELECT straße FROM t WHERE x = ?`},
+	// Nothing that acts on a terminal or renderer survives.
+	{"ANSI escape in an identifier", "SELECT \"a\x1b[31mred\" FROM t", "SELECT \"a\ufffd[31mred\" FROM t"},
+	{"control in an identifier", "SELECT \"a\nb\x7f\u0085\" FROM t", "SELECT \"a\ufffdb\ufffd\ufffd\" FROM t"},
+	{"bidi override", "SELECT x\u202e FROM t", "SELECT x\ufffd FROM t"},
+	{"not UTF-8", "SELECT ab\xff FROM t", "SELECT ab\ufffd FROM t"},
+	{"control replaced before lexing", "$A000\b$0", "?"},
+}
+
+var maskCases = []struct{ name, in, want string }{
+	{"secrets", `SELECT 'sk_live_SECRET123', 'alice@example.com'`, `SELECT ?, ?`},
+	{"password", `ALTER ROLE app PASSWORD 'hunter2'`, `ALTER ROLE app PASSWORD ?`},
+	{"lists keep their length", `WHERE id IN (1, 2, 3) AND k = ANY(ARRAY['a','b'])`, `WHERE id IN (?, ?, ?) AND k = ANY(ARRAY[?, ?])`},
+	{"comments dropped", "SELECT 1 /* traceparent='00-abc-01' */ -- token=x\nFROM t", `SELECT ? FROM t`},
+	{"cut in a string", `SELECT 1 FROM users WHERE email = 'alice@exa`, `SELECT ? FROM users WHERE email = ?…`},
+	{"cut in a comment", `SELECT 1 /* api_key=abc`, `SELECT ?…`},
+	{"cut in a dollar quote", `SELECT $q$secret`, `SELECT ?…`},
+	{"cut in a quoted identifier", `SELECT "Col`, `SELECT "Col…`},
+	{"cut in an escape string", `SELECT E'abc\`, `SELECT ?…`},
+	{"ANSI escape", "SELECT '\x1b[2J' AS \"\x1b]0;pwned\x07\"", "SELECT ? AS \"\ufffd]0;pwned\ufffd\""},
+	{"bind parameters", `UPDATE t SET a = $1 WHERE id = $2`, `UPDATE t SET a = $1 WHERE id = $2`},
+}
+
+func TestMaskQuery(t *testing.T) {
+	for _, c := range maskCases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := MaskQuery(c.in); got != c.want {
+				t.Errorf("MaskQuery(%q)\n got %q\nwant %q", c.in, got, c.want)
+			}
+		})
+	}
 }
 
 func TestFingerprint(t *testing.T) {
@@ -75,13 +105,27 @@ func checkFingerprint(t *testing.T, in string) {
 	if again := Fingerprint(out); again != out {
 		t.Fatalf("not idempotent for %q:\n once %q\ntwice %q", in, out, again)
 	}
-	if utf8.ValidString(in) && !utf8.ValidString(out) {
-		t.Fatalf("invalid UTF-8 out of valid %q: %q", in, out)
+	if !utf8.ValidString(out) {
+		t.Fatalf("invalid UTF-8 out of %q: %q", in, out)
+	}
+	masked := MaskQuery(in)
+	if again := MaskQuery(masked); again != masked {
+		t.Fatalf("MaskQuery not idempotent for %q:\n once %q\ntwice %q", in, masked, again)
+	}
+	if fp := Fingerprint(masked); fp != out {
+		t.Fatalf("Fingerprint(MaskQuery(%q)) = %q, want Fingerprint's %q", in, fp, out)
+	}
+	for _, s := range []string{out, masked} {
+		for _, r := range s {
+			if unsafeRune(r) {
+				t.Fatalf("control %U survived in %q from %q", r, s, in)
+			}
+		}
 	}
 	if strings.Contains(out, `"`) {
 		return
 	}
-	if strings.Contains(out, "'") {
+	if strings.Contains(out, "'") || strings.Contains(masked, "'") {
 		t.Fatalf("a quote survived in %q from %q", out, in)
 	}
 	if strings.ContainsAny(out, "\t\n\r\f\v") || strings.Contains(out, "  ") ||
@@ -92,6 +136,9 @@ func checkFingerprint(t *testing.T, in string) {
 
 func FuzzFingerprint(f *testing.F) {
 	for _, c := range fingerprintCases {
+		f.Add(c.in)
+	}
+	for _, c := range maskCases {
 		f.Add(c.in)
 	}
 	f.Fuzz(checkFingerprint)

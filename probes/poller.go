@@ -111,9 +111,10 @@ func Start(ctx context.Context, cfg Config) (p *Poller, err error) {
 			return p, err
 		}
 	}
-	p.track = newTracker(p.timeout)
+	p.track = newTracker(p.timeout, cfg.KeepQueryText)
 	p.sum = newSummarizer(cfg.Interval, cfg.StuckAfter, p.timeout)
 	p.sum.scrapeInterval = cfg.ScrapeInterval
+	p.sum.keepQuery = cfg.KeepQueryText
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	p.cancel = stop
 	if p.scraper != nil {

@@ -297,8 +297,8 @@ func testAccuracy(t *testing.T, ctx context.Context, env *fixtures.Env, observer
 		if d := math.Abs(e.HoldSeconds - c.held.Seconds()); d > 0.005 {
 			t.Errorf("%s: hold %.6fs, server says %.6fs (off by %.1f ms)", c.name, e.HoldSeconds, c.held.Seconds(), d*1000)
 		}
-		if e.Query != stuckSQL || e.Aborted {
-			t.Errorf("%s: query %q aborted %v", c.name, e.Query, e.Aborted)
+		if e.Query != MaskQuery(stuckSQL) || e.Fingerprint != Fingerprint(stuckSQL) || e.Aborted {
+			t.Errorf("%s: query %q fingerprint %q aborted %v; want the masked query", c.name, e.Query, e.Fingerprint, e.Aborted)
 		}
 		if stuck := c.held >= time.Second; stuck != (e.PgBouncer != nil) {
 			t.Errorf("%s: PgBouncer link %+v; want one exactly for stuck episodes", c.name, e.PgBouncer)

@@ -98,7 +98,10 @@ type Summary struct {
 
 // Culprit is one kind of statement that sessions were stuck after.
 type Culprit struct {
-	Fingerprint      string  `json:"fingerprint"`
+	Fingerprint string `json:"fingerprint"`
+	// ExampleQuery is the first such episode's query: masked (MaskQuery)
+	// unless Config.KeepQueryText is set, control characters replaced
+	// either way.
 	ExampleQuery     string  `json:"example_query"`
 	ApplicationName  string  `json:"application_name"`
 	Episodes         int     `json:"episodes"`
@@ -124,6 +127,7 @@ type summarizer struct {
 	scrapeInterval time.Duration
 	holds          []float64
 	culprits       map[culpritKey]*Culprit
+	keepQuery      bool // Config.KeepQueryText
 
 	lastBouncer  time.Time
 	exhausted    bool
@@ -155,11 +159,14 @@ func newSummarizer(interval, stuckAfter, timeout time.Duration) *summarizer {
 // episodes.jsonl) into the Summary a Poller configured with cfg would have
 // returned, Warnings aside (the files do not keep them): for a run whose
 // probe was killed before it wrote its own. timeout is the server's
-// idle_in_transaction_session_timeout, 0 when off.
+// idle_in_transaction_session_timeout, 0 when off. Culprits' example
+// queries are masked unless cfg.KeepQueryText is set, also when the files
+// hold raw texts.
 func Summarize(cfg Config, timeout time.Duration, samples []Sample, episodes []Episode) Summary {
 	cfg = cfg.withDefaults()
 	a := newSummarizer(cfg.Interval, cfg.StuckAfter, timeout)
 	a.scrapeInterval = cfg.ScrapeInterval
+	a.keepQuery = cfg.KeepQueryText
 	for _, s := range samples {
 		a.addSample(s)
 	}
@@ -265,10 +272,18 @@ func (a *summarizer) addEpisode(e Episode) {
 	if e.PgBouncer != nil {
 		a.sum.StuckEpisodesLinked++
 	}
-	k := culpritKey{Fingerprint(e.Query), e.ApplicationName}
+	fp := e.Fingerprint
+	if fp == "" { // recorded before episodes carried it
+		fp = Fingerprint(e.Query)
+	}
+	k := culpritKey{fp, e.ApplicationName}
 	c := a.culprits[k]
 	if c == nil {
-		c = &Culprit{Fingerprint: k.fingerprint, ExampleQuery: e.Query, ApplicationName: k.app, ClientAddr: e.ClientAddr}
+		example := sanitizeText(e.Query)
+		if !a.keepQuery {
+			example = MaskQuery(e.Query)
+		}
+		c = &Culprit{Fingerprint: k.fingerprint, ExampleQuery: example, ApplicationName: k.app, ClientAddr: e.ClientAddr}
 		a.culprits[k] = c
 	}
 	if c.AppClientAddr == "" && e.PgBouncer != nil {

@@ -47,9 +47,9 @@ func TestSummarizer(t *testing.T) {
 		t.Errorf("release p50 %g p99 %g max %g; want 0.5 3 5", s.ReleaseP50Seconds, s.ReleaseP99Seconds, s.ReleaseMaxSeconds)
 	}
 	want := []Culprit{
-		{Fingerprint: Fingerprint(members), ExampleQuery: members, ApplicationName: "gw", Episodes: 2, TotalHoldSeconds: 5, MaxHoldSeconds: 3},
-		{Fingerprint: Fingerprint(tokens), ExampleQuery: tokens, ApplicationName: "gw", Episodes: 1, TotalHoldSeconds: 5, MaxHoldSeconds: 5},
-		{Fingerprint: Fingerprint(members), ExampleQuery: members, ApplicationName: "other-app", Episodes: 1, TotalHoldSeconds: 1, MaxHoldSeconds: 1},
+		{Fingerprint: Fingerprint(members), ExampleQuery: MaskQuery(members), ApplicationName: "gw", Episodes: 2, TotalHoldSeconds: 5, MaxHoldSeconds: 3},
+		{Fingerprint: Fingerprint(tokens), ExampleQuery: MaskQuery(tokens), ApplicationName: "gw", Episodes: 1, TotalHoldSeconds: 5, MaxHoldSeconds: 5},
+		{Fingerprint: Fingerprint(members), ExampleQuery: MaskQuery(members), ApplicationName: "other-app", Episodes: 1, TotalHoldSeconds: 1, MaxHoldSeconds: 1},
 	}
 	if len(s.Culprits) != len(want) {
 		t.Fatalf("culprits %+v, want %+v", s.Culprits, want)
