@@ -1,6 +1,6 @@
 package gateway_test
 
-// Helpers of the integration tests: a real stack (fixtures.Run), go-sdk
+// Helpers of the integration tests: a real stack (fixtures.StartLocal), go-sdk
 // clients with bearer tokens, a pg_stat_activity sampler that tracks
 // idle-in-transaction episodes the way leakbench's probes do, and a
 // /metrics scraper.
@@ -69,7 +69,7 @@ func startStack(t testing.TB, cfg fixtures.Config) *fixtures.Env {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	env, err := fixtures.Run(ctx, cfg)
+	env, err := fixtures.StartLocal(ctx, cfg)
 	t.Cleanup(func() {
 		if err := env.Close(); err != nil {
 			t.Errorf("close stack: %v", err)

@@ -40,7 +40,7 @@ func startStack(tb testing.TB, cfg fixtures.Config) *fixtures.Env {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	env, err := fixtures.Run(ctx, cfg)
+	env, err := fixtures.StartLocal(ctx, cfg)
 	tb.Cleanup(func() {
 		if err := env.Close(); err != nil {
 			tb.Errorf("close stack: %v", err)
