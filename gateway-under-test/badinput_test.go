@@ -55,6 +55,8 @@ type unsized struct{ io.Reader }
 // races the server's end of the request: when the hang-up wins (seen under
 // -race), the request's context is cancelled before the finally's commit —
 // that variant's documented trigger, whatever the input — and it leaks.
+// session-outside-request does not run: its trigger is any token used twice
+// within a second, which a sequence of bad requests is.
 func TestBadInput(t *testing.T) {
 	env := startStack(t, fixtures.Config{NoGateway: true})
 	failing := startUpstream(t, upstream.Config{FailureRate: 1})
@@ -63,6 +65,9 @@ func TestBadInput(t *testing.T) {
 		for _, json := range []bool{true, false} {
 			if !json && v == gateway.VariantCommitInFinally {
 				continue
+			}
+			if v == gateway.VariantSessionOutsideRequest {
+				continue // leaks on any token used twice within a second, bad input or not
 			}
 			badInput(t, env, s, gateway.Config{Variant: string(v), JSONResponse: json, UpstreamURL: failing.URL(), PoolSize: 4, PageSize: 3})
 		}

@@ -44,6 +44,13 @@
 //     upstream: idle in transaction for the upstream's latency, killed by
 //     the timeout when the upstream is slower, and the call fails on the
 //     connection's next use.
+//   - VariantSessionOutsideRequest (usage.go): ContextForge #1862. A side
+//     job — recording the token's last use — opens its own session outside
+//     the request's session management and closes it only on the happy
+//     path; a token used again within a second (any client under load)
+//     leaves it idle in transaction on the UPDATE until the timeout kills
+//     it. Config.TokenUsage gives the fixed variant the same side job, done
+//     right.
 //
 // Database access goes through a unit-of-work Session (the analogue of an ORM
 // session) that issues BEGIN/COMMIT itself on a pooled connection. pgx's own

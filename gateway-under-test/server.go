@@ -83,6 +83,14 @@ type Config struct {
 	// IdleTimeout closes keep-alive connections that wait this long for
 	// their next request. Default 2 min.
 	IdleTimeout time.Duration
+	// TokenUsage records each accepted token's last use
+	// (api_tokens.last_used_at, at most once a second per token) in a short
+	// unit of work before the request is dispatched, as ContextForge's
+	// token-usage middleware does. Off by default, so that the fixed
+	// variant's load is what it always was; the session-outside-request
+	// variant always tracks usage (its bug is there), so a fair before/after
+	// of that variant sets it for fixed too.
+	TokenUsage bool
 	// SessionTimeout closes stateful MCP sessions idle this long, so
 	// abandoned sessions do not pile up under load. Default 10 min;
 	// negative: never.
@@ -226,7 +234,7 @@ func (g *Gateway) Handler() http.Handler {
 		})
 
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", m.instrumentHTTP("/mcp", g.readBody(g.tokenScoping(mcpHandler))))
+	mux.Handle("/mcp", m.instrumentHTTP("/mcp", g.readBody(g.tokenScoping(g.trackTokenUse(mcpHandler)))))
 	mux.Handle("/metrics", m.instrumentHTTP("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
 	return mux
 }

@@ -26,6 +26,7 @@ func TestParseVariants(t *testing.T) {
 		{"commit-in-finally", "commit-in-finally", ""},
 		{" held-while-waiting , held-across-upstream ", "held-while-waiting,held-across-upstream", ""},
 		{"held-across-upstream,commit-in-finally,held-while-waiting", "commit-in-finally,held-while-waiting,held-across-upstream", ""},
+		{"session-outside-request,commit-in-finally", "commit-in-finally,session-outside-request", ""},
 		{"fixed,commit-in-finally", "", "cannot be combined"},
 		{"leaky", "", `unknown gateway variant "leaky"`},
 	} {
@@ -40,7 +41,7 @@ func TestParseVariants(t *testing.T) {
 			t.Errorf("ParseVariants(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
 		}
 	}
-	if names := VariantNames(); names != "fixed, commit-in-finally, held-while-waiting, held-across-upstream" {
+	if names := VariantNames(); names != "fixed, commit-in-finally, held-while-waiting, held-across-upstream, session-outside-request" {
 		t.Errorf("VariantNames() = %q", names)
 	}
 }

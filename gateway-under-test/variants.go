@@ -25,10 +25,15 @@ const (
 	// transaction stays open while call_upstream waits on the upstream
 	// (callupstream.go).
 	VariantHeldAcrossUpstream Variant = "held-across-upstream"
+	// VariantSessionOutsideRequest reproduces ContextForge #1862: a side job
+	// (token-usage tracking) opens its own session outside the request's
+	// session management and closes it only on the happy path; a token used
+	// again within a second leaves it idle in transaction (usage.go).
+	VariantSessionOutsideRequest Variant = "session-outside-request"
 )
 
 // Variants lists every known variant, for help texts and validation.
-var Variants = []Variant{VariantFixed, VariantCommitInFinally, VariantHeldWhileWaiting, VariantHeldAcrossUpstream}
+var Variants = []Variant{VariantFixed, VariantCommitInFinally, VariantHeldWhileWaiting, VariantHeldAcrossUpstream, VariantSessionOutsideRequest}
 
 // VariantSet is the set of variants enabled at once.
 type VariantSet map[Variant]bool
