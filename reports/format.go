@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/leakbench/leakbench/probes"
-	"github.com/leakbench/leakbench/scenarios"
+	"github.com/leakbench/leakbench/scenarios/engine"
 )
 
 // metricRow is one line of the incident-shaped table.
@@ -89,7 +89,7 @@ func poolRow(s *Summary) string {
 	return state + " / worst wait " + seconds(p.WorstWaitSeconds)
 }
 
-func rate(r *scenarios.Result) float64 {
+func rate(r *engine.Result) float64 {
 	d := r.Ended.Sub(r.Started).Seconds()
 	if d <= 0 {
 		return 0

@@ -202,21 +202,19 @@ var environmentRows = []metricRow{
 	}},
 }
 
+// scenarioText is the run's scenario in one line, from the plan it played;
+// a result without one (recorded before plans) has its users and timeout.
 func scenarioText(s *Summary) string {
-	if s.Load == nil {
+	switch {
+	case s.Load == nil:
 		return "—"
+	case s.Load.Plan != nil:
+		return s.Load.Plan.Describe()
+	case s.Load.Config.Users > 0:
+		c := s.Load.Config
+		return fmt.Sprintf("%d users for %s; request timeout %s", c.Users, c.Duration, c.RequestTimeout)
 	}
-	c := s.Load.Config
-	var tools []string
-	for _, t := range c.Tools {
-		tools = append(tools, fmt.Sprintf("%s×%d", t.Name, max(t.Weight, 1)))
-	}
-	txt := fmt.Sprintf("%d users for %s (ramp-up %s), think %s–%s, request timeout %s, tools/list every %d iterations",
-		c.Users, c.Duration, c.RampUp, c.ThinkMin, c.ThinkMax, c.RequestTimeout, c.ListToolsEvery)
-	if len(tools) > 0 {
-		txt += ", tools " + strings.Join(tools, ", ")
-	}
-	return txt
+	return "—"
 }
 
 // endingRows say how a run ended.

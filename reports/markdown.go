@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leakbench/leakbench/scenarios"
+	"github.com/leakbench/leakbench/scenarios/engine"
 )
 
 // HTMLFile and JUnitFile are the report's other documents in a run or
@@ -140,7 +140,7 @@ func writeThresholds(b *strings.Builder, heading string, ts []Threshold) {
 }
 
 // errorKinds lists the kinds of error the load saw at least once, sorted.
-func errorKinds(l *scenarios.Result) []string {
+func errorKinds(l *engine.Result) []string {
 	if l == nil {
 		return nil
 	}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/probes"
-	"github.com/leakbench/leakbench/scenarios"
+	"github.com/leakbench/leakbench/scenarios/engine"
 )
 
 // More files of a run directory.
@@ -79,7 +79,7 @@ func (t Threshold) ObservedString() string {
 }
 
 // thresholdsOf is the engine's threshold results in the report's form.
-func thresholdsOf(ts []scenarios.ThresholdResult) []Threshold {
+func thresholdsOf(ts []engine.ThresholdResult) []Threshold {
 	if len(ts) == 0 {
 		return nil
 	}

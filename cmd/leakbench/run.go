@@ -27,6 +27,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	probeDSNFlag := newSecretFlag(fs, "probe-dsn", "LEAKBENCH_PROBE_DSN", "external: PostgreSQL `DSN` of a role with pg_monitor, direct (not through PgBouncer)", "dsn")
 	pgbouncerFlag := newSecretFlag(fs, "pgbouncer-admin-dsn", "LEAKBENCH_PGBOUNCER_ADMIN_DSN", "external: PgBouncer admin console `DSN` (optional)", "pgbouncer")
 	tokensFile := fs.String("tokens-file", "", "external: file of bearer tokens, one a line (default: leakbench's seeded tokens)")
+	metricsAddr := fs.String("metrics-addr", "", "serve the load engine's live Prometheus metrics at http://ADDR/metrics while the load runs (e.g. 127.0.0.1:9464)")
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, "Usage: leakbench run --variant V --out DIR [flags]\n\nStarts a local PostgreSQL + PgBouncer + reference gateway with the variant, plays the profile's\nload, probes the database, and writes the run directory (summary.json, report.md, samples.jsonl,\nepisodes.jsonl, logs/).\n\n")
 		fs.PrintDefaults()
@@ -70,7 +71,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	if err := overrideVariants(&p, *variant, ""); err != nil {
 		return err
 	}
-	sum, err := runner.Run(ctx, runner.Options{Profile: p, Variant: *variant, Name: *variant, Dir: *out, Force: *force, Log: os.Stderr, Version: version, Env: *env, External: ext})
+	sum, err := runner.Run(ctx, runner.Options{Profile: p, Variant: *variant, Name: *variant, Dir: *out, Force: *force, Log: os.Stderr, Version: version, Env: *env, External: ext, MetricsAddr: *metricsAddr})
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ func cmdSignoff(ctx context.Context, args []string) error {
 	env := fs.String("env", "auto", "where each run's stack runs: auto (docker when an engine answers, else local), docker, local")
 	before := fs.String("variant-before", "", "gateway variant of the before run (default from the profile: commit-in-finally); known: "+gateway.VariantNames())
 	after := fs.String("variant-after", "", "gateway variant of the after run (default from the profile: fixed)")
+	metricsAddr := fs.String("metrics-addr", "", "serve the load engine's live Prometheus metrics at http://ADDR/metrics while each run's load runs (e.g. 127.0.0.1:9464)")
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, "Usage: leakbench signoff --out DIR [flags]\n\nRuns the same load against the leaky gateway (before) and the fixed one (after), each on a fresh\nPostgreSQL + PgBouncer (containers or local processes, see --env), probes pg_stat_activity and PgBouncer, and compares.\nExit 0 when before shows the leak and after shows none, 99 when a check fails.\n\n")
 		fs.PrintDefaults()
@@ -44,7 +45,7 @@ func cmdSignoff(ctx context.Context, args []string) error {
 		return err
 	}
 	start := time.Now()
-	cmp, err := runner.Signoff(ctx, runner.SignoffOptions{Profile: p, Out: *out, Force: *force, Log: os.Stderr, Version: version, Env: *env})
+	cmp, err := runner.Signoff(ctx, runner.SignoffOptions{Profile: p, Out: *out, Force: *force, Log: os.Stderr, Version: version, Env: *env, MetricsAddr: *metricsAddr})
 	if err != nil {
 		return err
 	}

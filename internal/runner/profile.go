@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/fixtures"
-	"github.com/leakbench/leakbench/scenarios"
+	"github.com/leakbench/leakbench/scenarios/plan"
 	"github.com/leakbench/leakbench/scenarios/profiles"
 	"go.yaml.in/yaml/v3"
 )
@@ -23,7 +23,7 @@ type Profile struct {
 	Name  string          `json:"name"`
 	File  string          `json:"file"`
 	Stack fixtures.Config `json:"stack"`
-	Plan  *scenarios.Plan `json:"plan"`
+	Plan  *plan.Plan      `json:"plan"`
 	Probe ProbeSettings   `json:"probe"`
 	// VariantBefore and VariantAfter are the gateway variants compared.
 	VariantBefore string `json:"variant_before"`
@@ -102,7 +102,7 @@ func LoadProfile(path string) (Profile, error) {
 }
 
 // ParseProfile parses a profile: the stack, probe and signoff sections here,
-// the rest by scenarios.ParsePlan. The sections are blanked out line by
+// the rest by plan.ParsePlan. The sections are blanked out line by
 // line before the scenario parser sees the file, so its errors keep naming
 // the right lines. A plain scenario file is a profile with defaults.
 func ParseProfile(data []byte, filename string) (Profile, error) {
@@ -146,11 +146,11 @@ func ParseProfile(data []byte, filename string) (Profile, error) {
 			lines[l] = nil
 		}
 	}
-	plan, err := scenarios.ParsePlan(bytes.Join(lines, []byte("\n")), filename)
+	pl, err := plan.ParsePlan(bytes.Join(lines, []byte("\n")), filename)
 	if err != nil {
 		return p, err
 	}
-	p.Plan = plan
+	p.Plan = pl
 	p.Stack = fixtures.Config{IdleInTxTimeout: stack.IdleInTxTimeout, MaxConnections: stack.MaxConnections,
 		PoolMode: stack.PoolMode, PgBouncerPoolSize: stack.PgBouncerPoolSize, MaxClientConn: stack.MaxClientConn,
 		GatewayPoolSize: stack.GatewayPoolSize, Users: stack.Users, Teams: stack.Teams, Seed: stack.Seed,

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -18,7 +17,7 @@ import (
 	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
 	"github.com/leakbench/leakbench/reports"
-	"github.com/leakbench/leakbench/scenarios"
+	"github.com/leakbench/leakbench/scenarios/engine"
 )
 
 // ErrInterrupted is returned when the run's context was cancelled (Ctrl-C);
@@ -44,6 +43,9 @@ type Options struct {
 	Env string
 	// External are the user's endpoints for Env "external".
 	External fixtures.External
+	// MetricsAddr, if set, serves the engine's live Prometheus metrics at
+	// /metrics on this address while the load runs.
+	MetricsAddr string
 }
 
 // Run starts a stack with the variant, probes it while the load plays, lets
@@ -122,12 +124,13 @@ func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
 		}
 	}()
 
-	fmt.Fprintf(logw, "[%s] load: %s against %s\n", o.Name, describePlan(p.Plan), env.GatewayURL)
-	res, loadErr := scenarios.RunPlan(ctx, p.Plan, scenarios.RunOptions{
-		Target:   env.GatewayURL,
-		Tokens:   env.Tokens,
-		RunDir:   o.Dir,
-		Progress: probeAnnotated(logw, "["+o.Name+"] ", poller),
+	fmt.Fprintf(logw, "[%s] load: %s against %s\n", o.Name, p.Plan.Describe(), env.GatewayURL)
+	res, loadErr := engine.RunPlan(ctx, p.Plan, engine.RunOptions{
+		Target:      env.GatewayURL,
+		Tokens:      env.Tokens,
+		RunDir:      o.Dir,
+		MetricsAddr: o.MetricsAddr,
+		Progress:    probeAnnotated(logw, "["+o.Name+"] ", poller),
 	})
 	sum.Load = res
 	if loadErr == nil && ctx.Err() == nil && p.Probe.Drain > 0 {
@@ -182,15 +185,6 @@ func drain(ctx context.Context, d time.Duration, w io.Writer, name string, p *pr
 			return
 		}
 	}
-}
-
-// describePlan says in a few words what load a plan plays.
-func describePlan(p *scenarios.Plan) string {
-	parts := make([]string, 0, len(p.Scenarios))
-	for _, sc := range p.Scenarios {
-		parts = append(parts, fmt.Sprintf("%s (%s)", sc.Name, sc.Executor))
-	}
-	return strings.Join(parts, ", ")
 }
 
 func probeLine(s probes.Sample) string {

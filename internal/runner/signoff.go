@@ -20,6 +20,9 @@ type SignoffOptions struct {
 	// Env is the stack provider (auto, docker, local); each run gets a
 	// fresh stack of it.
 	Env string
+	// MetricsAddr, if set, serves each run's live Prometheus metrics (see
+	// Options.MetricsAddr).
+	MetricsAddr string
 }
 
 // Signoff runs the profile against the before variant and then the after
@@ -33,7 +36,7 @@ func Signoff(ctx context.Context, o SignoffOptions) (*reports.Comparison, error)
 	runs := []struct{ name, variant string }{{"before", o.Profile.VariantBefore}, {"after", o.Profile.VariantAfter}}
 	for _, r := range runs {
 		_, err := Run(ctx, Options{Profile: o.Profile, Variant: r.variant, Name: r.name,
-			Dir: filepath.Join(o.Out, r.name), Log: o.Log, Version: o.Version, Env: o.Env})
+			Dir: filepath.Join(o.Out, r.name), Log: o.Log, Version: o.Version, Env: o.Env, MetricsAddr: o.MetricsAddr})
 		if err != nil {
 			return nil, fmt.Errorf("%s run (%s): %w", r.name, r.variant, err)
 		}

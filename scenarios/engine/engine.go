@@ -1,4 +1,4 @@
-package scenarios
+package engine
 
 import (
 	"context"
@@ -14,6 +14,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/leakbench/leakbench/scenarios/mcp"
+	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
 // How a run ended (Result.EndReason).
@@ -49,29 +52,20 @@ type RunOptions struct {
 	// AllowTargets are hosts (IP addresses or names) that may be loaded
 	// besides loopback, e.g. a container the stack created.
 	AllowTargets []string
-	// Abort, when closed, abandons requests in flight at once instead of
-	// letting them finish within gracefulStop, and users leave without
-	// closing their sessions (a second Ctrl-C).
-	Abort <-chan struct{}
 }
 
 // engine is one run of a plan.
 type engine struct {
-	cp      *cplan
+	cp      *plan.Compiled
+	target  string
 	m       *metrics
-	client  *Client
+	client  *mcp.Client
 	tokens  []string
 	seed    int64
 	runs    []*scenarioRun
 	total   time.Duration // planned length: the latest scenario end
 	started time.Time
 
-	// legacy: ctx ending abandons requests at once (Run(Config) semantics).
-	legacy bool
-
-	// hardAbort is set by RunOptions.Abort: users then leave without
-	// closing their sessions, since the caller wants out at once.
-	hardAbort atomic.Bool
 	// closeSem bounds the DELETEs of users stopping at once (the end of a
 	// 10,000-user run), so that closing does not open a connection each.
 	closeSem chan struct{}
@@ -87,11 +81,11 @@ type engine struct {
 // directory); how a played run ended is Result.EndReason: completed,
 // interrupted (ctx ended: no new iterations, requests in flight get
 // gracefulStop, sessions are closed) or aborted_by_threshold.
-func RunPlan(ctx context.Context, plan *Plan, opts RunOptions) (*Result, error) {
-	if plan == nil {
-		return nil, fmt.Errorf("%w: no plan", ErrInvalidPlan)
+func RunPlan(ctx context.Context, pl *plan.Plan, opts RunOptions) (*Result, error) {
+	if pl == nil {
+		return nil, fmt.Errorf("%w: no plan", plan.ErrInvalidPlan)
 	}
-	p := *plan
+	p := *pl
 	if opts.Target != "" {
 		p.Target = opts.Target
 	}
@@ -105,12 +99,12 @@ func RunPlan(ctx context.Context, plan *Plan, opts RunOptions) (*Result, error) 
 		}
 		maps.Copy(p.Headers, opts.Headers)
 	}
-	cp, err := compilePlan(&p)
+	cp, err := plan.Compile(&p)
 	if err != nil {
 		return nil, err
 	}
 	if p.Target == "" {
-		return nil, fmt.Errorf("%w: no target: give target: in the scenario file or a target URL", ErrInvalidPlan)
+		return nil, fmt.Errorf("%w: no target: give target: in the scenario file or a target URL", plan.ErrInvalidPlan)
 	}
 	if err := allowedTarget(p.Target, opts.AllowTargets); err != nil {
 		return nil, err
@@ -129,57 +123,80 @@ func RunPlan(ctx context.Context, plan *Plan, opts RunOptions) (*Result, error) 
 	resolved := p
 	resolved.Tokens = nil // secrets stay out of results
 	res.Plan = &resolved
+	res.Config = configOf(cp)
 	return res, nil
 }
 
-func newEngine(cp *cplan, tokens []string) *engine {
-	p := cp.plan
+func newEngine(cp *plan.Compiled, tokens []string) *engine {
+	p := cp.Plan
 	users := 0
-	for _, cs := range cp.scen {
-		users += cs.maxVUs
+	for _, cs := range cp.Scenarios {
+		users += cs.Users
 	}
 	e := &engine{
 		cp:       cp,
-		m:        newMetrics(len(cp.scen), tokens),
+		target:   p.Target,
+		m:        newMetrics(len(cp.Scenarios), tokens),
 		tokens:   tokens,
 		seed:     p.Seed,
 		closeSem: make(chan struct{}, maxConcurrentCloses),
-		client:   NewClient(p.Target, ClientOptions{RequestTimeout: p.Timeout.D(), MaxConns: users, Headers: p.Headers}),
+		client:   mcp.NewClient(p.Target, mcp.ClientOptions{RequestTimeout: p.Timeout.D(), MaxConns: users, Headers: p.Headers}),
 	}
 	base := 0
-	for i, cs := range cp.scen {
-		e.runs = append(e.runs, &scenarioRun{e: e, cs: cs, sc: e.m.scen[i], vuBase: base})
-		base += cs.maxVUs
-		e.total = max(e.total, cs.StartTime.D()+cs.total)
-		internNames(e.m, cs.flow)
-		if cs.legacy != nil {
-			internNames(e.m, cs.legacy.calls)
-		}
+	for i, cs := range cp.Scenarios {
+		sc := &scenario{CompiledScenario: cs, idx: uint16(i), timeout: cs.RequestTimeout, flow: lower(e.m, cs.Flow)}
+		e.runs = append(e.runs, &scenarioRun{e: e, cs: sc, sc: e.m.scen[i], vuBase: base})
+		base += cs.Users
+		e.total = max(e.total, cs.StartTime.D()+cs.Length)
 	}
 	return e
 }
 
-// internNames gives fixed tool and prompt names their ids up front.
-func internNames(m *metrics, steps []cstep) {
-	for i := range steps {
-		c := &steps[i]
-		if (c.kind == OpCallTool || c.kind == OpGetPrompt) && c.name.n == nil {
-			c.nameID = m.nameID(c.name.fixed)
+// scenario is a compiled scenario as the engine plays it.
+type scenario struct {
+	*plan.CompiledScenario
+	idx     uint16
+	timeout time.Duration // the scenario's request timeout
+	flow    []step
+}
+
+// step is a compiled step as the engine plays it: with its operation's
+// index and the metric id of its tool or prompt name, if that is fixed.
+type step struct {
+	plan.CompiledStep
+	op      uint8
+	nameID  uint32
+	choices [][]step
+}
+
+// lower turns compiled steps into the engine's, giving fixed tool and
+// prompt names their ids up front.
+func lower(m *metrics, steps []plan.CompiledStep) []step {
+	out := make([]step, len(steps))
+	for i, c := range steps {
+		s := step{CompiledStep: c}
+		if op, ok := opIndex(c.Kind); ok {
+			s.op = op
 		}
-		for _, ch := range c.choices {
-			internNames(m, ch)
+		if name, fixed := c.Name.Fixed(); fixed && (c.Kind == plan.OpCallTool || c.Kind == plan.OpGetPrompt) {
+			s.nameID = m.nameID(name)
 		}
+		for _, ch := range c.Choices {
+			s.choices = append(s.choices, lower(m, ch))
+		}
+		out[i] = s
 	}
+	return out
 }
 
 // allowedTarget accepts http(s) URLs of this machine (localhost, loopback)
 // or of the hosts in allow: leakbench loads its own stack, never someone
 // else's service.
 func allowedTarget(target string, allow []string) error {
-	if err := checkURL(target); err != nil {
-		return fmt.Errorf("%w: target %v", ErrInvalidPlan, err)
+	u, err := url.Parse(target)
+	if err != nil || u.Hostname() == "" {
+		return fmt.Errorf("%w: target is not a URL with a host", plan.ErrInvalidPlan)
 	}
-	u, _ := url.Parse(target)
 	host := u.Hostname()
 	lh := strings.ToLower(host)
 	if lh == "localhost" || strings.HasSuffix(lh, ".localhost") {
@@ -197,7 +214,7 @@ func allowedTarget(target string, allow []string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: target host %q is not on this machine: use localhost or a loopback address, or allow the stack's own host", ErrInvalidPlan, host)
+	return fmt.Errorf("%w: target host %q is not on this machine: use localhost or a loopback address, or allow the stack's own host", plan.ErrInvalidPlan, host)
 }
 
 // preflight opens and closes one session, so that a target that is not an
@@ -209,7 +226,7 @@ func (e *engine) preflight(ctx context.Context) error {
 		token = e.tokens[0]
 	}
 	s := e.client.NewSession(token)
-	s.pin = e.cp.scen[0].pin
+	s.Pin(e.runs[0].cs.Pin)
 	err := s.Initialize(ctx)
 	if err == nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
@@ -217,17 +234,17 @@ func (e *engine) preflight(ctx context.Context) error {
 		_ = s.Close(cctx)
 		return nil
 	}
-	target := redactURL(e.client.target)
-	var me *Error
+	target := redactURL(e.target)
+	var me *mcp.Error
 	errors.As(err, &me)
-	switch kind := Classify(err); {
-	case kind == KindConn:
+	switch kind := mcp.Classify(err); {
+	case kind == mcp.KindConn:
 		return fmt.Errorf("cannot reach target %s: %w", target, err)
-	case kind == KindCanceled:
+	case kind == mcp.KindCanceled:
 		return fmt.Errorf("interrupted before the run started: %w", err)
-	case kind == KindHTTP && (me.Status == 401 || me.Status == 403):
+	case kind == mcp.KindHTTP && (me.Status == 401 || me.Status == 403):
 		return fmt.Errorf("target %s refused the credentials (check tokens): %w", target, err)
-	case kind == KindProtocol, kind == KindHTTP && (me.Status == 404 || me.Status == 405 || me.Status == 406 || me.Status == 415):
+	case kind == mcp.KindProtocol, kind == mcp.KindHTTP && (me.Status == 404 || me.Status == 405 || me.Status == 406 || me.Status == 415):
 		return fmt.Errorf("%w: %s answered initialize with %w", ErrNotMCP, target, err)
 	}
 	return fmt.Errorf("target %s failed initialize: %w", target, err)
@@ -250,23 +267,8 @@ func (e *engine) run(ctx context.Context, opts RunOptions, out *outputs) *Result
 	defer abortRun()
 	defer stopRun()
 	e.stopRun = stopRun
-	stopOnCtx := context.AfterFunc(ctx, func() {
-		e.end(EndInterrupted)
-		if e.legacy {
-			abortRun()
-		}
-	})
+	stopOnCtx := context.AfterFunc(ctx, func() { e.end(EndInterrupted) })
 	defer stopOnCtx()
-	if opts.Abort != nil {
-		go func() {
-			select {
-			case <-opts.Abort:
-				e.hardAbort.Store(true)
-				abortRun()
-			case <-hard.Done():
-			}
-		}()
-	}
 
 	e.started = time.Now()
 	mon := newMonitor(e, opts.Progress, out)
@@ -302,14 +304,14 @@ func (e *engine) result(ended time.Time) *Result {
 		Started:           e.started,
 		Ended:             ended,
 		EndReason:         e.endReason.Load().(string),
-		ErrorsByKind:      make(map[string]int64, numKinds),
+		ErrorsByKind:      make(map[string]int64, mcp.NumKinds),
 		PeakUsers:         int(e.m.all.peak.Load()),
 		Latency:           e.m.latency(all, -1),
 		IterationDuration: iterationStats(all, -1),
 		Scenarios:         make(map[string]ScenarioResult, len(e.runs)),
 	}
 	r.Interrupted = r.EndReason == EndInterrupted
-	for _, k := range kindList {
+	for _, k := range mcp.Kinds {
 		r.ErrorsByKind[k] = 0
 	}
 	for i, sr := range e.runs {
@@ -322,11 +324,11 @@ func (e *engine) result(ended time.Time) *Result {
 			Iterations:        sc.iterations.Load(),
 			DroppedIterations: sc.dropped.Load(),
 			PeakUsers:         int(sc.peak.Load()),
-			ErrorsByKind:      make(map[string]int64, numKinds),
+			ErrorsByKind:      make(map[string]int64, mcp.NumKinds),
 			Latency:           e.m.latency(all, i),
 			IterationDuration: iterationStats(all, i),
 		}
-		for k, name := range kindList {
+		for k, name := range mcp.Kinds {
 			n := sc.kinds[k].Load()
 			s.ErrorsByKind[name] = n
 			r.ErrorsByKind[name] += n
@@ -343,7 +345,7 @@ func (e *engine) result(ended time.Time) *Result {
 		r.EndedSessions += sc.ended.Load()
 	}
 	elapsed := ended.Sub(e.started)
-	for _, t := range e.cp.thresholds {
+	for _, t := range e.cp.Thresholds {
 		r.Thresholds = append(r.Thresholds, e.evaluate(t, all, elapsed))
 	}
 	e.m.samplesMu.Lock()

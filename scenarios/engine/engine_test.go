@@ -1,4 +1,4 @@
-package scenarios
+package engine
 
 import (
 	"bytes"
@@ -11,10 +11,15 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
+	"github.com/leakbench/leakbench/scenarios/mcp"
+	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
 // checkLeaks registers, before anything else is cleaned up, a check that
@@ -24,36 +29,41 @@ func checkLeaks(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t, opt) })
 }
 
+// TestRunAgainstSDKServer plays a ramping-vus scenario of think, then
+// tools/list or a tools/call picked by weight, against the go-sdk server.
 func TestRunAgainstSDKServer(t *testing.T) {
-	for _, mode := range sdkModes[:2] { // stateful SSE and JSON: sessions, DELETE
-		t.Run(mode.name, func(t *testing.T) {
+	const users = 20
+	for _, mode := range mcptest.Modes[:2] { // stateful SSE and JSON: sessions, DELETE
+		t.Run(mode.Name, func(t *testing.T) {
 			checkLeaks(t)
-			o := mode.opts
+			o := mode.Opts
 			o.ExtraTools = 1 // tool00
-			srv := newSDKServer(t, o)
-			cfg := Config{
-				Target:   srv.URL,
-				Users:    20,
-				Duration: 2 * time.Second,
-				RampUp:   200 * time.Millisecond,
-				ThinkMin: 10 * time.Millisecond,
-				ThinkMax: 50 * time.Millisecond,
-				Tools: []ToolCall{
-					{Name: "echo", Arguments: map[string]any{"text": "hi"}, Weight: 3},
-					{Name: "tool00"},
-				},
-				Tokens: []string{"tok-a", "tok-b"},
-				Seed:   1,
-			}
+			srv := mcptest.NewSDKServer(t, o)
+			p := mustParse(t, `
+seed: 1
+tokens: [tok-a, tok-b]
+scenarios:
+  default:
+    executor: ramping-vus
+    startVUs: 0
+    stages: [{duration: 200ms, target: 20}, {duration: 1800ms, target: 20}]
+    gracefulStop: 10s
+    flow:
+      - think: {uniform: [10ms, 50ms]}
+      - choose:
+          - {weight: 1, steps: [tools/list]}
+          - {weight: 3, steps: [{tools/call: {name: echo, arguments: {text: hi}}}]}
+          - {weight: 1, steps: [{tools/call: tool00}]}
+`)
 			var progress bytes.Buffer
 			start := time.Now()
-			res, err := Run(context.Background(), cfg, &progress)
+			res, err := RunPlan(context.Background(), p, RunOptions{Target: srv.URL, Progress: &progress})
 			took := time.Since(start)
 			if err != nil {
-				t.Fatalf("Run: %v", err)
+				t.Fatalf("RunPlan: %v", err)
 			}
-			if took < cfg.Duration || took > cfg.Duration+DefaultRequestTimeout+time.Second {
-				t.Errorf("Run took %s for a %s run", took, cfg.Duration)
+			if took < 2*time.Second || took > 2*time.Second+mcp.DefaultRequestTimeout+time.Second {
+				t.Errorf("RunPlan took %s for a 2s run", took)
 			}
 			if res.Requests == 0 || res.Iterations == 0 {
 				t.Fatalf("requests %d iterations %d", res.Requests, res.Iterations)
@@ -61,31 +71,31 @@ func TestRunAgainstSDKServer(t *testing.T) {
 			if res.Failures != 0 || res.ErrorRate() != 0 {
 				t.Errorf("failures %d (%v), samples %q", res.Failures, res.ErrorsByKind, res.ErrorSamples)
 			}
-			if res.PeakUsers != cfg.Users {
-				t.Errorf("peak users %d, want %d", res.PeakUsers, cfg.Users)
+			if res.PeakUsers != users {
+				t.Errorf("peak users %d, want %d", res.PeakUsers, users)
 			}
 			if res.Interrupted || res.Reinits != 0 || res.AbortedUsers != 0 {
 				t.Errorf("interrupted %v reinits %d aborted %d", res.Interrupted, res.Reinits, res.AbortedUsers)
 			}
-			for _, op := range []string{OpInitialize, OpListTools, OpCallTool, "tools/call:echo", "tools/call:tool00", OpAll} {
+			for _, op := range []string{plan.OpInitialize, plan.OpListTools, plan.OpCallTool, "tools/call:echo", "tools/call:tool00", OpAll} {
 				if res.Latency[op].Count == 0 {
 					t.Errorf("no latency recorded for %q", op)
 				}
 			}
-			if res.Latency[OpInitialize].Count != int64(cfg.Users) {
-				t.Errorf("initialize count %d, want %d", res.Latency[OpInitialize].Count, cfg.Users)
+			if res.Latency[plan.OpInitialize].Count != users {
+				t.Errorf("initialize count %d, want %d", res.Latency[plan.OpInitialize].Count, users)
 			}
 			if got := res.Latency[OpAll].Count; got != res.Requests {
 				t.Errorf("all count %d, requests %d", got, res.Requests)
 			}
-			calls := res.Latency[OpCallTool].Count
+			calls := res.Latency[plan.OpCallTool].Count
 			if echo, other := res.Latency["tools/call:echo"].Count, res.Latency["tools/call:tool00"].Count; echo+other != calls || echo < other {
 				t.Errorf("tools/call %d = echo %d + tool00 %d? (weights 3:1)", calls, echo, other)
 			}
 			if l := res.Latency[OpAll]; !(l.MinMs <= l.P50Ms && l.P50Ms <= l.P95Ms && l.P95Ms <= l.MaxMs && l.MaxMs > 0) {
 				t.Errorf("latency stats out of order: %+v", l)
 			}
-			if n := srv.sessions(); n != 0 {
+			if n := srv.Sessions(); n != 0 {
 				t.Errorf("%d server sessions left: users did not DELETE them", n)
 			}
 			line := regexp.MustCompile(`^elapsed \d+s/2s users \d+ req/s \d+ errors 0 p95 (\d+(\.\d)?ms|-)$`)
@@ -93,12 +103,16 @@ func TestRunAgainstSDKServer(t *testing.T) {
 			if len(lines) == 0 || !line.MatchString(lines[0]) {
 				t.Errorf("progress lines %q", lines)
 			}
+			want := Config{Target: srv.URL, Users: users, Duration: 2 * time.Second, RequestTimeout: mcp.DefaultRequestTimeout}
+			if res.Config != want {
+				t.Errorf("config %+v, want %+v", res.Config, want)
+			}
 			// Tokens stay out of the result.
 			js, err := json.Marshal(res)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if bytes.Contains(js, []byte("tok-a")) || res.Config.Tokens != nil {
+			if bytes.Contains(js, []byte("tok-a")) || res.Plan.Tokens != nil {
 				t.Errorf("result carries tokens: %s", js)
 			}
 		})
@@ -106,62 +120,51 @@ func TestRunAgainstSDKServer(t *testing.T) {
 }
 
 // TestRunStopsOnCancel: every user is stuck in a slow tools/call when the
-// run's context is cancelled; Run must abandon them at once, not wait for
-// their 10 s request timeout.
+// run's context is cancelled; with gracefulStop 0 the run abandons them at
+// once instead of waiting for their 10 s request timeout.
 func TestRunStopsOnCancel(t *testing.T) {
 	checkLeaks(t)
-	srv := newSDKServer(t, sdkOpts{})
-	cfg := Config{
-		Target:         srv.URL,
-		Users:          10,
-		Duration:       time.Minute,
-		RequestTimeout: 10 * time.Second,
-		ListToolsEvery: -1,
-		Tools:          []ToolCall{{Name: "slow"}},
-	}
+	const users = 10
+	srv := mcptest.NewSDKServer(t, mcptest.Options{})
+	p := mustParse(t, "scenarios:\n  s: {executor: constant-vus, vus: 10, duration: 1m, gracefulStop: 0s, flow: [{tools/call: slow}]}\n")
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(500*time.Millisecond, cancel)
 	start := time.Now()
-	res, err := Run(ctx, cfg, nil)
+	res, err := RunPlan(ctx, p, RunOptions{Target: srv.URL})
 	if took := time.Since(start); took > 3*time.Second {
-		t.Errorf("Run returned %s after start, %s after cancel", took, took-500*time.Millisecond)
+		t.Errorf("RunPlan returned %s after start, %s after cancel", took, took-500*time.Millisecond)
 	}
-	if !errors.Is(err, context.Canceled) || res == nil || !res.Interrupted {
-		t.Fatalf("Run: res %+v, err %v; want an interrupted result and context.Canceled", res, err)
+	if err != nil || res == nil || !res.Interrupted || res.EndReason != EndInterrupted {
+		t.Fatalf("RunPlan: res %+v, err %v; want an interrupted result", res, err)
 	}
-	if res.ErrorsByKind[KindCanceled] != int64(cfg.Users) || res.Failures != 0 {
-		t.Errorf("errors %v failures %d: want %d canceled, no failure", res.ErrorsByKind, res.Failures, cfg.Users)
+	if res.ErrorsByKind[mcp.KindCanceled] != users || res.Failures != 0 {
+		t.Errorf("errors %v failures %d: want %d canceled, no failure", res.ErrorsByKind, res.Failures, users)
 	}
-	if res.Latency[OpCallTool].Count != 0 {
-		t.Errorf("canceled calls went into the histogram: %+v", res.Latency[OpCallTool])
+	if res.Latency[plan.OpCallTool].Count != 0 {
+		t.Errorf("canceled calls went into the histogram: %+v", res.Latency[plan.OpCallTool])
 	}
 }
 
-// TestRunLetsInFlightRequestsFinish: at the end of Duration a request in
-// flight is not cancelled but runs into its own timeout.
+// TestRunLetsInFlightRequestsFinish: at the end of the scenario a request
+// in flight is not cancelled but, within gracefulStop, runs into its own
+// timeout.
 func TestRunLetsInFlightRequestsFinish(t *testing.T) {
 	checkLeaks(t)
-	srv := newSDKServer(t, sdkOpts{JSON: true})
-	cfg := Config{
-		Target:         srv.URL,
-		Users:          2,
-		Duration:       300 * time.Millisecond,
-		RequestTimeout: 700 * time.Millisecond,
-		ListToolsEvery: -1,
-		Tools:          []ToolCall{{Name: "slow"}},
-	}
+	const users, timeout = 2, 700 * time.Millisecond
+	srv := mcptest.NewSDKServer(t, mcptest.Options{JSON: true})
+	p := mustParse(t, "timeout: 700ms\nscenarios:\n  s: {executor: constant-vus, vus: 2, duration: 300ms, gracefulStop: 1200ms, flow: [{tools/call: slow}]}\n")
 	start := time.Now()
-	res, err := Run(context.Background(), cfg, nil)
+	res, err := RunPlan(context.Background(), p, RunOptions{Target: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if took := time.Since(start); took < cfg.RequestTimeout || took > cfg.RequestTimeout+2*time.Second {
-		t.Errorf("Run took %s; want about RequestTimeout (%s)", took, cfg.RequestTimeout)
+	if took := time.Since(start); took < timeout || took > timeout+2*time.Second {
+		t.Errorf("RunPlan took %s; want about the request timeout (%s)", took, timeout)
 	}
-	if res.ErrorsByKind[KindTimeout] != int64(cfg.Users) || res.ErrorsByKind[KindCanceled] != 0 {
-		t.Errorf("errors %v; want %d timeouts, no cancel", res.ErrorsByKind, cfg.Users)
+	if res.ErrorsByKind[mcp.KindTimeout] != users || res.ErrorsByKind[mcp.KindCanceled] != 0 {
+		t.Errorf("errors %v; want %d timeouts, no cancel", res.ErrorsByKind, users)
 	}
-	if res.Failures != int64(cfg.Users) || res.ErrorRate() <= 0 {
+	if res.Failures != users || res.ErrorRate() <= 0 {
 		t.Errorf("failures %d rate %v", res.Failures, res.ErrorRate())
 	}
 }
@@ -170,48 +173,61 @@ func TestRunLetsInFlightRequestsFinish(t *testing.T) {
 // than users think, so every request after a think finds its session gone.
 func TestRunReinitializesExpiredSessions(t *testing.T) {
 	checkLeaks(t)
-	srv := newSDKServer(t, sdkOpts{JSON: true, SessionTimeout: 50 * time.Millisecond})
-	cfg := Config{
-		Target: srv.URL, Users: 2, Duration: time.Second,
-		ThinkMin: 150 * time.Millisecond, ThinkMax: 200 * time.Millisecond,
-	}
-	res, err := Run(context.Background(), cfg, nil)
+	const users = 2
+	srv := mcptest.NewSDKServer(t, mcptest.Options{JSON: true, SessionTimeout: 50 * time.Millisecond})
+	p := mustParse(t, "scenarios:\n  s: {executor: constant-vus, vus: 2, duration: 1s, flow: [think: {uniform: [150ms, 200ms]}, ping]}\n")
+	res, err := RunPlan(context.Background(), p, RunOptions{Target: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A session lost to a 404 is re-initialized before the user's next
 	// request: the 404 of a user's last request may be left unanswered.
-	if http := res.ErrorsByKind[KindHTTP]; res.Reinits == 0 || res.Reinits > http || res.Reinits < http-int64(cfg.Users) {
+	if http := res.ErrorsByKind[mcp.KindHTTP]; res.Reinits == 0 || res.Reinits > http || res.Reinits < http-users {
 		t.Errorf("reinits %d, http errors %d: want > 0 and at most one per user short of them", res.Reinits, http)
 	}
-	if got, want := res.Latency[OpInitialize].Count, int64(cfg.Users)+res.Reinits; got != want {
+	if got, want := res.Latency[plan.OpInitialize].Count, users+res.Reinits; got != want {
 		t.Errorf("initialize count %d, want users + reinits = %d", got, want)
 	}
 }
 
-// TestRunInitFailuresBounded: a target that never lets users in; each user
-// gives up after maxInitAttempts and the run ends early. Error samples
-// never carry the bearer token, even when the target echoes it.
+// failingAfterPreflight lets the run's preflight session in (one stateless
+// initialize and its notification), then answers every request with
+// status and a body echoing the request's Authorization header.
+func failingAfterPreflight(status int) http.Handler {
+	var n atomic.Int64
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		switch n.Add(1) {
+		case 1:
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"x","version":"1"}}}`)
+		case 2:
+			w.WriteHeader(http.StatusAccepted)
+		default:
+			http.Error(w, "refused: "+r.Header.Get("Authorization"), status)
+		}
+	})
+}
+
+// TestRunInitFailuresBounded: a target that stops letting users in; each
+// user gives up after maxInitAttempts and the run ends early. Error
+// samples never carry the bearer token, even when the target echoes it.
 func TestRunInitFailuresBounded(t *testing.T) {
 	checkLeaks(t)
-	const token = "very-secret-bearer"
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		http.Error(w, "unauthorized: "+r.Header.Get("Authorization"), http.StatusUnauthorized)
-	}))
+	const token, users = "very-secret-bearer", 3
+	ts := httptest.NewServer(failingAfterPreflight(http.StatusUnauthorized))
 	defer ts.Close()
-	cfg := Config{Target: ts.URL + "/mcp", Users: 3, Duration: 10 * time.Second, Tokens: []string{token}}
+	p := mustParse(t, "scenarios:\n  s: {executor: constant-vus, vus: 3, duration: 10s, flow: [ping]}\n")
 	start := time.Now()
-	res, err := Run(context.Background(), cfg, nil)
+	res, err := RunPlan(context.Background(), p, RunOptions{Target: ts.URL + "/mcp", Tokens: []string{token}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("run took %s although every user gave up", took)
 	}
-	users := int64(cfg.Users)
 	if res.AbortedUsers != users || res.InitRetries != users*(maxInitAttempts-1) ||
-		res.Requests != users*maxInitAttempts || res.ErrorsByKind[KindHTTP] != res.Requests {
+		res.Requests != users*maxInitAttempts || res.ErrorsByKind[mcp.KindHTTP] != res.Requests {
 		t.Errorf("aborted %d retries %d requests %d errors %v", res.AbortedUsers, res.InitRetries, res.Requests, res.ErrorsByKind)
 	}
 	if res.ErrorRate() != 1 {
@@ -223,19 +239,21 @@ func TestRunInitFailuresBounded(t *testing.T) {
 	}
 }
 
-func TestRunRejectsBadConfig(t *testing.T) {
-	res, err := Run(context.Background(), Config{Target: "http://127.0.0.1:1/mcp"}, nil)
-	if err == nil || res != nil || !strings.Contains(err.Error(), "users must be > 0") {
-		t.Fatalf("Run with 0 users: res %v err %v", res, err)
+func TestRunRejectsBadPlan(t *testing.T) {
+	p := &plan.Plan{Timeout: plan.Duration(time.Second), Scenarios: []plan.Scenario{{Name: "s", Executor: plan.ExecConstantVUs,
+		Duration: plan.Duration(time.Second), Flow: []plan.Step{{Kind: plan.OpPing}}}}}
+	res, err := RunPlan(context.Background(), p, RunOptions{Target: "http://127.0.0.1:1/mcp"})
+	if !errors.Is(err, plan.ErrInvalidPlan) || res != nil || !strings.Contains(err.Error(), "scenarios.s.vus: must be in [1, 50000] (got 0)") {
+		t.Fatalf("RunPlan with 0 users: res %v err %v", res, err)
 	}
 }
 
 func TestProgressLine(t *testing.T) {
 	checkLeaks(t)
-	srv := newSDKServer(t, sdkOpts{JSON: true})
+	srv := mcptest.NewSDKServer(t, mcptest.Options{JSON: true})
 	var buf bytes.Buffer
-	cfg := Config{Target: srv.URL, Users: 3, Duration: 2500 * time.Millisecond, ThinkMin: 5 * time.Millisecond, ThinkMax: 20 * time.Millisecond}
-	if _, err := Run(context.Background(), cfg, &buf); err != nil {
+	p := mustParse(t, "scenarios:\n  s: {executor: constant-vus, vus: 3, duration: 2500ms, flow: [think: {uniform: [5ms, 20ms]}, ping]}\n")
+	if _, err := RunPlan(context.Background(), p, RunOptions{Target: srv.URL, Progress: &buf}); err != nil {
 		t.Fatal(err)
 	}
 	line := regexp.MustCompile(`^elapsed (\d+)s/2.5s users 3 req/s [1-9]\d* errors 0 p95 \d+(\.\d)?ms$`)
@@ -279,13 +297,11 @@ func TestErrorSamplesRedactAllTokens(t *testing.T) {
 // the whole scenario instead of retiring, so the load does not vanish.
 func TestRunKeepsRetryingAStrugglingTarget(t *testing.T) {
 	checkLeaks(t)
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		http.Error(w, "database unavailable", http.StatusServiceUnavailable)
-	}))
+	const users = 2
+	ts := httptest.NewServer(failingAfterPreflight(http.StatusServiceUnavailable))
 	defer ts.Close()
-	cfg := Config{Target: ts.URL + "/mcp", Users: 2, Duration: 4 * time.Second, Tokens: []string{"t"}}
-	res, err := Run(context.Background(), cfg, nil)
+	p := mustParse(t, "scenarios:\n  s: {executor: constant-vus, vus: 2, duration: 4s, flow: [ping]}\n")
+	res, err := RunPlan(context.Background(), p, RunOptions{Target: ts.URL + "/mcp", Tokens: []string{"t"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +309,7 @@ func TestRunKeepsRetryingAStrugglingTarget(t *testing.T) {
 		t.Errorf("%d users retired on 503s; want them to keep retrying", res.AbortedUsers)
 	}
 	// Backoff 100, 200, 400, 800, 1600 ms… within 4 s: at least 5 tries each.
-	if res.Requests < int64(cfg.Users)*maxInitAttempts {
-		t.Errorf("only %d initialize attempts in 4 s from %d users", res.Requests, cfg.Users)
+	if res.Requests < users*maxInitAttempts {
+		t.Errorf("only %d initialize attempts in 4 s from %d users", res.Requests, users)
 	}
 }

@@ -1,16 +1,18 @@
-package scenarios
+package engine
 
 import (
 	"context"
 	"math"
 	"sync"
 	"time"
+
+	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
 // scenarioRun is one scenario being played.
 type scenarioRun struct {
 	e      *engine
-	cs     *cscenario
+	cs     *scenario
 	sc     *scenCounters
 	vuBase int // user index of its first VU in the run
 
@@ -42,16 +44,16 @@ func (sr *scenarioRun) run(runSoft, runHard context.Context) {
 	defer sr.hardStop()
 	sr.start = time.Now()
 	switch sr.cs.Executor {
-	case ExecConstantVUs:
+	case plan.ExecConstantVUs:
 		sr.constantVUs(0, sr.cs.Duration.D())
-	case ExecPerVUIterations:
+	case plan.ExecPerVUIterations:
 		sr.constantVUs(sr.cs.Iterations, sr.cs.MaxDuration.D())
-	case ExecRampingVUs:
+	case plan.ExecRampingVUs:
 		sr.rampingVUs()
-	case ExecConstantArrivalRate:
-		sr.arrivalRate(ConstantPacer(sr.cs.Rate, sr.cs.TimeUnit.D()), sr.cs.Duration.D())
-	case ExecRampingArrivalRate:
-		sr.arrivalRate(RampingPacer(sr.cs.StartRate, sr.cs.TimeUnit.D(), sr.cs.Stages), sr.cs.total)
+	case plan.ExecConstantArrivalRate:
+		sr.arrivalRate(constantPacer(sr.cs.Rate, sr.cs.TimeUnit.D()), sr.cs.Duration.D())
+	case plan.ExecRampingArrivalRate:
+		sr.arrivalRate(rampingPacer(sr.cs.StartRate, sr.cs.TimeUnit.D(), sr.cs.Stages), sr.cs.Length)
 	}
 	sr.softStop()
 	done := make(chan struct{})
@@ -93,7 +95,7 @@ type rampStep struct {
 // rampSchedule turns stages into the instants the user count changes.
 // Going up, a stage starts its first new user at once and the others evenly
 // after it; going down, users leave evenly, the last at the stage's end.
-func rampSchedule(start int, stages []Stage) []rampStep {
+func rampSchedule(start int, stages []plan.Stage) []rampStep {
 	steps := []rampStep{{0, start}}
 	cur, t := start, time.Duration(0)
 	for _, st := range stages {
@@ -123,7 +125,7 @@ func (sr *scenarioRun) rampingVUs() {
 		timer              *time.Timer
 		gen                uint64
 	}
-	slots := make([]slot, sr.cs.maxVUs)
+	slots := make([]slot, sr.cs.Users)
 	defer func() {
 		// Users still ramping down now fall under the scenario's
 		// gracefulStop; each cancels its own contexts when it exits.
@@ -158,14 +160,14 @@ func (sr *scenarioRun) rampingVUs() {
 			s.timer = time.AfterFunc(sr.cs.GracefulRampDown.D(), s.hardStop)
 		}
 	}
-	sleepUntil(sr.soft, sr.start.Add(sr.cs.total))
+	sleepUntil(sr.soft, sr.start.Add(sr.cs.Length))
 }
 
 // arrivalRate starts iterations when pacer says they are due, each on a
 // free user; with none free and MaxVUs reached, the iteration is dropped
 // and counted, never queued.
-func (sr *scenarioRun) arrivalRate(pacer Pacer, total time.Duration) {
-	maxVUs := sr.cs.maxVUs
+func (sr *scenarioRun) arrivalRate(pacer pacer, total time.Duration) {
+	maxVUs := sr.cs.Users
 	idle := make(chan *vu, maxVUs)
 	allocated := 0
 	spawn := func(first time.Time, ready *sync.WaitGroup) {
@@ -238,22 +240,22 @@ func (v *vu) serve(soft, hard context.Context, jobs chan time.Time, idle chan<- 
 	}
 }
 
-// Pacer decides when the iterations of an arrival-rate scenario are due:
+// pacer decides when the iterations of an arrival-rate scenario are due:
 // At returns the offset from the start of iteration n (from 0), and false
 // when there is none.
-type Pacer interface {
+type pacer interface {
 	At(n int64) (time.Duration, bool)
 }
 
-// PacerFunc adapts a function to a Pacer.
-type PacerFunc func(n int64) (time.Duration, bool)
+// pacerFunc adapts a function to a pacer.
+type pacerFunc func(n int64) (time.Duration, bool)
 
 // At calls f.
-func (f PacerFunc) At(n int64) (time.Duration, bool) { return f(n) }
+func (f pacerFunc) At(n int64) (time.Duration, bool) { return f(n) }
 
-// ConstantPacer paces rate iterations per timeUnit, evenly.
-func ConstantPacer(rate int, timeUnit time.Duration) Pacer {
-	return PacerFunc(func(n int64) (time.Duration, bool) {
+// constantPacer paces rate iterations per timeUnit, evenly.
+func constantPacer(rate int, timeUnit time.Duration) pacer {
+	return pacerFunc(func(n int64) (time.Duration, bool) {
 		if rate <= 0 || timeUnit <= 0 {
 			return 0, false
 		}
@@ -262,11 +264,11 @@ func ConstantPacer(rate int, timeUnit time.Duration) Pacer {
 	})
 }
 
-// RampingPacer paces a rate (iterations per timeUnit) that moves linearly
+// rampingPacer paces a rate (iterations per timeUnit) that moves linearly
 // from startRate through each stage's target, as k6's
 // ramping-arrival-rate: iteration n is due when the integral of the rate
 // reaches n.
-func RampingPacer(startRate int, timeUnit time.Duration, stages []Stage) Pacer {
+func rampingPacer(startRate int, timeUnit time.Duration, stages []plan.Stage) pacer {
 	type seg struct {
 		t0, d      float64 // seconds
 		r0, r1     float64 // per second
@@ -285,7 +287,7 @@ func RampingPacer(startRate int, timeUnit time.Duration, stages []Stage) Pacer {
 		segs = append(segs, s)
 		t, r = t+d, r1
 	}
-	return PacerFunc(func(n int64) (time.Duration, bool) {
+	return pacerFunc(func(n int64) (time.Duration, bool) {
 		x := float64(n)
 		for _, s := range segs {
 			if s.zeroLength || x >= s.c1 || (s.c1 == s.c0) {

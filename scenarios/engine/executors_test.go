@@ -1,23 +1,27 @@
-package scenarios
+package engine
 
 import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
 func TestRampSchedule(t *testing.T) {
-	s := func(d time.Duration, target int) Stage { return Stage{Duration: Duration(d), Target: target} }
+	s := func(d time.Duration, target int) plan.Stage {
+		return plan.Stage{Duration: plan.Duration(d), Target: target}
+	}
 	tests := []struct {
 		name   string
 		start  int
-		stages []Stage
+		stages []plan.Stage
 		want   string
 	}{
-		{"up from 0", 0, []Stage{s(4*time.Second, 4)}, "[0s:0 0s:1 1s:2 2s:3 3s:4]"},
-		{"hold then down", 2, []Stage{s(time.Second, 2), s(2*time.Second, 0)}, "[0s:2 2s:1 3s:0]"},
-		{"instant jump", 1, []Stage{s(0, 3), s(time.Second, 3)}, "[0s:1 0s:3]"},
-		{"up and down", 0, []Stage{s(2*time.Second, 2), s(2*time.Second, 0)}, "[0s:0 0s:1 1s:2 3s:1 4s:0]"},
+		{"up from 0", 0, []plan.Stage{s(4*time.Second, 4)}, "[0s:0 0s:1 1s:2 2s:3 3s:4]"},
+		{"hold then down", 2, []plan.Stage{s(time.Second, 2), s(2*time.Second, 0)}, "[0s:2 2s:1 3s:0]"},
+		{"instant jump", 1, []plan.Stage{s(0, 3), s(time.Second, 3)}, "[0s:1 0s:3]"},
+		{"up and down", 0, []plan.Stage{s(2*time.Second, 2), s(2*time.Second, 0)}, "[0s:0 0s:1 1s:2 3s:1 4s:0]"},
 	}
 	for _, tt := range tests {
 		got := fmtSteps(rampSchedule(tt.start, tt.stages))
@@ -39,7 +43,7 @@ func fmtSteps(steps []rampStep) string {
 }
 
 // count returns how many iterations p makes due before d.
-func count(p Pacer, d time.Duration) int {
+func count(p pacer, d time.Duration) int {
 	n := 0
 	for ; n < 1_000_000; n++ {
 		at, ok := p.At(int64(n))
@@ -51,29 +55,31 @@ func count(p Pacer, d time.Duration) int {
 }
 
 func TestPacers(t *testing.T) {
-	c := ConstantPacer(3, time.Second)
+	c := constantPacer(3, time.Second)
 	if at, _ := c.At(4); at != time.Second+time.Second/3 {
 		t.Errorf("constant: iteration 4 at %s", at)
 	}
 	if n := count(c, 10*time.Second); n != 30 {
 		t.Errorf("constant 3/s over 10s: %d iterations", n)
 	}
-	s := func(d time.Duration, target int) Stage { return Stage{Duration: Duration(d), Target: target} }
+	s := func(d time.Duration, target int) plan.Stage {
+		return plan.Stage{Duration: plan.Duration(d), Target: target}
+	}
 	tests := []struct {
 		name   string
 		start  int
 		unit   time.Duration
-		stages []Stage
+		stages []plan.Stage
 		want   int // iterations over the whole schedule
 	}{
-		{"flat", 10, time.Second, []Stage{s(5*time.Second, 10)}, 50},
-		{"ramp up", 0, time.Second, []Stage{s(10*time.Second, 10)}, 50},
-		{"ramp down", 10, time.Second, []Stage{s(10*time.Second, 0)}, 50},
-		{"per minute", 60, time.Minute, []Stage{s(30*time.Second, 60)}, 30},
-		{"zero gap", 0, time.Second, []Stage{s(2*time.Second, 0), s(0, 4), s(2*time.Second, 4)}, 8},
+		{"flat", 10, time.Second, []plan.Stage{s(5*time.Second, 10)}, 50},
+		{"ramp up", 0, time.Second, []plan.Stage{s(10*time.Second, 10)}, 50},
+		{"ramp down", 10, time.Second, []plan.Stage{s(10*time.Second, 0)}, 50},
+		{"per minute", 60, time.Minute, []plan.Stage{s(30*time.Second, 60)}, 30},
+		{"zero gap", 0, time.Second, []plan.Stage{s(2*time.Second, 0), s(0, 4), s(2*time.Second, 4)}, 8},
 	}
 	for _, tt := range tests {
-		p := RampingPacer(tt.start, tt.unit, tt.stages)
+		p := rampingPacer(tt.start, tt.unit, tt.stages)
 		var total time.Duration
 		for _, st := range tt.stages {
 			total += st.Duration.D()
@@ -95,7 +101,7 @@ func TestPacers(t *testing.T) {
 		}
 	}
 	// A leading flat zero stage delays the first iteration.
-	if at, ok := RampingPacer(0, time.Second, []Stage{s(2*time.Second, 0), s(2*time.Second, 4)}).At(0); !ok || at != 2*time.Second {
+	if at, ok := rampingPacer(0, time.Second, []plan.Stage{s(2*time.Second, 0), s(2*time.Second, 4)}).At(0); !ok || at != 2*time.Second {
 		t.Errorf("first iteration at %s, %v; want 2s", at, ok)
 	}
 }

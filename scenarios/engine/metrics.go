@@ -1,4 +1,4 @@
-package scenarios
+package engine
 
 import (
 	"math"
@@ -9,6 +9,10 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/leakbench/leakbench/scenarios/internal/textutil"
+	"github.com/leakbench/leakbench/scenarios/mcp"
+	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
 // Histogram geometry: microseconds, 1 µs to 1 h, 3 significant digits
@@ -45,8 +49,8 @@ const (
 )
 
 // opNames maps operation indexes to names.
-var opNames = [...]string{OpInitialize, OpPing, OpListTools, OpCallTool, OpListResources,
-	OpReadResource, OpListPrompts, OpGetPrompt, OpDelete, "iteration"}
+var opNames = [...]string{plan.OpInitialize, plan.OpPing, plan.OpListTools, plan.OpCallTool, plan.OpListResources,
+	plan.OpReadResource, plan.OpListPrompts, plan.OpGetPrompt, plan.OpDelete, "iteration"}
 
 func opIndex(name string) (uint8, bool) {
 	for i, n := range opNames[:numRequestOps] {
@@ -69,7 +73,7 @@ type seriesKey struct {
 type series struct {
 	hist                             *hdrhistogram.Histogram // answered requests (or iterations), µs
 	reqs, failed, aborted, cancelled int64
-	kinds                            [numKinds]int64
+	kinds                            [mcp.NumKinds]int64
 }
 
 // shard holds the series of a subset of users. Users are spread over a few
@@ -94,7 +98,7 @@ func (sh *shard) get(k seriesKey) *series {
 // scenCounters are one scenario's live counters.
 type scenCounters struct {
 	requests, failures, aborted, iterations, dropped atomic.Int64
-	kinds                                            [numKinds]atomic.Int64
+	kinds                                            [mcp.NumKinds]atomic.Int64
 	active, peak                                     atomic.Int64
 	reinits, initRetries, retired, ended             atomic.Int64
 	vusMin                                           atomic.Int64 // lowest active count the monitor saw while running; -1: none yet
@@ -176,14 +180,14 @@ func (m *metrics) name(id uint32) string {
 func (m *metrics) record(sh *shard, k seriesKey, d time.Duration, err error) {
 	sc := m.scen[k.scen]
 	sc.requests.Add(1)
-	kind := Classify(err)
+	kind := mcp.Classify(err)
 	ki := -1
 	if kind != "" {
-		ki = kindIndex(kind)
+		ki = mcp.KindIndex(kind)
 		sc.kinds[ki].Add(1)
 		switch kind {
-		case KindCanceled:
-		case KindAborted:
+		case mcp.KindCanceled:
+		case mcp.KindAborted:
 			sc.aborted.Add(1)
 		default:
 			sc.failures.Add(1)
@@ -198,10 +202,10 @@ func (m *metrics) record(sh *shard, k seriesKey, d time.Duration, err error) {
 		s.kinds[ki]++
 	}
 	switch kind {
-	case KindCanceled:
+	case mcp.KindCanceled:
 		// We abandoned it: its latency says nothing about the target.
 		s.cancelled++
-	case KindAborted:
+	case mcp.KindAborted:
 		// The scenario gave up at a set delay: that delay is no latency.
 		s.aborted++
 	default:
@@ -223,15 +227,6 @@ func (m *metrics) recordIteration(sh *shard, scen uint16, d time.Duration) {
 	sh.mu.Unlock()
 }
 
-func kindIndex(kind string) int {
-	for i, k := range kindList {
-		if k == kind {
-			return i
-		}
-	}
-	return numKinds - 1 // unreachable: Classify returns only Kinds
-}
-
 // sample keeps up to maxSamples distinct error messages, without secrets.
 func (m *metrics) sample(err error) {
 	m.samplesMu.Lock()
@@ -246,7 +241,7 @@ func (m *metrics) sample(err error) {
 			msg = strings.ReplaceAll(msg, s, "[REDACTED]")
 		}
 	}
-	msg = truncate(msg, maxSampleLn)
+	msg = textutil.Truncate(msg, maxSampleLn)
 	m.samplesMu.Lock()
 	defer m.samplesMu.Unlock()
 	if len(m.samples) >= maxSamples {

@@ -1,4 +1,4 @@
-package scenarios
+package engine
 
 import (
 	"encoding/json"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
 // tickEvery is the resolution of load.jsonl, of the live line and of
@@ -66,7 +68,7 @@ type monitor struct {
 	lastTick        time.Time
 	lastPrint       time.Time
 	printed         totals
-	abortChecks     []*cthreshold
+	abortChecks     []*plan.CompiledThreshold
 	writeErr        error
 }
 
@@ -76,8 +78,8 @@ func newMonitor(e *engine, progress io.Writer, out *outputs) *monitor {
 	// On a terminal the line is redrawn every second; plain output gets
 	// at most about 60 lines per run.
 	m.plainEvery = min(max((e.total/60).Round(time.Second), time.Second), 10*time.Second)
-	for _, t := range e.cp.thresholds {
-		if t.src.AbortOnFail {
+	for _, t := range e.cp.Thresholds {
+		if t.AbortOnFail {
 			m.abortChecks = append(m.abortChecks, t)
 		}
 	}
@@ -192,7 +194,7 @@ func (m *monitor) checkAborts(now time.Time) {
 	elapsed := now.Sub(m.e.started)
 	var all []*merged
 	for _, t := range m.abortChecks {
-		if elapsed < t.src.DelayAbortEval.D() {
+		if elapsed < t.DelayAbortEval.D() {
 			continue
 		}
 		if all == nil {

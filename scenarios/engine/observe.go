@@ -1,20 +1,23 @@
-package scenarios
+package engine
 
 import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/leakbench/leakbench/scenarios/mcp"
+	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
 // evaluate observes the value a threshold is about and judges it.
-func (e *engine) evaluate(t *cthreshold, all []*merged, elapsed time.Duration) ThresholdResult {
+func (e *engine) evaluate(t *plan.CompiledThreshold, all []*merged, elapsed time.Duration) ThresholdResult {
 	v, n := e.observe(t, all, elapsed)
 	return ThresholdResult{
-		Metric:      t.src.Metric,
-		Expression:  t.src.Expression,
-		Pass:        t.expr.holds(v),
+		Metric:      t.Metric,
+		Expression:  t.Expression,
+		Pass:        t.Expr.Holds(v),
 		Observed:    v,
-		AbortOnFail: t.src.AbortOnFail,
+		AbortOnFail: t.AbortOnFail,
 		Samples:     n,
 	}
 }
@@ -27,26 +30,26 @@ type seriesFilter struct {
 	matchNothing bool
 }
 
-func (e *engine) filter(f tagFilter) seriesFilter {
+func (e *engine) filter(f []plan.Tag) seriesFilter {
 	sf := seriesFilter{scen: -1, op: -1, name: -1, kind: -1}
 	for _, t := range f {
-		switch t.tag {
+		switch t.Name {
 		case "scenario":
 			sf.scen = -2
 			for i, sr := range e.runs {
-				if sr.cs.Name == t.value {
+				if sr.cs.Name == t.Value {
 					sf.scen = i
 				}
 			}
 		case "method":
-			op, _ := opIndex(t.value)
+			op, _ := opIndex(t.Value)
 			sf.op = int(op)
 		case "name":
-			id, ok := e.m.lookupName(t.value)
+			id, ok := e.m.lookupName(t.Value)
 			sf.name = int64(id)
 			sf.matchNothing = sf.matchNothing || !ok
 		case "kind":
-			sf.kind = kindIndex(t.value)
+			sf.kind = mcp.KindIndex(t.Value)
 		}
 	}
 	sf.matchNothing = sf.matchNothing || sf.scen == -2
@@ -60,19 +63,19 @@ func (f seriesFilter) match(k seriesKey) bool {
 
 // observe returns the threshold's aggregation of its metric and how many
 // values it rests on.
-func (e *engine) observe(t *cthreshold, all []*merged, elapsed time.Duration) (float64, int64) {
-	f := e.filter(t.filter)
-	switch t.metric {
-	case MetricReqDuration, MetricIterationDuration:
+func (e *engine) observe(t *plan.CompiledThreshold, all []*merged, elapsed time.Duration) (float64, int64) {
+	f := e.filter(t.Filter)
+	switch t.Name {
+	case plan.MetricReqDuration, plan.MetricIterationDuration:
 		h := newHist()
 		for _, g := range all {
 			isIter := g.key.op == opIteration
-			if f.match(g.key) && isIter == (t.metric == MetricIterationDuration) {
+			if f.match(g.key) && isIter == (t.Name == plan.MetricIterationDuration) {
 				h.Merge(g.hist)
 			}
 		}
-		return trendValue(h, t.expr), h.TotalCount()
-	case MetricReqFailed, MetricReqs, MetricReqAborted:
+		return trendValue(h, t.Expr), h.TotalCount()
+	case plan.MetricReqFailed, plan.MetricReqs, plan.MetricReqAborted:
 		var failed, sent, aborted, answered int64
 		for _, g := range all {
 			if g.key.op >= numRequestOps || !f.match(g.key) {
@@ -87,16 +90,16 @@ func (e *engine) observe(t *cthreshold, all []*merged, elapsed time.Duration) (f
 				failed += g.failed
 			}
 		}
-		switch t.metric {
-		case MetricReqFailed:
+		switch t.Name {
+		case plan.MetricReqFailed:
 			if answered <= 0 {
 				return 0, 0
 			}
 			return float64(failed) / float64(answered), answered
-		case MetricReqs:
-			return counterValue(sent, elapsed, t.expr), sent
+		case plan.MetricReqs:
+			return counterValue(sent, elapsed, t.Expr), sent
 		}
-		return counterValue(aborted, elapsed, t.expr), aborted
+		return counterValue(aborted, elapsed, t.Expr), aborted
 	}
 	// Counters and gauges kept per scenario.
 	var count, active, peak, low int64
@@ -105,10 +108,10 @@ func (e *engine) observe(t *cthreshold, all []*merged, elapsed time.Duration) (f
 			continue
 		}
 		sc := sr.sc
-		switch t.metric {
-		case MetricIterations:
+		switch t.Name {
+		case plan.MetricIterations:
 			count += sc.iterations.Load()
-		case MetricDroppedIterations:
+		case plan.MetricDroppedIterations:
 			count += sc.dropped.Load()
 		}
 		active += sc.active.Load()
@@ -119,23 +122,23 @@ func (e *engine) observe(t *cthreshold, all []*merged, elapsed time.Duration) (f
 		// Scenarios do not all peak at once: take the run's own gauge.
 		peak, low = e.m.all.peak.Load(), max(e.m.all.vusMin.Load(), 0)
 	}
-	switch t.metric {
-	case MetricVUs:
-		switch t.expr.agg {
+	switch t.Name {
+	case plan.MetricVUs:
+		switch t.Expr.Agg {
 		case "min":
 			return float64(low), 1
 		case "max":
 			return float64(peak), 1
 		}
 		return float64(active), 1
-	case MetricVUsMax:
+	case plan.MetricVUsMax:
 		return float64(peak), 1
 	}
-	return counterValue(count, elapsed, t.expr), count
+	return counterValue(count, elapsed, t.Expr), count
 }
 
-func counterValue(n int64, elapsed time.Duration, x thresholdExpr) float64 {
-	if x.agg == "rate" {
+func counterValue(n int64, elapsed time.Duration, x plan.Expr) float64 {
+	if x.Agg == "rate" {
 		if elapsed <= 0 {
 			return 0
 		}
@@ -145,12 +148,12 @@ func counterValue(n int64, elapsed time.Duration, x thresholdExpr) float64 {
 }
 
 // trendValue aggregates a histogram of microseconds into milliseconds.
-func trendValue(h *hdrhistogram.Histogram, x thresholdExpr) float64 {
+func trendValue(h *hdrhistogram.Histogram, x plan.Expr) float64 {
 	if h.TotalCount() == 0 {
 		return 0
 	}
 	ms := func(us int64) float64 { return float64(us) / 1000 }
-	switch x.agg {
+	switch x.Agg {
 	case "avg":
 		return h.Mean() / 1000
 	case "min":
@@ -160,7 +163,7 @@ func trendValue(h *hdrhistogram.Histogram, x thresholdExpr) float64 {
 	case "med":
 		return ms(h.ValueAtQuantile(50))
 	case "p":
-		return ms(h.ValueAtQuantile(x.pct))
+		return ms(h.ValueAtQuantile(x.Pct))
 	}
 	return 0
 }

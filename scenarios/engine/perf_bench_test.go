@@ -1,6 +1,6 @@
 //go:build linux
 
-package scenarios
+package engine
 
 // Performance figures of the engine, each a testing.B benchmark reporting
 // its own metrics (make bench; or go test -run '^$' -bench Engine ./scenarios/).
@@ -22,6 +22,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
+	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
 func envInt(name string, def int) int {
@@ -35,32 +38,32 @@ func envInt(name string, def int) int {
 type benchRun struct {
 	e      *engine
 	cancel context.CancelFunc
-	abort  chan struct{}
 	done   chan *Result
 }
 
-func startRun(tb testing.TB, p *Plan, target string) *benchRun {
+func startRun(tb testing.TB, p *plan.Plan, target string) *benchRun {
 	tb.Helper()
 	p.Target = target
-	cp, err := compilePlan(p)
+	cp, err := plan.Compile(p)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	e := newEngine(cp, nil)
 	ctx, cancel := context.WithCancel(context.Background())
-	br := &benchRun{e: e, cancel: cancel, abort: make(chan struct{}), done: make(chan *Result, 1)}
+	br := &benchRun{e: e, cancel: cancel, done: make(chan *Result, 1)}
 	go func() {
-		res := e.run(ctx, RunOptions{Abort: br.abort}, &outputs{})
+		res := e.run(ctx, RunOptions{}, &outputs{})
 		e.client.CloseIdleConnections()
 		br.done <- res
 	}()
 	return br
 }
 
-// stop ends the run at once and returns its result.
+// stop ends the run and returns its result: the benchmarks' plans have no
+// gracefulStop, so requests in flight are abandoned at once; the users
+// then close their sessions.
 func (br *benchRun) stop() *Result {
 	br.cancel()
-	close(br.abort)
 	return <-br.done
 }
 
@@ -92,19 +95,19 @@ func procCPU(pid int) time.Duration {
 // real test would, so the shared connection pool stays small.
 func BenchmarkEngineIdleSessions(b *testing.B) {
 	n := envInt("LEAKBENCH_IDLE_SESSIONS", 10_000)
-	h := startHelper(b, helperSDK)
+	h := mcptest.StartHelper(b, mcptest.HelperSDK)
 	ramp := time.Duration(n/1000+1) * time.Second
 	for b.Loop() {
-		p := &Plan{Timeout: Duration(10 * time.Second), Scenarios: []Scenario{{
-			Name: "idle", Executor: ExecRampingVUs,
-			Stages: []Stage{{Duration: Duration(ramp), Target: n}, {Duration: Duration(time.Hour), Target: n}},
-			Flow:   []Step{{Kind: StepThink, Think: Think{Distribution: ThinkFixed, Duration: Duration(time.Hour)}}},
+		p := &plan.Plan{Timeout: plan.Duration(10 * time.Second), Scenarios: []plan.Scenario{{
+			Name: "idle", Executor: plan.ExecRampingVUs,
+			Stages: []plan.Stage{{Duration: plan.Duration(ramp), Target: n}, {Duration: plan.Duration(time.Hour), Target: n}},
+			Flow:   []plan.Step{{Kind: plan.StepThink, Think: plan.Think{Distribution: plan.ThinkFixed, Duration: plan.Duration(time.Hour)}}},
 		}}}
 		runtime.GC()
 		debug.FreeOSMemory()
 		var m0, m1 runtime.MemStats
 		runtime.ReadMemStats(&m0)
-		rss0, srv0, g0 := rssBytes("self"), rssBytes(strconv.Itoa(h.cmd.Process.Pid)), runtime.NumGoroutine()
+		rss0, srv0, g0 := mcptest.RSSBytes("self"), mcptest.RSSBytes(strconv.Itoa(h.Cmd.Process.Pid)), runtime.NumGoroutine()
 		br := startRun(b, p, h.URL)
 		deadline := time.Now().Add(ramp + 2*time.Minute)
 		for br.e.m.scen[0].requests.Load() < int64(n) && time.Now().Before(deadline) {
@@ -114,7 +117,7 @@ func BenchmarkEngineIdleSessions(b *testing.B) {
 		runtime.GC()
 		debug.FreeOSMemory()
 		runtime.ReadMemStats(&m1)
-		rss1, srv1, g1 := rssBytes("self"), rssBytes(strconv.Itoa(h.cmd.Process.Pid)), runtime.NumGoroutine()
+		rss1, srv1, g1 := mcptest.RSSBytes("self"), mcptest.RSSBytes(strconv.Itoa(h.Cmd.Process.Pid)), runtime.NumGoroutine()
 		sc := br.e.m.scen[0]
 		live, failed := sc.active.Load(), sc.failures.Load()
 		res := br.stop()
@@ -133,19 +136,19 @@ func BenchmarkEngineIdleSessions(b *testing.B) {
 
 // contextForgeMix is the ContextForge load test's MCPJsonRpcUser: think
 // 0.2–1.0 s, then one request picked by weight.
-func contextForgeMix() []Step {
-	one := func(w int, s Step) Choice { return Choice{Weight: w, Steps: []Step{s}} }
-	return []Step{
-		{Kind: StepThink, Think: Think{Distribution: ThinkUniform, Min: Duration(200 * time.Millisecond), Max: Duration(time.Second)}},
-		{Kind: StepChoose, Choices: []Choice{
-			one(10, Step{Kind: OpListTools}),
-			one(8, Step{Kind: OpListResources}),
-			one(8, Step{Kind: OpListPrompts}),
-			one(5, Step{Kind: OpCallTool, Name: "echo", Arguments: map[string]any{"text": "user {{user}} iteration {{iteration}}"}}),
-			one(4, Step{Kind: OpReadResource, URI: "file:///a.txt"}),
-			one(4, Step{Kind: OpGetPrompt, Name: "p", Arguments: map[string]any{"who": "{{user}}"}}),
-			one(3, Step{Kind: OpInitialize}),
-			one(2, Step{Kind: OpPing}),
+func contextForgeMix() []plan.Step {
+	one := func(w int, s plan.Step) plan.Choice { return plan.Choice{Weight: w, Steps: []plan.Step{s}} }
+	return []plan.Step{
+		{Kind: plan.StepThink, Think: plan.Think{Distribution: plan.ThinkUniform, Min: plan.Duration(200 * time.Millisecond), Max: plan.Duration(time.Second)}},
+		{Kind: plan.StepChoose, Choices: []plan.Choice{
+			one(10, plan.Step{Kind: plan.OpListTools}),
+			one(8, plan.Step{Kind: plan.OpListResources}),
+			one(8, plan.Step{Kind: plan.OpListPrompts}),
+			one(5, plan.Step{Kind: plan.OpCallTool, Name: "echo", Arguments: map[string]any{"text": "user {{user}} iteration {{iteration}}"}}),
+			one(4, plan.Step{Kind: plan.OpReadResource, URI: "file:///a.txt"}),
+			one(4, plan.Step{Kind: plan.OpGetPrompt, Name: "p", Arguments: map[string]any{"who": "{{user}}"}}),
+			one(3, plan.Step{Kind: plan.OpInitialize}),
+			one(2, plan.Step{Kind: plan.OpPing}),
 		}},
 	}
 }
@@ -157,19 +160,19 @@ func contextForgeMix() []Step {
 func BenchmarkEngineActiveUsersCPU(b *testing.B) {
 	users := envInt("LEAKBENCH_ACTIVE_USERS", 3000)
 	hold := time.Duration(envInt("LEAKBENCH_ACTIVE_SECONDS", 10)) * time.Second
-	h := startHelper(b, helperCanned)
+	h := mcptest.StartHelper(b, mcptest.HelperCanned)
 	const ramp = 3 * time.Second
 	for b.Loop() {
-		p := &Plan{Timeout: Duration(10 * time.Second), Seed: 1, Scenarios: []Scenario{{
-			Name: "agents", Executor: ExecRampingVUs,
-			Stages: []Stage{{Duration: Duration(ramp), Target: users}, {Duration: Duration(hold + time.Hour), Target: users}},
+		p := &plan.Plan{Timeout: plan.Duration(10 * time.Second), Seed: 1, Scenarios: []plan.Scenario{{
+			Name: "agents", Executor: plan.ExecRampingVUs,
+			Stages: []plan.Stage{{Duration: plan.Duration(ramp), Target: users}, {Duration: plan.Duration(hold + time.Hour), Target: users}},
 			Flow:   contextForgeMix(),
 		}}}
 		br := startRun(b, p, h.URL)
 		time.Sleep(ramp + time.Second) // everyone in and thinking
-		t0, c0, s0, r0 := time.Now(), cpuTime(), procCPU(h.cmd.Process.Pid), br.e.totals().requests
+		t0, c0, s0, r0 := time.Now(), cpuTime(), procCPU(h.Cmd.Process.Pid), br.e.totals().requests
 		time.Sleep(hold)
-		t1, c1, s1, tot := time.Now(), cpuTime(), procCPU(h.cmd.Process.Pid), br.e.totals()
+		t1, c1, s1, tot := time.Now(), cpuTime(), procCPU(h.Cmd.Process.Pid), br.e.totals()
 		res := br.stop()
 		if tot.active != int64(users) || res.Failures != 0 {
 			b.Fatalf("%d of %d users active, %d failures: %q", tot.active, users, res.Failures, res.ErrorSamples)
@@ -220,9 +223,9 @@ func runWrk(tb testing.TB, url string, conns int, d time.Duration) (float64, tim
 // and returns the result.
 func engineToolsCall(tb testing.TB, url string, conns int, d time.Duration) *Result {
 	tb.Helper()
-	p := &Plan{Timeout: Duration(10 * time.Second), Scenarios: []Scenario{{
-		Name: "calls", Executor: ExecConstantVUs, VUs: conns, Duration: Duration(d), GracefulStop: Duration(time.Second),
-		Flow: []Step{{Kind: OpCallTool, Name: "echo", Arguments: map[string]any{"text": "hello"}}},
+	p := &plan.Plan{Timeout: plan.Duration(10 * time.Second), Scenarios: []plan.Scenario{{
+		Name: "calls", Executor: plan.ExecConstantVUs, VUs: conns, Duration: plan.Duration(d), GracefulStop: plan.Duration(time.Second),
+		Flow: []plan.Step{{Kind: plan.OpCallTool, Name: "echo", Arguments: map[string]any{"text": "hello"}}},
 	}}}
 	res, err := RunPlan(context.Background(), p, RunOptions{Target: url})
 	if err != nil {
@@ -243,14 +246,14 @@ func BenchmarkEngineVsWrk(b *testing.B) {
 		b.Skip("wrk is not installed (apt-get install -y wrk)")
 	}
 	const conns, d = 50, 3 * time.Second
-	h := startHelper(b, helperCanned)
+	h := mcptest.StartHelper(b, mcptest.HelperCanned)
 	for b.Loop() {
 		var engine, wrk float64
 		for round := range 2 {
 			run := []func(){
 				func() {
 					res := engineToolsCall(b, h.URL, conns, d)
-					engine += float64(res.Latency[OpCallTool].Count) / d.Seconds() / 2
+					engine += float64(res.Latency[plan.OpCallTool].Count) / d.Seconds() / 2
 				},
 				func() {
 					r, _ := runWrk(b, h.URL, conns, d)
@@ -274,21 +277,21 @@ func BenchmarkEngineVsWrk(b *testing.B) {
 // adds. wrk's p50 for the same request is given for reference.
 func BenchmarkEngineAccuracy(b *testing.B) {
 	const conns, d = 10, 3 * time.Second
-	h := startHelper(b, helperDelay)
+	h := mcptest.StartHelper(b, mcptest.HelperDelay)
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	for b.Loop() {
-		h.handledP50(b) // reset
+		h.HandledP50(b) // reset
 		res := engineToolsCall(b, h.URL, conns, d)
-		server := ms(h.handledP50(b))
-		l := res.Latency[OpCallTool]
+		server := ms(h.HandledP50(b))
+		l := res.Latency[plan.OpCallTool]
 		b.ReportMetric(l.P50Ms, "p50-ms")
-		b.ReportMetric(l.P50Ms-ms(helperDelayTime), "p50-error-ms")
+		b.ReportMetric(l.P50Ms-ms(mcptest.HelperDelayTime), "p50-error-ms")
 		b.ReportMetric(server, "server-p50-ms")
 		b.ReportMetric(l.P50Ms-server, "p50-minus-server-ms")
 		b.ReportMetric(l.P99Ms, "p99-ms")
 		if _, err := exec.LookPath("wrk"); err == nil {
 			_, p50 := runWrk(b, h.URL, conns, d)
-			server := ms(h.handledP50(b))
+			server := ms(h.HandledP50(b))
 			b.ReportMetric(ms(p50)-server, "wrk-p50-minus-server-ms")
 		}
 	}

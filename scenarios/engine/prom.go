@@ -1,4 +1,4 @@
-package scenarios
+package engine
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/leakbench/leakbench/scenarios/mcp"
 )
 
 // Live metrics at RunOptions.MetricsAddr, read from the engine's own
@@ -65,7 +67,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descAborted, prometheus.CounterValue, float64(g.aborted), labels...)
 		for k, n := range g.kinds {
 			if n > 0 {
-				ch <- prometheus.MustNewConstMetric(descFailed, prometheus.CounterValue, float64(n), append(labels, kindList[k])...)
+				ch <- prometheus.MustNewConstMetric(descFailed, prometheus.CounterValue, float64(n), append(labels, mcp.Kinds[k])...)
 			}
 		}
 		ch <- summary(descDuration, g, labels...)

@@ -1,6 +1,15 @@
-package scenarios
+package engine
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/leakbench/leakbench/scenarios/mcp"
+	"github.com/leakbench/leakbench/scenarios/plan"
+)
+
+// OpAll is the key of Result.Latency over every method.
+const OpAll = "all"
 
 // LatencyStats summarizes one latency histogram, in milliseconds: k6's
 // avg (MeanMs), min, med (P50Ms), max, p(90), p(95) and p(99).
@@ -18,10 +27,10 @@ type LatencyStats struct {
 // Result is what a run measured. It is a plain value that serializes to
 // JSON, with no secret in it.
 type Result struct {
-	// Config is the resolved legacy configuration, for runs made with
-	// [Run]; Plan the resolved plan, for runs made with [RunPlan].
-	Config Config `json:"config,omitzero"`
-	Plan   *Plan  `json:"plan,omitempty"`
+	// Plan is the plan the run played, resolved (target, defaults) and
+	// without tokens; Config sums it up.
+	Plan   *plan.Plan `json:"plan,omitempty"`
+	Config Config     `json:"config,omitzero"`
 
 	Started time.Time `json:"started"`
 	Ended   time.Time `json:"ended"`
@@ -90,7 +99,7 @@ type ScenarioResult struct {
 // ErrorRate is Failures over the requests that got an answer or timed out
 // (not aborted, not canceled), in [0, 1].
 func (r *Result) ErrorRate() float64 {
-	n := r.Requests - r.ErrorsByKind[KindCanceled] - r.ErrorsByKind[KindAborted]
+	n := r.Requests - r.ErrorsByKind[mcp.KindCanceled] - r.ErrorsByKind[mcp.KindAborted]
 	if n <= 0 {
 		return 0
 	}
@@ -106,4 +115,62 @@ func (r *Result) ThresholdsPassed() bool {
 		}
 	}
 	return true
+}
+
+// Config sums up what a run was set to play: the figures a report shows
+// beside its plots. Durations are written as Go duration strings.
+type Config struct {
+	Target string `json:"target"`
+	// Users is the most users the plan runs at once.
+	Users int `json:"users"`
+	// Duration is the planned length: the end of the latest scenario.
+	Duration time.Duration `json:"duration"`
+	// RequestTimeout is the plan's per-request timeout (scenarios and
+	// steps may set their own).
+	RequestTimeout time.Duration `json:"request_timeout"`
+}
+
+type configJSON struct {
+	Target         string        `json:"target"`
+	Users          int           `json:"users"`
+	Duration       plan.Duration `json:"duration"`
+	RequestTimeout plan.Duration `json:"request_timeout"`
+}
+
+// MarshalJSON writes c with durations as strings.
+func (c Config) MarshalJSON() ([]byte, error) {
+	return json.Marshal(configJSON{c.Target, c.Users, plan.Duration(c.Duration), plan.Duration(c.RequestTimeout)})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes (durations may also be
+// numbers of nanoseconds), and the same keys of older runs' configs.
+func (c *Config) UnmarshalJSON(b []byte) error {
+	var w configJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*c = Config{Target: w.Target, Users: w.Users, Duration: w.Duration.D(), RequestTimeout: w.RequestTimeout.D()}
+	return nil
+}
+
+// configOf sums up a compiled plan.
+func configOf(cp *plan.Compiled) Config {
+	c := Config{Target: cp.Plan.Target, RequestTimeout: cp.Plan.Timeout.D()}
+	for _, s := range cp.Scenarios {
+		c.Users += s.Users
+		c.Duration = max(c.Duration, s.StartTime.D()+s.Length)
+	}
+	return c
+}
+
+// ThresholdResult is the verdict of one threshold.
+type ThresholdResult struct {
+	Metric      string  `json:"metric"`     // e.g. mcp_req_duration{method:tools/call}
+	Expression  string  `json:"expression"` // e.g. p(95)<500
+	Pass        bool    `json:"pass"`
+	Observed    float64 `json:"observed"`
+	AbortOnFail bool    `json:"abort_on_fail"`
+	// Samples is how many values the observation rests on (requests,
+	// iterations; for gauges 1): 0 means the filter matched nothing.
+	Samples int64 `json:"samples"`
 }

@@ -1,4 +1,4 @@
-package scenarios
+package engine
 
 import (
 	"bufio"
@@ -18,11 +18,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
+	"github.com/leakbench/leakbench/scenarios/mcp"
+
+	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
-func mustParse(t *testing.T, yaml string) *Plan {
+func mustParse(t *testing.T, yaml string) *plan.Plan {
 	t.Helper()
-	p, err := ParsePlan([]byte(yaml), "test.yaml")
+	p, err := plan.ParsePlan([]byte(yaml), "test.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,10 +36,10 @@ func mustParse(t *testing.T, yaml string) *Plan {
 
 // runOnSDK plays the plan in yaml against a go-sdk server answering in
 // JSON, checking that it leaves no goroutine behind.
-func runOnSDK(t *testing.T, yaml string) (*Result, *sdkServer) {
+func runOnSDK(t *testing.T, yaml string) (*Result, *mcptest.Server) {
 	t.Helper()
 	checkLeaks(t)
-	srv := newSDKServer(t, sdkOpts{JSON: true})
+	srv := mcptest.NewSDKServer(t, mcptest.Options{JSON: true})
 	res, err := RunPlan(context.Background(), mustParse(t, yaml), RunOptions{Target: srv.URL})
 	if err != nil {
 		t.Fatal(err)
@@ -47,8 +52,8 @@ func runOnSDK(t *testing.T, yaml string) (*Result, *sdkServer) {
 // every session was closed.
 func TestRunPlan(t *testing.T) {
 	checkLeaks(t)
-	srv := newSDKServer(t, sdkOpts{JSON: true})
-	plan := mustParse(t, `
+	srv := mcptest.NewSDKServer(t, mcptest.Options{JSON: true})
+	pl := mustParse(t, `
 headers: {X-Load-Test: leakbench}
 seed: 3
 scenarios:
@@ -86,7 +91,7 @@ thresholds:
   mcp_req_duration{method:tools/call,name:echo}: ["p(95)<5000", "max>0"]
 `)
 	dir := t.TempDir()
-	res, err := RunPlan(context.Background(), plan, RunOptions{Target: srv.URL, Tokens: []string{"tok-a", "tok-b"}, RunDir: dir})
+	res, err := RunPlan(context.Background(), pl, RunOptions{Target: srv.URL, Tokens: []string{"tok-a", "tok-b"}, RunDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,13 +101,13 @@ thresholds:
 	if res.Failures != 0 || res.ErrorRate() != 0 {
 		t.Errorf("failures %d %v %q", res.Failures, res.ErrorsByKind, res.ErrorSamples)
 	}
-	if it := res.Scenarios["iter"]; it.Iterations != 6 || it.Executor != ExecPerVUIterations {
+	if it := res.Scenarios["iter"]; it.Iterations != 6 || it.Executor != plan.ExecPerVUIterations {
 		t.Errorf("iter: %+v", it)
 	}
 	if r := res.Scenarios["rate"]; r.Iterations < 15 || r.Iterations > 21 || r.DroppedIterations != 0 {
 		t.Errorf("rate: %d iterations (want about 20), %d dropped", r.Iterations, r.DroppedIterations)
 	}
-	for _, op := range []string{OpListTools, OpListResources, OpListPrompts, OpReadResource, OpGetPrompt, "prompts/get:greet", "tools/call:echo", OpPing, OpInitialize} {
+	for _, op := range []string{plan.OpListTools, plan.OpListResources, plan.OpListPrompts, plan.OpReadResource, plan.OpGetPrompt, "prompts/get:greet", "tools/call:echo", plan.OpPing, plan.OpInitialize} {
 		if res.Latency[op].Count == 0 {
 			t.Errorf("no latency for %q", op)
 		}
@@ -129,7 +134,7 @@ thresholds:
 		}
 	}
 	got := map[string]string{}
-	for _, r := range srv.requests() {
+	for _, r := range srv.Requests() {
 		if r.Header.Get("X-Load-Test") != "leakbench" {
 			t.Fatalf("request without the extra header: %+v", r)
 		}
@@ -137,14 +142,14 @@ thresholds:
 			Name      string
 			Arguments struct{ Text string }
 		}
-		if r.RPCMethod == OpCallTool && json.Unmarshal(r.Params, &p) == nil {
+		if r.RPCMethod == plan.OpCallTool && json.Unmarshal(r.Params, &p) == nil {
 			got[p.Arguments.Text] = r.Authorized
 		}
 	}
 	if !maps.Equal(got, want) {
 		t.Errorf("echo calls %v, want %v", got, want)
 	}
-	if n := srv.sessions(); n != 0 {
+	if n := srv.Sessions(); n != 0 {
 		t.Errorf("%d sessions left open", n)
 	}
 	// load.jsonl: one line a second, exactly the documented fields, adding
@@ -160,14 +165,11 @@ thresholds:
 	if sum != res.Requests {
 		t.Errorf("load.jsonl requests add up to %d, result says %d", sum, res.Requests)
 	}
-	var out bytes.Buffer
-	if err := WriteSummary(&out, res); err != nil {
-		t.Fatal(err)
+	if th := res.Thresholds[2]; th.Metric != "mcp_reqs{method:ping}" || th.Expression != "count>1000" || th.Pass {
+		t.Errorf("ping threshold %+v", th)
 	}
-	for _, s := range []string{"✗ mcp_reqs{method:ping}", "✓ iterations{scenario:iter}", "{ method:tools/call,name:echo }", "scenario rate (constant-arrival-rate)", "mcp_req_duration", "p(99)="} {
-		if !strings.Contains(out.String(), s) {
-			t.Errorf("summary lacks %q:\n%s", s, out.String())
-		}
+	if r := res.Scenarios["rate"]; r.Executor != plan.ExecConstantArrivalRate || r.Latency[plan.OpPing].Count == 0 {
+		t.Errorf("rate scenario %+v", r)
 	}
 	js, _ := json.Marshal(res)
 	if bytes.Contains(js, []byte("tok-a")) {
@@ -240,17 +242,17 @@ scenarios:
       - tools/call: {name: slow, abortAfter: 100ms}
       - tools/call: {name: echo, arguments: {text: after}}
 `)
-	if res.Aborted != 4 || res.ErrorsByKind[KindAborted] != 4 || res.Failures != 0 || res.ErrorRate() != 0 {
+	if res.Aborted != 4 || res.ErrorsByKind[mcp.KindAborted] != 4 || res.Failures != 0 || res.ErrorRate() != 0 {
 		t.Errorf("aborted %d, errors %v, failures %d", res.Aborted, res.ErrorsByKind, res.Failures)
 	}
 	if res.Iterations != 4 || res.Latency["tools/call:slow"].Count != 0 || res.Latency["tools/call:echo"].Count != 4 {
 		t.Errorf("iterations %d, latency %+v", res.Iterations, res.Latency)
 	}
 	deadline := time.Now().Add(2 * time.Second)
-	for srv.clientGone.Load() < 4 && time.Now().Before(deadline) {
+	for srv.ClientGone.Load() < 4 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if n := srv.clientGone.Load(); n != 4 {
+	if n := srv.ClientGone.Load(); n != 4 {
 		t.Errorf("the server saw the client leave %d times, want 4 (one per aborted call)", n)
 	}
 }
@@ -259,8 +261,8 @@ scenarios:
 // flight get gracefulStop, then are abandoned; the result says so.
 func TestRunPlanInterrupt(t *testing.T) {
 	checkLeaks(t)
-	srv := newSDKServer(t, sdkOpts{})
-	plan := mustParse(t, `
+	srv := mcptest.NewSDKServer(t, mcptest.Options{})
+	pl := mustParse(t, `
 scenarios:
   s:
     executor: constant-vus
@@ -272,18 +274,18 @@ scenarios:
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(300*time.Millisecond, cancel)
 	start := time.Now()
-	res, err := RunPlan(ctx, plan, RunOptions{Target: srv.URL})
+	res, err := RunPlan(ctx, pl, RunOptions{Target: srv.URL})
 	if took := time.Since(start); took > 3*time.Second {
 		t.Errorf("took %s", took)
 	}
 	if err != nil || res.EndReason != EndInterrupted || !res.Interrupted {
 		t.Fatalf("res %+v, err %v", res, err)
 	}
-	if res.ErrorsByKind[KindCanceled] != 4 || res.Failures != 0 {
+	if res.ErrorsByKind[mcp.KindCanceled] != 4 || res.Failures != 0 {
 		t.Errorf("errors %v, failures %d", res.ErrorsByKind, res.Failures)
 	}
 	deletes := 0
-	for _, r := range srv.requests() {
+	for _, r := range srv.Requests() {
 		if r.Method == http.MethodDelete {
 			deletes++
 		}
@@ -292,34 +294,13 @@ scenarios:
 		t.Errorf("%d DELETEs sent, want one per user and one of the preflight session", deletes)
 	}
 
-	// A second signal (Abort) does not wait for gracefulStop.
-	plan.Scenarios[0].GracefulStop = Duration(time.Minute)
-	ctx, cancel = context.WithCancel(context.Background())
-	abort := make(chan struct{})
-	time.AfterFunc(200*time.Millisecond, cancel)
-	time.AfterFunc(400*time.Millisecond, func() { close(abort) })
-	start = time.Now()
-	before := len(srv.requests())
-	res, err = RunPlan(ctx, plan, RunOptions{Target: srv.URL, Abort: abort})
-	if took := time.Since(start); err != nil || took > 3*time.Second || res.EndReason != EndInterrupted {
-		t.Errorf("after abort: took %s, %v, %+v", took, err, res)
-	}
-	deletes = 0
-	for _, r := range srv.requests()[before:] {
-		if r.Method == http.MethodDelete {
-			deletes++
-		}
-	}
-	if deletes != 1 {
-		t.Errorf("%d DELETEs after Abort, want only the preflight's: users leave at once", deletes)
-	}
 }
 
 // TestRunPlanAbortOnFail: a failing abortOnFail threshold ends the run.
 func TestRunPlanAbortOnFail(t *testing.T) {
 	checkLeaks(t)
-	srv := newSDKServer(t, sdkOpts{JSON: true})
-	plan := mustParse(t, `
+	srv := mcptest.NewSDKServer(t, mcptest.Options{JSON: true})
+	pl := mustParse(t, `
 scenarios:
   s:
     executor: constant-vus
@@ -333,7 +314,7 @@ thresholds:
 `)
 	var progress bytes.Buffer
 	start := time.Now()
-	res, err := RunPlan(context.Background(), plan, RunOptions{Target: srv.URL, Progress: &progress})
+	res, err := RunPlan(context.Background(), pl, RunOptions{Target: srv.URL, Progress: &progress})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,10 +333,10 @@ thresholds:
 // token, is down or is not on this machine is reported before any load.
 func TestRunPlanTargets(t *testing.T) {
 	checkLeaks(t)
-	plan := mustParse(t, "timeout: 2s\nscenarios:\n  s: {executor: constant-vus, duration: 1s, flow: [ping]}\n")
-	html := httptest.NewServer(reply(404, "text/html", "<h1>Not Found</h1>"))
+	pl := mustParse(t, "timeout: 2s\nscenarios:\n  s: {executor: constant-vus, duration: 1s, flow: [ping]}\n")
+	html := httptest.NewServer(mcptest.Reply(404, "text/html", "<h1>Not Found</h1>"))
 	defer html.Close()
-	page := httptest.NewServer(reply(200, "text/html", "<html>welcome</html>"))
+	page := httptest.NewServer(mcptest.Reply(200, "text/html", "<html>welcome</html>"))
 	defer page.Close()
 	auth := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -373,11 +354,11 @@ func TestRunPlanTargets(t *testing.T) {
 		{page.URL + "/mcp", "is not an MCP server", ErrNotMCP},
 		{auth.URL + "/mcp", "refused the credentials", nil},
 		{down, "cannot reach target", nil},
-		{"http://8.8.8.8/mcp", "not on this machine", ErrInvalidPlan},
-		{"ftp://127.0.0.1/mcp", "scheme must be http", ErrInvalidPlan},
-		{"", "no target", ErrInvalidPlan},
+		{"http://8.8.8.8/mcp", "not on this machine", plan.ErrInvalidPlan},
+		{"ftp://127.0.0.1/mcp", "scheme must be http", plan.ErrInvalidPlan},
+		{"", "no target", plan.ErrInvalidPlan},
 	} {
-		res, err := RunPlan(context.Background(), plan, RunOptions{Target: tt.target, Tokens: []string{"sekrit"}})
+		res, err := RunPlan(context.Background(), pl, RunOptions{Target: tt.target, Tokens: []string{"sekrit"}})
 		if err == nil || res != nil || !strings.Contains(err.Error(), tt.want) || (tt.is != nil && !errors.Is(err, tt.is)) {
 			t.Errorf("%q: %v, want %q", tt.target, err, tt.want)
 		}
@@ -411,11 +392,11 @@ func TestAllowedTarget(t *testing.T) {
 // TestRunPlanMetricsEndpoint: /metrics serves live counters during the run.
 func TestRunPlanMetricsEndpoint(t *testing.T) {
 	checkLeaks(t)
-	srv := newSDKServer(t, sdkOpts{JSON: true})
+	srv := mcptest.NewSDKServer(t, mcptest.Options{JSON: true})
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()
 	ln.Close()
-	plan := mustParse(t, "scenarios:\n  s: {executor: constant-vus, vus: 2, duration: 1200ms, flow: [ping, think: 10ms]}\n")
+	pl := mustParse(t, "scenarios:\n  s: {executor: constant-vus, vus: 2, duration: 1200ms, flow: [ping, think: 10ms]}\n")
 	scraped := make(chan string, 1)
 	time.AfterFunc(700*time.Millisecond, func() {
 		c := &http.Client{Timeout: 2 * time.Second}
@@ -429,7 +410,7 @@ func TestRunPlanMetricsEndpoint(t *testing.T) {
 		c.CloseIdleConnections()
 		scraped <- string(b)
 	})
-	if _, err := RunPlan(context.Background(), plan, RunOptions{Target: srv.URL, MetricsAddr: addr}); err != nil {
+	if _, err := RunPlan(context.Background(), pl, RunOptions{Target: srv.URL, MetricsAddr: addr}); err != nil {
 		t.Fatal(err)
 	}
 	body := <-scraped
@@ -453,10 +434,10 @@ scenarios:
     gracefulRampDown: 100ms
     flow: [ping, think: 20ms]
 `)
-	if res.PeakUsers != 4 || res.Latency[OpInitialize].Count != 4 || res.Failures != 0 {
-		t.Errorf("peak %d, initialize %d, failures %d", res.PeakUsers, res.Latency[OpInitialize].Count, res.Failures)
+	if res.PeakUsers != 4 || res.Latency[plan.OpInitialize].Count != 4 || res.Failures != 0 {
+		t.Errorf("peak %d, initialize %d, failures %d", res.PeakUsers, res.Latency[plan.OpInitialize].Count, res.Failures)
 	}
-	if n := srv.sessions(); n != 0 {
+	if n := srv.Sessions(); n != 0 {
 		t.Errorf("%d sessions left open", n)
 	}
 }
@@ -473,15 +454,15 @@ scenarios:
     iterations: 3
     flow: [initialize, ping, endSession]
 `)
-	if res.Latency[OpInitialize].Count != 3 || res.Latency[OpDelete].Count != 3 || res.EndedSessions != 3 || res.Iterations != 3 {
-		t.Errorf("initialize %d, DELETE %d, ended %d, iterations %d", res.Latency[OpInitialize].Count, res.Latency[OpDelete].Count, res.EndedSessions, res.Iterations)
+	if res.Latency[plan.OpInitialize].Count != 3 || res.Latency[plan.OpDelete].Count != 3 || res.EndedSessions != 3 || res.Iterations != 3 {
+		t.Errorf("initialize %d, DELETE %d, ended %d, iterations %d", res.Latency[plan.OpInitialize].Count, res.Latency[plan.OpDelete].Count, res.EndedSessions, res.Iterations)
 	}
-	for _, r := range srv.requests() {
-		if r.RPCMethod == OpPing && r.Version != "2025-03-26" {
+	for _, r := range srv.Requests() {
+		if r.RPCMethod == plan.OpPing && r.Version != "2025-03-26" {
 			t.Errorf("ping with version %q", r.Version)
 		}
 	}
-	if n := srv.sessions(); n != 0 {
+	if n := srv.Sessions(); n != 0 {
 		t.Errorf("%d sessions left open", n)
 	}
 }
@@ -508,24 +489,24 @@ thresholds:
 	if res.EndReason != EndCompleted || res.Thresholds[0].Pass {
 		t.Errorf("end %q, threshold %+v: want completed, and the threshold failed at the end", res.EndReason, res.Thresholds[0])
 	}
-	if res.Plan == nil || res.Plan.Scenarios[0].Executor != ExecRampingArrivalRate {
+	if res.Plan == nil || res.Plan.Scenarios[0].Executor != plan.ExecRampingArrivalRate {
 		t.Errorf("result carries no resolved plan")
 	}
 }
 
 func TestThinkTimes(t *testing.T) {
-	v := &vu{tc: tmplCtx{rng: newTestRand()}}
-	d := func(s string) Duration { x, _ := time.ParseDuration(s); return Duration(x) }
-	if got := v.thinkTime(Think{Distribution: ThinkFixed, Duration: d("150ms")}); got != 150*time.Millisecond {
+	v := &vu{tc: plan.Vars{Rand: newTestRand()}}
+	d := func(s string) plan.Duration { x, _ := time.ParseDuration(s); return plan.Duration(x) }
+	if got := v.thinkTime(plan.Think{Distribution: plan.ThinkFixed, Duration: d("150ms")}); got != 150*time.Millisecond {
 		t.Errorf("fixed %s", got)
 	}
 	var sum time.Duration
 	for range 2000 {
-		u := v.thinkTime(Think{Distribution: ThinkUniform, Min: d("100ms"), Max: d("200ms")})
+		u := v.thinkTime(plan.Think{Distribution: plan.ThinkUniform, Min: d("100ms"), Max: d("200ms")})
 		if u < 100*time.Millisecond || u > 200*time.Millisecond {
 			t.Fatalf("uniform %s", u)
 		}
-		e := v.thinkTime(Think{Distribution: ThinkExponential, Duration: d("100ms")})
+		e := v.thinkTime(plan.Think{Distribution: plan.ThinkExponential, Duration: d("100ms")})
 		if e < 0 || e > time.Second {
 			t.Fatalf("exponential %s beyond 10 means", e)
 		}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package scenarios
+package engine
 
 import (
 	"os"

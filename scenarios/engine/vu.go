@@ -1,4 +1,4 @@
-package scenarios
+package engine
 
 import (
 	"context"
@@ -6,6 +6,9 @@ import (
 	"math/rand/v2"
 	"sort"
 	"time"
+
+	"github.com/leakbench/leakbench/scenarios/mcp"
+	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
 const (
@@ -33,11 +36,11 @@ const (
 // vu is one virtual user: one MCP session, played by one goroutine.
 type vu struct {
 	sr *scenarioRun
-	cs *cscenario
+	cs *scenario
 	sc *scenCounters
-	s  *Session
+	s  *mcp.Session
 	sh *shard
-	tc tmplCtx
+	tc plan.Vars
 
 	jobs            chan time.Time // arrival-rate: due times of the iterations handed to it
 	timer           *time.Timer    // reused for think times
@@ -62,13 +65,13 @@ func newVU(sr *scenarioRun, user int, gen uint64) *vu {
 		token = e.tokens[user%n]
 	}
 	s := e.client.NewSession(token)
-	s.pin = sr.cs.pin
+	s.Pin(sr.cs.Pin)
 	return &vu{
 		sr: sr, cs: sr.cs, sc: sr.sc, s: s, sh: e.m.shard(user),
-		tc: tmplCtx{
-			user:     user,
-			scenario: sr.cs.Name,
-			rng:      rand.New(rand.NewPCG(uint64(e.seed)^uint64(sr.cs.idx)<<48, uint64(user)<<20|gen)),
+		tc: plan.Vars{
+			User:     user,
+			Scenario: sr.cs.Name,
+			Rand:     rand.New(rand.NewPCG(uint64(e.seed)^uint64(sr.cs.idx)<<48, uint64(user)<<20|gen)),
 		},
 	}
 }
@@ -79,7 +82,7 @@ func (v *vu) life(soft, hard context.Context, limit int64) {
 	v.sr.userStarted()
 	defer v.sr.userStopped()
 	defer v.closeSession(hard)
-	if !v.cs.firstInit && !v.startSession(soft, hard) {
+	if !v.cs.StartsWithInit && !v.startSession(soft, hard) {
 		return
 	}
 	for n := int64(0); limit == 0 || n < limit; n++ {
@@ -105,7 +108,7 @@ func (v *vu) startSession(soft, hard context.Context) bool {
 
 // credentialsRefused: the target answered 401 or 403.
 func credentialsRefused(err error) bool {
-	var e *Error
+	var e *mcp.Error
 	return errors.As(err, &e) && (e.Status == 401 || e.Status == 403)
 }
 
@@ -115,7 +118,7 @@ func (v *vu) backoff() time.Duration {
 
 // initOnce sends one initialize handshake (with the options of step c, if
 // any) and reports whether it succeeded.
-func (v *vu) initOnce(hard context.Context, c *cstep) bool {
+func (v *vu) initOnce(hard context.Context, c *step) bool {
 	if v.initFails > 0 {
 		v.sc.initRetries.Add(1)
 	}
@@ -127,11 +130,11 @@ func (v *vu) initOnce(hard context.Context, c *cstep) bool {
 	start := v.reqStart()
 	err := v.s.Initialize(hard)
 	v.record(opInitialize, 0, start, err)
-	switch kind := Classify(err); kind {
+	switch kind := mcp.Classify(err); kind {
 	case "":
 		v.live, v.initFails, v.authFails = true, 0, 0
 		return true
-	case KindCanceled, KindAborted:
+	case mcp.KindCanceled, mcp.KindAborted:
 		// Not the target's fault: no step towards retiring.
 	default:
 		v.initFails++
@@ -156,7 +159,7 @@ func (v *vu) iterate(soft, hard context.Context, intended time.Time) {
 	}
 	ok := v.run(soft, hard, v.cs.flow)
 	v.coStart = time.Time{}
-	v.tc.iteration++
+	v.tc.Iteration++
 	if ok {
 		v.sr.e.m.recordIteration(v.sh, v.cs.idx, time.Since(start))
 	}
@@ -164,29 +167,25 @@ func (v *vu) iterate(soft, hard context.Context, intended time.Time) {
 
 // run plays steps; it reports whether they all ran (false: the iteration
 // was cut short by the end of the scenario or a failed initialize).
-func (v *vu) run(soft, hard context.Context, steps []cstep) bool {
+func (v *vu) run(soft, hard context.Context, steps []step) bool {
 	for i := range steps {
 		c := &steps[i]
-		switch c.kind {
-		case StepThink:
-			if !v.sleep(soft, v.thinkTime(c.think)) {
+		switch c.Kind {
+		case plan.StepThink:
+			if !v.sleep(soft, v.thinkTime(c.Think)) {
 				return false
 			}
-		case StepChoose:
-			k := sort.SearchInts(c.cumWeights, v.tc.rng.IntN(c.cumWeights[len(c.cumWeights)-1])+1)
+		case plan.StepChoose:
+			k := sort.SearchInts(c.CumWeights, v.tc.Rand.IntN(c.CumWeights[len(c.CumWeights)-1])+1)
 			if !v.run(soft, hard, c.choices[k]) {
 				return false
 			}
-		case StepEndSession:
-			if v.tc.rng.Float64() < c.probability && v.live {
+		case plan.StepEndSession:
+			if v.tc.Rand.Float64() < c.Probability && v.live {
 				if soft.Err() != nil {
 					return false
 				}
 				v.endSession(hard)
-			}
-		case stepLegacy:
-			if !v.request(soft, hard, v.cs.legacy.next(v)) {
-				return false
 			}
 		default:
 			if !v.request(soft, hard, c) {
@@ -200,7 +199,7 @@ func (v *vu) run(soft, hard context.Context, steps []cstep) bool {
 // request sends the MCP request of step c, initializing first if the user
 // has no session. Nothing new is sent once soft has ended: requests in
 // flight finish (within gracefulStop), no more start.
-func (v *vu) request(soft, hard context.Context, c *cstep) bool {
+func (v *vu) request(soft, hard context.Context, c *step) bool {
 	if soft.Err() != nil || hard.Err() != nil {
 		return false
 	}
@@ -225,21 +224,25 @@ func (v *vu) request(soft, hard context.Context, c *cstep) bool {
 	switch c.op {
 	case opPing:
 		err = v.s.Ping(hard)
-	case opListTools, opListResources, opListPrompts:
-		err = v.s.listPages(hard, opNames[c.op], nil)
+	case opListTools:
+		err = v.s.ListTools(hard)
+	case opListResources:
+		err = v.s.ListResources(hard)
+	case opListPrompts:
+		err = v.s.ListPrompts(hard)
 	case opCallTool:
 		var n string
 		n, name = v.name(c)
-		_, err = v.s.callTool(hard, n, v.args(c), &toolOutcome{})
+		err = v.s.CallTool(hard, n, v.args(c))
 	case opGetPrompt:
 		var n string
 		n, name = v.name(c)
-		_, err = v.s.call(hard, OpGetPrompt, nameParams(n, v.args(c)), &objectResult{})
+		err = v.s.GetPrompt(hard, n, v.args(c))
 	case opReadResource:
-		_, err = v.s.call(hard, OpReadResource, uriParams(c.uri.render(&v.tc, &v.nameBuf)), &objectResult{})
+		err = v.s.ReadResource(hard, c.URI.Render(&v.tc, &v.nameBuf))
 	}
 	v.record(c.op, name, start, err)
-	if errors.Is(err, ErrSessionExpired) {
+	if errors.Is(err, mcp.ErrSessionExpired) {
 		v.live, v.expired = false, true
 	}
 	return !isCanceled(err)
@@ -247,32 +250,33 @@ func (v *vu) request(soft, hard context.Context, c *cstep) bool {
 
 // setOptions applies a step's timeout and abortAfter to the session (nil:
 // the scenario's defaults).
-func (v *vu) setOptions(c *cstep) {
-	v.s.timeout, v.s.abortAfter = v.cs.timeout, 0
+func (v *vu) setOptions(c *step) {
+	timeout, abortAfter := v.cs.timeout, time.Duration(0)
 	if c != nil {
-		if c.timeout > 0 {
-			v.s.timeout = c.timeout
+		if c.Timeout > 0 {
+			timeout = c.Timeout
 		}
-		v.s.abortAfter = c.abortAfter
+		abortAfter = c.AbortAfter
 	}
+	v.s.SetTimeouts(timeout, abortAfter)
 }
 
-func (v *vu) name(c *cstep) (string, uint32) {
-	if c.name.n == nil {
-		return c.name.fixed, c.nameID
+func (v *vu) name(c *step) (string, uint32) {
+	if n, ok := c.Name.Fixed(); ok {
+		return n, c.nameID
 	}
-	n := c.name.render(&v.tc, &v.nameBuf)
+	n := c.Name.Render(&v.tc, &v.nameBuf)
 	return n, v.sr.e.m.nameID(n)
 }
 
-func (v *vu) args(c *cstep) []byte {
-	if c.args == nil {
+func (v *vu) args(c *step) []byte {
+	if c.Args == nil {
 		return nil
 	}
-	if c.args.constant() {
-		return c.args.json
+	if b, ok := c.Args.Fixed(); ok {
+		return b
 	}
-	v.argBuf = c.args.appendJSON(v.argBuf[:0], &v.tc)
+	v.argBuf = c.Args.AppendJSON(v.argBuf[:0], &v.tc)
 	return v.argBuf
 }
 
@@ -306,7 +310,7 @@ func (v *vu) endSession(hard context.Context) {
 // ended, within closeTimeout. It is not measured: the run is over for
 // this user.
 func (v *vu) closeSession(hard context.Context) {
-	if v.s.ID() == "" || v.sr.e.hardAbort.Load() {
+	if v.s.ID() == "" {
 		return
 	}
 	sem := v.sr.e.closeSem
@@ -314,21 +318,21 @@ func (v *vu) closeSession(hard context.Context) {
 	defer func() { <-sem }()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(hard), closeTimeout)
 	defer cancel()
-	v.s.timeout, v.s.abortAfter = closeTimeout, 0
+	v.s.SetTimeouts(closeTimeout, 0)
 	_ = v.s.Close(ctx) // best effort: the run's numbers are already taken
 	v.live = false
 }
 
 // thinkTime draws a pause from t.
-func (v *vu) thinkTime(t Think) time.Duration {
+func (v *vu) thinkTime(t plan.Think) time.Duration {
 	switch t.Distribution {
-	case ThinkUniform:
+	case plan.ThinkUniform:
 		if t.Max <= t.Min {
 			return t.Min.D()
 		}
-		return t.Min.D() + time.Duration(v.tc.rng.Int64N(int64(t.Max-t.Min)+1))
-	case ThinkExponential:
-		return time.Duration(min(v.tc.rng.ExpFloat64(), maxExpFactor) * float64(t.Duration))
+		return t.Min.D() + time.Duration(v.tc.Rand.Int64N(int64(t.Max-t.Min)+1))
+	case plan.ThinkExponential:
+		return time.Duration(min(v.tc.Rand.ExpFloat64(), maxExpFactor) * float64(t.Duration))
 	}
 	return t.Duration.D()
 }
@@ -350,4 +354,10 @@ func (v *vu) sleep(ctx context.Context, d time.Duration) bool {
 	case <-v.timer.C:
 		return true
 	}
+}
+
+// isCanceled reports whether err is the run's own context ending.
+func isCanceled(err error) bool {
+	var e *mcp.Error
+	return errors.As(err, &e) && e.Kind == mcp.KindCanceled
 }

@@ -1,4 +1,4 @@
-package scenarios
+package engine
 
 import (
 	"bytes"
@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
+	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
 // TestCoordinatedOmission: the first request of an arrival-rate iteration
@@ -14,10 +17,10 @@ import (
 // latency instead of vanishing (wrk2's correction).
 func TestCoordinatedOmission(t *testing.T) {
 	checkLeaks(t)
-	srv := newSDKServer(t, sdkOpts{JSON: true})
+	srv := mcptest.NewSDKServer(t, mcptest.Options{JSON: true})
 	p := mustParse(t, "scenarios:\n  s: {executor: constant-arrival-rate, rate: 1, duration: 1s, maxVUs: 1, flow: [ping, ping]}\n")
 	p.Target = srv.URL
-	cp, err := compilePlan(p)
+	cp, err := plan.Compile(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +36,7 @@ func TestCoordinatedOmission(t *testing.T) {
 	v.iterate(ctx, ctx, time.Now().Add(-late))
 	v.closeSession(ctx)
 	lat := e.m.latency(e.m.collect(nil), -1)
-	ping := lat[OpPing]
+	ping := lat[plan.OpPing]
 	if ping.Count != 2 || ping.MaxMs < float64(late.Milliseconds()) || ping.MinMs >= float64(late.Milliseconds()) {
 		t.Errorf("ping latencies %+v: want one (the first) to include the %s of lateness", ping, late)
 	}
@@ -50,7 +53,7 @@ func TestProgressOnTerminal(t *testing.T) {
 	}
 	p := mustParse(t, "scenarios:\n  s: {executor: constant-vus, duration: 10s, flow: [ping]}\n")
 	p.Target = "http://127.0.0.1:1/mcp"
-	cp, _ := compilePlan(p)
+	cp, _ := plan.Compile(p)
 	e := newEngine(cp, nil)
 	e.started = time.Now()
 	m := newMonitor(e, &buf, nil)

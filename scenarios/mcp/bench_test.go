@@ -1,4 +1,4 @@
-package scenarios
+package mcp
 
 import (
 	"bytes"
@@ -10,14 +10,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
 )
 
 // BenchmarkCallTool measures one tools/call of the lean client. The server
 // runs in the same process, so ns/op and allocs/op include its share; the
 // "canned" case answers with fixed bytes and shows the client's own cost.
 func BenchmarkCallTool(b *testing.B) {
-	args := map[string]any{"text": "hello"}
+	args := []byte(`{"text":"hello"}`)
 	run := func(b *testing.B, url string) {
 		c := NewClient(url, ClientOptions{})
 		defer c.CloseIdleConnections()
@@ -28,15 +30,15 @@ func BenchmarkCallTool(b *testing.B) {
 		}
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := s.CallTool(ctx, "echo", args); err != nil {
+			if err := s.CallTool(ctx, "echo", args); err != nil {
 				b.Fatal(err)
 			}
 		}
 		b.StopTimer()
 		_ = s.Close(ctx)
 	}
-	b.Run("sdk-json", func(b *testing.B) { run(b, newSDKServer(b, sdkOpts{JSON: true}).URL) })
-	b.Run("sdk-sse", func(b *testing.B) { run(b, newSDKServer(b, sdkOpts{}).URL) })
+	b.Run("sdk-json", func(b *testing.B) { run(b, mcptest.NewSDKServer(b, mcptest.Options{JSON: true}).URL) })
+	b.Run("sdk-sse", func(b *testing.B) { run(b, mcptest.NewSDKServer(b, mcptest.Options{}).URL) })
 	b.Run("canned-json", func(b *testing.B) {
 		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			body, _ := io.ReadAll(r.Body)
@@ -50,7 +52,7 @@ func BenchmarkCallTool(b *testing.B) {
 				// Our ids count up from 1 per session; echo back the
 				// id the client sent to stay a valid answer.
 				w.Header().Set("Content-Type", "application/json")
-				io.WriteString(w, `{"jsonrpc":"2.0","id":`+idOf(body)+`,"result":{"content":[{"type":"text","text":"hello"}]}}`)
+				io.WriteString(w, `{"jsonrpc":"2.0","id":`+mcptest.IDOf(body)+`,"result":{"content":[{"type":"text","text":"hello"}]}}`)
 			}
 		}))
 		defer ts.Close()
@@ -61,15 +63,15 @@ func BenchmarkCallTool(b *testing.B) {
 // BenchmarkCallToolSDKClient is the same call through the go-sdk client,
 // for comparison.
 func BenchmarkCallToolSDKClient(b *testing.B) {
-	srv := newSDKServer(b, sdkOpts{JSON: true})
+	srv := mcptest.NewSDKServer(b, mcptest.Options{JSON: true})
 	ctx := context.Background()
-	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v0"}, nil)
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL}, nil)
+	client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "v0"}, nil)
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer cs.Close()
-	params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello"}}
+	params := &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello"}}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := cs.CallTool(ctx, params); err != nil {
@@ -107,7 +109,7 @@ func BenchmarkIdleSessionCost(b *testing.B) {
 		}
 	}
 	b.Run("lean", func(b *testing.B) {
-		srv := newSDKServer(b, sdkOpts{JSON: true})
+		srv := mcptest.NewSDKServer(b, mcptest.Options{JSON: true})
 		c := NewClient(srv.URL, ClientOptions{MaxConns: n})
 		defer c.CloseIdleConnections()
 		measure(b, func(ctx context.Context) func() {
@@ -119,12 +121,12 @@ func BenchmarkIdleSessionCost(b *testing.B) {
 		})
 	})
 	b.Run("go-sdk", func(b *testing.B) {
-		srv := newSDKServer(b, sdkOpts{JSON: true})
+		srv := mcptest.NewSDKServer(b, mcptest.Options{JSON: true})
 		hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}}
 		defer hc.CloseIdleConnections()
-		client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v0"}, nil)
+		client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "v0"}, nil)
 		measure(b, func(ctx context.Context) func() {
-			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc}, nil)
+			cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc}, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -134,19 +136,3 @@ func BenchmarkIdleSessionCost(b *testing.B) {
 }
 
 func contains(b []byte, s string) bool { return bytes.Contains(b, []byte(s)) }
-
-func indexOf(b []byte, s string) int { return bytes.Index(b, []byte(s)) }
-
-// idOf extracts the numeric id from a request body like {"jsonrpc":"2.0","id":12,...}.
-func idOf(body []byte) string {
-	i := indexOf(body, `"id":`)
-	if i < 0 {
-		return "null"
-	}
-	j := i + len(`"id":`)
-	k := j
-	for k < len(body) && body[k] >= '0' && body[k] <= '9' {
-		k++
-	}
-	return string(body[j:k])
-}

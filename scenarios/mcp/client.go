@@ -1,15 +1,14 @@
-package scenarios
+package mcp
 
-// A lean MCP client over Streamable HTTP (protocol 2025-06-18).
-//
-// It is hand-written on purpose instead of using the go-sdk client
+// The client is hand-written on purpose instead of using the go-sdk client
 // (mcp.Client + mcp.StreamableClientTransport): the SDK keeps, per session,
 // several goroutines and a standalone SSE GET stream open for server-initiated
 // messages, which costs memory and a connection per virtual user and makes
 // thousands of virtual users on a laptop measure the load generator rather
 // than the target. A load-test user only needs request/response: an idle
 // Session here is a few small fields, with no goroutine and no connection
-// of its own; all sessions share one keep-alive connection pool (transport.go).
+// of its own; all sessions share one keep-alive connection pool
+// (package internal/h1).
 
 import (
 	"context"
@@ -25,6 +24,9 @@ import (
 	"sync"
 	"time"
 	"unicode"
+
+	"github.com/leakbench/leakbench/scenarios/internal/h1"
+	"github.com/leakbench/leakbench/scenarios/internal/textutil"
 )
 
 // ProtocolVersion is the MCP protocol version the client asks for when the
@@ -75,9 +77,9 @@ type Client struct {
 	target  string
 	timeout time.Duration
 	info    clientInfo
-	tr      *transport // nil if target is not a usable URL
-	head    []byte     // header lines every request carries
-	headErr error      // an invalid extra header
+	tr      *h1.Transport // nil if target is not a usable URL
+	head    []byte        // header lines every request carries
+	headErr error         // an invalid extra header
 	pin     string
 }
 
@@ -110,7 +112,7 @@ func NewClient(target string, opts ClientOptions) *Client {
 	// Proxies are never used: load goes straight to the target. Redirects
 	// are never followed (to another host, say): a 3xx is an answer.
 	if u, err := url.Parse(target); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
-		c.tr = newTransport(u, opts.RequestTimeout, opts.MaxConns)
+		c.tr = h1.New(u, opts.RequestTimeout, opts.MaxConns)
 	}
 	h := []byte("User-Agent: " + opts.ClientName + "/" + opts.ClientVersion + "\r\nAccept: application/json, text/event-stream\r\n")
 	if strings.ContainsAny(opts.ClientName+opts.ClientVersion, "\r\n") {
@@ -119,7 +121,7 @@ func NewClient(target string, opts ClientOptions) *Client {
 	for _, k := range slices.Sorted(maps.Keys(opts.Headers)) {
 		v := opts.Headers[k]
 		if k == "" || strings.ContainsAny(k, "\r\n: ") || strings.ContainsAny(v, "\r\n\x00") {
-			c.headErr = fmt.Errorf("header %q is not a valid header line", truncate(k, 40))
+			c.headErr = fmt.Errorf("header %q is not a valid header line", textutil.Truncate(k, 40))
 		}
 		h = append(h, http.CanonicalHeaderKey(k)+": "+v+"\r\n"...)
 	}
@@ -131,7 +133,7 @@ func NewClient(target string, opts ClientOptions) *Client {
 // done with the client so that no connection goroutine outlives it.
 func (c *Client) CloseIdleConnections() {
 	if c.tr != nil {
-		c.tr.closeIdle()
+		c.tr.CloseIdle()
 	}
 }
 
@@ -153,8 +155,8 @@ type Session struct {
 	sessioned bool // the last request carried a session id
 	badToken  bool // the token holds a line break: nothing can be sent
 
-	// Set by the engine per step: a request timeout other than the
-	// client's, and a delay after which the scenario gives up (0: never).
+	// Set with SetTimeouts: a request timeout other than the client's,
+	// and a delay after which the caller gives up (0: never).
 	timeout, abortAfter time.Duration
 }
 
@@ -164,6 +166,19 @@ func (s *Session) ID() string { return s.id }
 // ProtocolVersion returns the negotiated protocol version ("" before
 // Initialize).
 func (s *Session) ProtocolVersion() string { return s.version }
+
+// Pin pins the protocol version the next Initialize asks for, and fails
+// unless the server agrees ("" negotiates). It overrides
+// ClientOptions.ProtocolVersion for this session.
+func (s *Session) Pin(version string) { s.pin = version }
+
+// SetTimeouts sets, for the requests that follow, a request timeout other
+// than the client's (0: the client's), and a delay after which the caller
+// gives up on purpose and closes the connection (0: never), counted as
+// KindAborted. Closing a session (DELETE) is never aborted.
+func (s *Session) SetTimeouts(timeout, abortAfter time.Duration) {
+	s.timeout, s.abortAfter = timeout, abortAfter
+}
 
 // Initialize performs the MCP handshake: initialize, then
 // notifications/initialized. Calling it again starts a new session (after a
@@ -177,11 +192,11 @@ func (s *Session) Initialize(ctx context.Context) error {
 	}
 	params := make([]byte, 0, 160)
 	params = append(params, `{"protocolVersion":`...)
-	params = appendJSONString(params, want)
+	params = textutil.AppendJSONString(params, want)
 	params = append(params, `,"capabilities":{},"clientInfo":{"name":`...)
-	params = appendJSONString(params, s.c.info.Name)
+	params = textutil.AppendJSONString(params, s.c.info.Name)
 	params = append(params, `,"version":`...)
-	params = appendJSONString(params, s.c.info.Version)
+	params = textutil.AppendJSONString(params, s.c.info.Version)
 	params = append(params, "}}"...)
 	var res struct {
 		ProtocolVersion string `json:"protocolVersion"`
@@ -192,9 +207,9 @@ func (s *Session) Initialize(ctx context.Context) error {
 	}
 	switch got := res.ProtocolVersion; {
 	case s.pin != "" && got != s.pin:
-		return &Error{Kind: KindProtocol, Op: op, Msg: s.redact(fmt.Sprintf("server chose protocol version %q; the scenario pins %q", truncate(got, 32), s.pin))}
+		return &Error{Kind: KindProtocol, Op: op, Msg: s.redact(fmt.Sprintf("server chose protocol version %q; the scenario pins %q", textutil.Truncate(got, 32), s.pin))}
 	case !acceptedVersions[got]:
-		return &Error{Kind: KindProtocol, Op: op, Msg: s.redact(fmt.Sprintf("server chose unsupported protocol version %q", truncate(got, 32)))}
+		return &Error{Kind: KindProtocol, Op: op, Msg: s.redact(fmt.Sprintf("server chose unsupported protocol version %q", textutil.Truncate(got, 32)))}
 	}
 	s.id = sid
 	if strings.IndexFunc(s.id, func(r rune) bool { return r < 0x21 || r > 0x7e }) >= 0 {
@@ -261,14 +276,14 @@ func (s *Session) call(ctx context.Context, op string, params []byte, out any) (
 	if mediaType == mediaSSE {
 		// Let the stream end so the connection can be reused, but do not
 		// wait for a server that keeps it open.
-		t := time.AfterFunc(drainGrace, w.abort)
+		t := time.AfterFunc(drainGrace, w.Abort)
 		drain(resp.Body)
 		if !t.Stop() {
-			w.dead.Store(true) // the abort is running: do not pool the connection
+			w.MarkDead() // the abort is running: do not pool the connection
 		}
 	}
 	if rr.Error != nil {
-		return "", &Error{Kind: KindJSONRPC, Op: op, Code: rr.Error.Code, Msg: s.redact(truncate(rr.Error.Message, 200))}
+		return "", &Error{Kind: KindJSONRPC, Op: op, Code: rr.Error.Code, Msg: s.redact(textutil.Truncate(rr.Error.Message, 200))}
 	}
 	if out != nil {
 		if err := unmarshalResult(rr.Result, out); err != nil {
@@ -300,7 +315,7 @@ func (s *Session) notify(ctx context.Context, op, method string) error {
 // scenario's abortAfter delay if abortable and that comes first. On success
 // the caller must close the body, which ends the request; the watch tells
 // whether its deadline fired, and can abort it.
-func (s *Session) send(ctx context.Context, op, method string, body []byte, abortable bool) (*response, *reqWatch, error) {
+func (s *Session) send(ctx context.Context, op, method string, body []byte, abortable bool) (*h1.Response, *h1.Watch, error) {
 	switch {
 	case s.c.tr == nil:
 		return nil, nil, &Error{Kind: KindProtocol, Op: op, Msg: "target is not an http(s) URL"}
@@ -339,13 +354,13 @@ func (s *Session) send(ctx context.Context, op, method string, body []byte, abor
 		h = append(h, s.version...)
 		h = append(h, "\r\n"...)
 	}
-	resp, w, err := s.c.tr.roundTrip(ctx, time.Now().Add(timeout), cause, method, h, body)
+	resp, w, err := s.c.tr.RoundTrip(ctx, time.Now().Add(timeout), cause, method, h, body)
 	*hb = h
 	headBufs.Put(hb)
 	if err != nil {
 		// A malformed head is quoted in the error, and the target may
 		// have echoed the token into it.
-		return nil, nil, s.scrub(transportError(ctx, w.expired(), op, err))
+		return nil, nil, s.scrub(transportError(ctx, w.Expired(), op, err))
 	}
 	return resp, w, nil
 }
@@ -354,7 +369,7 @@ var headBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b 
 
 // statusError builds the error for a non-2xx answer, with a sanitized
 // snippet of its body for diagnosis.
-func (s *Session) statusError(op string, resp *response) error {
+func (s *Session) statusError(op string, resp *h1.Response) error {
 	const snippetLen = 256
 	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, snippetLen+1))
 	drain(resp.Body)
@@ -370,8 +385,8 @@ func (s *Session) statusError(op string, resp *response) error {
 }
 
 // bodyError classifies a failure while reading an answer body.
-func (s *Session) bodyError(ctx context.Context, w *reqWatch, op string, err error) error {
-	return s.scrub(transportError(ctx, w.expired(), op, err))
+func (s *Session) bodyError(ctx context.Context, w *h1.Watch, op string, err error) error {
+	return s.scrub(transportError(ctx, w.Expired(), op, err))
 }
 
 // scrub removes the session's bearer token from e's message and from the
@@ -397,7 +412,7 @@ func (s *Session) redact(text string) string { return redactToken(text, s.token)
 const minCutToken = 4
 
 // redactToken replaces every occurrence of token in text, and the start of
-// a token cut off by [truncate] (what stands right before a "…").
+// a token cut off by [textutil.Truncate] (what stands right before a "…").
 func redactToken(text, token string) string {
 	if token == "" {
 		return text

@@ -1,4 +1,4 @@
-package scenarios
+package mcp
 
 import (
 	"context"
@@ -8,21 +8,22 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
 )
 
 // TestClientConformance drives the lean client against the real go-sdk
 // server in all four answer modes.
 func TestClientConformance(t *testing.T) {
 	const token = "tok-conformance"
-	for _, mode := range sdkModes {
-		t.Run(mode.name, func(t *testing.T) {
-			o := mode.opts
+	for _, mode := range mcptest.Modes {
+		t.Run(mode.Name, func(t *testing.T) {
+			o := mode.Opts
 			o.PageSize, o.ExtraTools = 2, 5 // 8 tools: 4 pages
-			srv := newSDKServer(t, o)
+			srv := mcptest.NewSDKServer(t, o)
 			c := NewClient(srv.URL, ClientOptions{RequestTimeout: 5 * time.Second})
 			defer c.CloseIdleConnections()
 			ctx := context.Background()
@@ -38,37 +39,21 @@ func TestClientConformance(t *testing.T) {
 				t.Errorf("session id %q, stateful=%v", s.ID(), stateful)
 			}
 
-			tools, err := s.ListTools(ctx)
-			if err != nil {
+			if err := s.ListTools(ctx); err != nil {
 				t.Fatalf("ListTools: %v", err)
 			}
-			var names []string
-			for _, tl := range tools {
-				names = append(names, tl.Name)
-			}
-			slices.Sort(names)
-			want := []string{"echo", "fail", "slow", "tool00", "tool01", "tool02", "tool03", "tool04"}
-			if !slices.Equal(names, want) {
-				t.Errorf("tools = %v, want %v", names, want)
-			}
-
-			res, err := s.CallTool(ctx, "echo", map[string]any{"text": "hello"})
-			if err != nil {
+			if err := s.CallTool(ctx, "echo", []byte(`{"text":"hello"}`)); err != nil {
 				t.Fatalf("CallTool echo: %v", err)
 			}
-			if len(res.Content) != 1 || res.Content[0].Text != "hello" || res.IsError {
-				t.Errorf("echo result = %+v", res)
-			}
-
-			res, err = s.CallTool(ctx, "fail", nil)
-			if Classify(err) != KindTool || res == nil || !res.IsError {
-				t.Errorf("CallTool fail: res %+v, err %v (kind %q), want kind %q", res, err, Classify(err), KindTool)
+			err := s.CallTool(ctx, "fail", nil)
+			if Classify(err) != KindTool {
+				t.Errorf("CallTool fail: err %v (kind %q), want kind %q", err, Classify(err), KindTool)
 			}
 			if err != nil && !strings.Contains(err.Error(), "failed on purpose") {
 				t.Errorf("tool error %q lacks the tool's message", err)
 			}
 
-			_, err = s.CallTool(ctx, "no-such-tool", nil)
+			err = s.CallTool(ctx, "no-such-tool", nil)
 			var e *Error
 			if !errors.As(err, &e) || e.Kind != KindJSONRPC || e.Code != -32602 {
 				t.Errorf("CallTool unknown: err %v, want kind %q code -32602", err, KindJSONRPC)
@@ -78,44 +63,44 @@ func TestClientConformance(t *testing.T) {
 				t.Errorf("Ping: %v", err)
 			}
 
-			resources, err := s.ListResources(ctx)
-			if err != nil || len(resources) != 3 {
-				t.Errorf("ListResources: %+v, %v; want r0..r2", resources, err)
+			if err := s.ListResources(ctx); err != nil {
+				t.Errorf("ListResources: %v", err)
 			}
-			rr, err := s.ReadResource(ctx, "file:///r1.txt")
-			if err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != "content of file:///r1.txt" {
-				t.Errorf("ReadResource: %+v, %v", rr, err)
+			if err := s.ReadResource(ctx, "file:///r1.txt"); err != nil {
+				t.Errorf("ReadResource: %v", err)
 			}
-			if _, err := s.ReadResource(ctx, "file:///nope.txt"); Classify(err) != KindJSONRPC {
+			if err := s.ReadResource(ctx, "file:///nope.txt"); Classify(err) != KindJSONRPC {
 				t.Errorf("ReadResource of an unknown URI: %v, want kind %q", err, KindJSONRPC)
 			}
-			prompts, err := s.ListPrompts(ctx)
-			if err != nil || len(prompts) != 3 {
-				t.Errorf("ListPrompts: %+v, %v; want greet, p0, p1", prompts, err)
+			if err := s.ListPrompts(ctx); err != nil {
+				t.Errorf("ListPrompts: %v", err)
 			}
-			gp, err := s.GetPrompt(ctx, "greet", map[string]string{"who": "ada"})
-			if err != nil || len(gp.Messages) != 1 || gp.Messages[0].Content.Text != "hello ada" || gp.Messages[0].Role != "user" {
-				t.Errorf("GetPrompt: %+v, %v", gp, err)
+			if err := s.GetPrompt(ctx, "greet", []byte(`{"who":"ada"}`)); err != nil {
+				t.Errorf("GetPrompt: %v", err)
 			}
-			if _, err := s.GetPrompt(ctx, "no-such-prompt", nil); Classify(err) != KindJSONRPC {
+			if err := s.GetPrompt(ctx, "no-such-prompt", nil); Classify(err) != KindJSONRPC {
 				t.Errorf("GetPrompt of an unknown prompt: %v, want kind %q", err, KindJSONRPC)
 			}
 			if err := s.Close(ctx); err != nil {
 				t.Errorf("Close: %v", err)
 			}
-			if n := srv.sessions(); n != 0 {
+			if n := srv.Sessions(); n != 0 {
 				t.Errorf("%d server sessions left after Close", n)
 			}
 
 			// What went over the wire.
-			reqs := srv.requests()
+			reqs := srv.Requests()
 			pages := map[string]int{}
+			params := map[string]bool{}
 			for i, r := range reqs {
 				if r.Authorized != "Bearer "+token {
 					t.Errorf("request %d (%s %s): Authorization %q", i, r.Method, r.RPCMethod, r.Authorized)
 				}
 				if strings.HasSuffix(r.RPCMethod, "/list") {
 					pages[r.RPCMethod]++
+				}
+				if r.RPCMethod == "tools/call" || r.RPCMethod == "prompts/get" || r.RPCMethod == "resources/read" {
+					params[string(r.Params)] = true
 				}
 				if r.RPCMethod == "initialize" {
 					if r.SessionID != "" || r.Version != "" {
@@ -133,6 +118,12 @@ func TestClientConformance(t *testing.T) {
 			if want := map[string]int{"tools/list": 4, "resources/list": 2, "prompts/list": 2}; !maps.Equal(pages, want) {
 				t.Errorf("pages per list method %v, want %v", pages, want)
 			}
+			for _, p := range []string{`{"name":"echo","arguments":{"text":"hello"}}`, `{"name":"fail"}`,
+				`{"name":"greet","arguments":{"who":"ada"}}`, `{"uri":"file:///r1.txt"}`} {
+				if !params[p] {
+					t.Errorf("no request sent params %s; sent %v", p, params)
+				}
+			}
 			last := reqs[len(reqs)-1]
 			if !o.Stateless && last.Method != "DELETE" {
 				t.Errorf("last request %s, want DELETE", last.Method)
@@ -144,7 +135,7 @@ func TestClientConformance(t *testing.T) {
 // TestSessionExpired: after the server drops the session, the next request
 // gets 404 and reports ErrSessionExpired; a new Initialize recovers.
 func TestSessionExpired(t *testing.T) {
-	srv := newSDKServer(t, sdkOpts{JSON: true})
+	srv := mcptest.NewSDKServer(t, mcptest.Options{JSON: true})
 	c := NewClient(srv.URL, ClientOptions{})
 	defer c.CloseIdleConnections()
 	ctx := context.Background()
@@ -181,7 +172,7 @@ func TestSessionExpired(t *testing.T) {
 		t.Errorf("request without session id reported expiry: %v", err)
 	}
 	// The same with a target that does answer 404.
-	nf := httptest.NewServer(reply(404, "text/plain", "not found"))
+	nf := httptest.NewServer(mcptest.Reply(404, "text/plain", "not found"))
 	defer nf.Close()
 	c404 := NewClient(nf.URL, ClientOptions{})
 	defer c404.CloseIdleConnections()
@@ -194,7 +185,7 @@ func TestSessionExpired(t *testing.T) {
 // TestPinnedVersion: a pinned version is asked for, and a server that
 // answers another one is refused.
 func TestPinnedVersion(t *testing.T) {
-	srv := newSDKServer(t, sdkOpts{JSON: true})
+	srv := mcptest.NewSDKServer(t, mcptest.Options{JSON: true})
 	c := NewClient(srv.URL, ClientOptions{ProtocolVersion: "2025-03-26", Headers: map[string]string{"X-Tenant": "t1"}})
 	defer c.CloseIdleConnections()
 	ctx := context.Background()
@@ -203,13 +194,13 @@ func TestPinnedVersion(t *testing.T) {
 		t.Fatalf("Initialize: %v, version %q", err, s.ProtocolVersion())
 	}
 	_ = s.Close(ctx)
-	for _, r := range srv.requests() {
+	for _, r := range srv.Requests() {
 		if r.Header.Get("X-Tenant") != "t1" {
 			t.Errorf("%s %s without the extra header", r.Method, r.RPCMethod)
 		}
 	}
 
-	other := httptest.NewServer(reply(200, "application/json",
+	other := httptest.NewServer(mcptest.Reply(200, "application/json",
 		`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"x","version":"1"}}}`))
 	defer other.Close()
 	c2 := NewClient(other.URL, ClientOptions{ProtocolVersion: "2025-03-26"})
@@ -238,7 +229,7 @@ func TestAbortAfterIsNotTimeout(t *testing.T) {
 	c := NewClient(ts.URL, ClientOptions{RequestTimeout: 5 * time.Second})
 	defer c.CloseIdleConnections()
 	s := c.NewSession("")
-	s.abortAfter = 50 * time.Millisecond
+	s.SetTimeouts(0, 50*time.Millisecond)
 	err := s.Ping(context.Background())
 	if Classify(err) != KindAborted || !errors.Is(err, errAborted) {
 		t.Fatalf("kind %q (%v), want %q", Classify(err), err, KindAborted)
@@ -267,7 +258,7 @@ func TestQuickResults(t *testing.T) {
 		{`"x"`, false, true},
 	} {
 		var quick toolOutcome
-		var full CallToolResult
+		var full toolOutcome
 		qerr := unmarshalResult([]byte(tt.data), &quick)
 		ferr := json.Unmarshal([]byte(tt.data), &full)
 		if (qerr != nil) != tt.bad || (ferr != nil) != tt.bad || quick.IsError != tt.isError || full.IsError != tt.isError {

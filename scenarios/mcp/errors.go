@@ -1,4 +1,4 @@
-package scenarios
+package mcp
 
 import (
 	"context"
@@ -43,8 +43,20 @@ var Kinds = kindList[:]
 
 var kindList = [...]string{KindTimeout, KindHTTP, KindJSONRPC, KindTool, KindConn, KindProtocol, KindAborted, KindCanceled}
 
-// numKinds is the number of error kinds; kind indexes run from 0 to it.
-const numKinds = len(kindList)
+// NumKinds is the number of error kinds.
+const NumKinds = len(kindList)
+
+// KindIndex returns the position of kind in [Kinds], from 0; kinds are
+// counted in arrays of NumKinds. An unknown kind (never returned by
+// [Classify]) is counted as the last.
+func KindIndex(kind string) int {
+	for i, k := range kindList {
+		if k == kind {
+			return i
+		}
+	}
+	return NumKinds - 1
+}
 
 // ErrSessionExpired matches (with [errors.Is]) an HTTP 404 answer to a request
 // that carried an Mcp-Session-Id: the target forgot the session and the client

@@ -1,4 +1,4 @@
-package scenarios
+package mcp
 
 import (
 	"context"
@@ -13,21 +13,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
 )
 
 const pingOK = `{"jsonrpc":"2.0","id":1,"result":{}}`
-
-// reply answers every request with the given status, content type and body.
-func reply(status int, contentType, body string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		if contentType != "" {
-			w.Header().Set("Content-Type", contentType)
-		}
-		w.WriteHeader(status)
-		_, _ = io.WriteString(w, body)
-	}
-}
 
 func TestErrorKinds(t *testing.T) {
 	const token = "s3cret-token-xyz"
@@ -38,24 +28,24 @@ func TestErrorKinds(t *testing.T) {
 		status  int   // for KindHTTP
 		code    int64 // for KindJSONRPC
 	}{
-		{"json ok", reply(200, "application/json", pingOK), "", 0, 0},
-		{"sse ok", reply(200, "text/event-stream; charset=utf-8", "event: message\ndata: "+pingOK+"\n\n"), "", 0, 0},
-		{"html page", reply(200, "text/html", "<html><body>gateway</body></html>"), KindProtocol, 0, 0},
-		{"html as json", reply(200, "application/json", "<html><body>gateway</body></html>"), KindProtocol, 0, 0},
-		{"500", reply(500, "text/plain", "internal error"), KindHTTP, 500, 0},
-		{"502 html", reply(502, "text/html", "<h1>Bad Gateway</h1>"), KindHTTP, 502, 0},
-		{"401 echoing token", reply(401, "text/plain", "bad token "+token), KindHTTP, 401, 0},
-		{"garbage sse", reply(200, "text/event-stream", "data: {not json\n\n"), KindProtocol, 0, 0},
-		{"sse without response", reply(200, "text/event-stream", "event: ping\ndata: x\n\n: comment\n\n"), KindProtocol, 0, 0},
-		{"sse wrong id only", reply(200, "text/event-stream", "data: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n\n"), KindProtocol, 0, 0},
-		{"json wrong id", reply(200, "application/json", `{"jsonrpc":"2.0","id":7,"result":{}}`), KindProtocol, 0, 0},
-		{"json not 2.0", reply(200, "application/json", `{"jsonrpc":"1.0","id":1,"result":{}}`), KindProtocol, 0, 0},
-		{"json result and error", reply(200, "application/json", `{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}`), KindProtocol, 0, 0},
-		{"jsonrpc error", reply(200, "application/json", `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no such method"}}`), KindJSONRPC, 0, -32601},
-		{"jsonrpc error in sse", reply(200, "text/event-stream", "data: {\"jsonrpc\":\"2.0\",\"id\":1,\n data: \"error\":{\"code\":-32000,\"message\":\"busy\"}}\n\n"), KindProtocol, 0, 0},
-		{"jsonrpc error multi-line sse", reply(200, "text/event-stream", "data: {\"jsonrpc\":\"2.0\",\"id\":1,\ndata: \"error\":{\"code\":-32000,\"message\":\"busy\"}}\n\n"), KindJSONRPC, 0, -32000},
-		{"no content type", reply(200, "", pingOK), KindProtocol, 0, 0},
-		{"too large", reply(200, "application/json", `{"jsonrpc":"2.0","id":1,"result":{"x":"`+strings.Repeat("a", MaxBodyBytes)+`"}}`), KindProtocol, 0, 0},
+		{"json ok", mcptest.Reply(200, "application/json", pingOK), "", 0, 0},
+		{"sse ok", mcptest.Reply(200, "text/event-stream; charset=utf-8", "event: message\ndata: "+pingOK+"\n\n"), "", 0, 0},
+		{"html page", mcptest.Reply(200, "text/html", "<html><body>gateway</body></html>"), KindProtocol, 0, 0},
+		{"html as json", mcptest.Reply(200, "application/json", "<html><body>gateway</body></html>"), KindProtocol, 0, 0},
+		{"500", mcptest.Reply(500, "text/plain", "internal error"), KindHTTP, 500, 0},
+		{"502 html", mcptest.Reply(502, "text/html", "<h1>Bad Gateway</h1>"), KindHTTP, 502, 0},
+		{"401 echoing token", mcptest.Reply(401, "text/plain", "bad token "+token), KindHTTP, 401, 0},
+		{"garbage sse", mcptest.Reply(200, "text/event-stream", "data: {not json\n\n"), KindProtocol, 0, 0},
+		{"sse without response", mcptest.Reply(200, "text/event-stream", "event: ping\ndata: x\n\n: comment\n\n"), KindProtocol, 0, 0},
+		{"sse wrong id only", mcptest.Reply(200, "text/event-stream", "data: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n\n"), KindProtocol, 0, 0},
+		{"json wrong id", mcptest.Reply(200, "application/json", `{"jsonrpc":"2.0","id":7,"result":{}}`), KindProtocol, 0, 0},
+		{"json not 2.0", mcptest.Reply(200, "application/json", `{"jsonrpc":"1.0","id":1,"result":{}}`), KindProtocol, 0, 0},
+		{"json result and error", mcptest.Reply(200, "application/json", `{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}`), KindProtocol, 0, 0},
+		{"jsonrpc error", mcptest.Reply(200, "application/json", `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no such method"}}`), KindJSONRPC, 0, -32601},
+		{"jsonrpc error in sse", mcptest.Reply(200, "text/event-stream", "data: {\"jsonrpc\":\"2.0\",\"id\":1,\n data: \"error\":{\"code\":-32000,\"message\":\"busy\"}}\n\n"), KindProtocol, 0, 0},
+		{"jsonrpc error multi-line sse", mcptest.Reply(200, "text/event-stream", "data: {\"jsonrpc\":\"2.0\",\"id\":1,\ndata: \"error\":{\"code\":-32000,\"message\":\"busy\"}}\n\n"), KindJSONRPC, 0, -32000},
+		{"no content type", mcptest.Reply(200, "", pingOK), KindProtocol, 0, 0},
+		{"too large", mcptest.Reply(200, "application/json", `{"jsonrpc":"2.0","id":1,"result":{"x":"`+strings.Repeat("a", MaxBodyBytes)+`"}}`), KindProtocol, 0, 0},
 		{"dropped mid-body", func(w http.ResponseWriter, r *http.Request) {
 			conn, buf, err := http.NewResponseController(w).Hijack()
 			if err != nil {
@@ -80,8 +70,8 @@ func TestErrorKinds(t *testing.T) {
 			buf.Flush()
 			conn.Close()
 		}, KindProtocol, 0, 0},
-		{"jsonrpc error cutting token", reply(200, "application/json", `{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"`+strings.Repeat("x", 190)+token+`"}}`), KindJSONRPC, 0, -32000},
-		{"500 cutting token", reply(500, "text/plain", strings.Repeat("y", 250)+token), KindHTTP, 500, 0},
+		{"jsonrpc error cutting token", mcptest.Reply(200, "application/json", `{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"`+strings.Repeat("x", 190)+token+`"}}`), KindJSONRPC, 0, -32000},
+		{"500 cutting token", mcptest.Reply(500, "text/plain", strings.Repeat("y", 250)+token), KindHTTP, 500, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -138,7 +128,7 @@ func TestTimeoutClosesRequest(t *testing.T) {
 	defer c.CloseIdleConnections()
 
 	start := time.Now()
-	_, err := c.NewSession("").CallTool(context.Background(), "slow", nil)
+	err := c.NewSession("").CallTool(context.Background(), "slow", nil)
 	if Classify(err) != KindTimeout {
 		t.Fatalf("kind %q, want %q (err: %v)", Classify(err), KindTimeout, err)
 	}
@@ -218,7 +208,7 @@ func TestInitializeHandshakeErrors(t *testing.T) {
 		{"unknown version", handshake("1999-01-01", 202), KindProtocol},
 		{"notification 200", handshake("2025-06-18", 200), KindProtocol},
 		{"notification 400", handshake("2025-06-18", 400), KindHTTP},
-		{"result not an object", reply(200, "application/json", `{"jsonrpc":"2.0","id":1,"result":[1]}`), KindProtocol},
+		{"result not an object", mcptest.Reply(200, "application/json", `{"jsonrpc":"2.0","id":1,"result":[1]}`), KindProtocol},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -237,7 +227,7 @@ func TestInitializeHandshakeErrors(t *testing.T) {
 // TestCloseIgnores405: a stateless server that hands out a session id but
 // does not allow DELETE.
 func TestCloseIgnores405(t *testing.T) {
-	srv := newSDKServer(t, sdkOpts{JSON: true, Stateless: true})
+	srv := mcptest.NewSDKServer(t, mcptest.Options{JSON: true, Stateless: true})
 	var deletes int
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodDelete {
@@ -285,27 +275,6 @@ func TestRedactToken(t *testing.T) {
 	}
 }
 
-// TestAbortedRequestIsNotPooled: a connection closed under its request
-// (the SSE drain timer firing as the stream ends) never goes back to the
-// pool, where the next request would fail on it.
-func TestAbortedRequestIsNotPooled(t *testing.T) {
-	for _, aborted := range []bool{false, true} {
-		c1, c2 := net.Pipe()
-		tr := &transport{maxIdle: 1}
-		w := &reqWatch{pc: &pconn{c: c1}, stopCtx: func() bool { return true }, timer: time.AfterFunc(time.Hour, func() {})}
-		if aborted {
-			w.abort()
-		}
-		body := &respBody{rc: noBody{}, w: w, t: tr, keep: true, eof: true}
-		_ = body.Close()
-		if pooled := len(tr.idle) == 1; pooled == aborted {
-			t.Errorf("aborted %v: pooled %v", aborted, pooled)
-		}
-		tr.closeIdle()
-		c2.Close()
-	}
-}
-
 func TestClassify(t *testing.T) {
 	tests := []struct {
 		err  error
@@ -333,8 +302,11 @@ func TestClassify(t *testing.T) {
 // sat in the pool is noticed (or the request resent), not reported as a
 // failure.
 func TestStaleKeepAlive(t *testing.T) {
+	// Past the idle time after which the transport looks at a pooled
+	// connection's socket before it reuses it (500ms).
+	const peekAfterIdle = 600 * time.Millisecond
 	var conns atomic.Int64
-	ts := httptest.NewUnstartedServer(cannedMCP(0))
+	ts := httptest.NewUnstartedServer(mcptest.CannedMCP(0))
 	ts.Config.IdleTimeout = 50 * time.Millisecond
 	ts.Config.ConnState = func(_ net.Conn, s http.ConnState) {
 		if s == http.StateNew {
@@ -346,7 +318,7 @@ func TestStaleKeepAlive(t *testing.T) {
 	c := NewClient(ts.URL, ClientOptions{})
 	defer c.CloseIdleConnections()
 	s := c.NewSession("")
-	for _, idle := range []time.Duration{0, 10 * time.Millisecond, 200 * time.Millisecond, peekAfterIdle + 100*time.Millisecond} {
+	for _, idle := range []time.Duration{0, 10 * time.Millisecond, 200 * time.Millisecond, peekAfterIdle} {
 		time.Sleep(idle)
 		if err := s.Ping(context.Background()); err != nil {
 			t.Fatalf("after %s idle: %v", idle, err)

@@ -1,4 +1,4 @@
-package scenarios
+package mcp
 
 import (
 	"bufio"
@@ -8,6 +8,8 @@ import (
 	"io"
 	"strconv"
 	"sync"
+
+	"github.com/leakbench/leakbench/scenarios/internal/textutil"
 )
 
 // MaxBodyBytes bounds how much of one answer the client reads, so that a
@@ -72,7 +74,7 @@ func parseResponse(mediaType string, body io.Reader, id int64) (*rpcResponse, er
 	case mediaSSE:
 		return parseSSE(r, id)
 	default:
-		return nil, protocolErrorf("unexpected Content-Type %q", truncate(mediaType, 64))
+		return nil, protocolErrorf("unexpected Content-Type %q", textutil.Truncate(mediaType, 64))
 	}
 }
 
@@ -145,11 +147,11 @@ func decodeMessage(data []byte, id int64, strict bool) (*rpcResponse, bool, erro
 
 func matchMessage(m *rpcMessage, id int64, strict bool) (*rpcResponse, bool, error) {
 	if m.JSONRPC != "2.0" {
-		return nil, false, protocolErrorf("jsonrpc member is %q, want \"2.0\"", truncate(m.JSONRPC, 32))
+		return nil, false, protocolErrorf("jsonrpc member is %q, want \"2.0\"", textutil.Truncate(m.JSONRPC, 32))
 	}
 	if m.Method != "" {
 		if strict {
-			return nil, false, protocolErrorf("expected a response, got a %q message", truncate(m.Method, 64))
+			return nil, false, protocolErrorf("expected a response, got a %q message", textutil.Truncate(m.Method, 64))
 		}
 		return nil, false, nil // a server request or notification
 	}
@@ -167,7 +169,7 @@ func matchMessage(m *rpcMessage, id int64, strict bool) (*rpcResponse, bool, err
 		got, err := strconv.ParseInt(string(idRaw), 10, 64)
 		if err != nil || got != id {
 			if strict {
-				return nil, false, protocolErrorf("response id %s does not match request id %d", truncate(string(idRaw), 32), id)
+				return nil, false, protocolErrorf("response id %s does not match request id %d", textutil.Truncate(string(idRaw), 32), id)
 			}
 			return nil, false, nil
 		}
@@ -273,12 +275,4 @@ func readLine(br *bufio.Reader, scratch *[]byte) ([]byte, error) {
 }
 
 // jsonErrMsg shortens a JSON decoding error.
-func jsonErrMsg(err error) string { return truncate(err.Error(), 120) }
-
-// truncate cuts s to at most n bytes, marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
+func jsonErrMsg(err error) string { return textutil.Truncate(err.Error(), 120) }

@@ -1,7 +1,6 @@
-package scenarios
+package plan
 
 import (
-	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -9,121 +8,19 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/leakbench/leakbench/scenarios/internal/textutil"
+	"github.com/leakbench/leakbench/scenarios/mcp"
 )
-
-// Limits that keep every plan bounded.
-const (
-	maxScenarios     = 64
-	maxSteps         = 1000 // per flow, nested steps included
-	maxChooseDepth   = 8
-	maxStages        = 1000
-	maxIterations    = 1_000_000_000
-	maxRatePerSecond = 100_000
-	maxThinkTime     = time.Hour
-	maxProblems      = 50
-)
-
-// ErrInvalidPlan matches (with errors.Is) every error about a plan's
-// content, from ParsePlan, LoadFile, Plan.Validate and RunPlan.
-var ErrInvalidPlan = errors.New("invalid scenario plan")
-
-// planError lists a plan's problems, each with where it is.
-type planError struct {
-	file     string
-	problems []problem
-}
-
-type problem struct {
-	line      int
-	path, msg string
-}
-
-func (e *planError) Error() string {
-	var b strings.Builder
-	for i, p := range e.problems {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		switch {
-		case e.file != "" && p.line > 0:
-			fmt.Fprintf(&b, "%s:%d: ", e.file, p.line)
-		case e.file != "":
-			fmt.Fprintf(&b, "%s: ", e.file)
-		}
-		if p.path != "" {
-			b.WriteString(p.path)
-			b.WriteString(": ")
-		}
-		b.WriteString(p.msg)
-	}
-	return b.String()
-}
-
-func (e *planError) Is(target error) bool { return target == ErrInvalidPlan }
-
-// add records a problem once, however often the walk meets it.
-func (e *planError) add(line int, path, format string, args ...any) {
-	p := problem{line, path, fmt.Sprintf(format, args...)}
-	if len(e.problems) < maxProblems && !slices.Contains(e.problems, p) {
-		e.problems = append(e.problems, p)
-	}
-}
-
-func (e *planError) err() error {
-	if len(e.problems) == 0 {
-		return nil
-	}
-	return e
-}
-
-// cplan is a checked plan, ready to run.
-type cplan struct {
-	plan       *Plan
-	scen       []*cscenario
-	thresholds []*cthreshold
-}
-
-// cscenario is a checked scenario.
-type cscenario struct {
-	*Scenario
-	idx       uint16
-	flow      []cstep
-	timeout   time.Duration
-	pin       string
-	firstInit bool // the flow starts with initialize: no handshake at VU start
-	maxVUs    int  // most users it can run at once
-	total     time.Duration
-	legacy    *legacyFlow // set by the Run(Config) adapter
-}
-
-// cstep is a checked step.
-type cstep struct {
-	kind        string
-	op          uint8
-	name, uri   textTemplate
-	nameID      uint32 // of a fixed name, set by the engine
-	args        *tnode
-	timeout     time.Duration
-	abortAfter  time.Duration
-	think       Think
-	probability float64
-	choices     [][]cstep
-	cumWeights  []int
-}
-
-// Validate reports every problem with p, each naming where it is (file and
-// line when p came from a file).
-func (p *Plan) Validate() error {
-	_, err := compilePlan(p)
-	return err
-}
 
 var scenarioName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
-// compilePlan checks p and compiles its templates and thresholds.
-func compilePlan(p *Plan) (*cplan, error) {
+// Compile checks p and compiles it into the form the engine plays: every
+// problem is reported at once, each naming where it is (file and line when
+// p came from a file), and the error matches ErrInvalidPlan.
+func Compile(p *Plan) (*Compiled, error) {
 	pe := &planError{file: p.file}
-	cp := &cplan{plan: p}
+	cp := &Compiled{Plan: p}
 	if p.Target != "" {
 		if err := checkURL(p.Target); err != nil {
 			pe.add(0, "target", "%v", err)
@@ -155,15 +52,15 @@ func compilePlan(p *Plan) (*cplan, error) {
 		path := "scenarios." + s.Name
 		switch {
 		case !scenarioName.MatchString(s.Name):
-			pe.add(s.line, fmt.Sprintf("scenarios[%d]", i), "name %q must be 1-64 letters, digits, '_', '-' or '.'", truncate(s.Name, 70))
+			pe.add(s.line, fmt.Sprintf("scenarios[%d]", i), "name %q must be 1-64 letters, digits, '_', '-' or '.'", textutil.Truncate(s.Name, 70))
 		case slices.Contains(names, s.Name):
 			pe.add(s.line, path, "scenario name used twice")
 		}
 		names = append(names, s.Name)
 		cs := compileScenario(pe, p, s, path)
-		cs.idx = uint16(i)
-		users += cs.maxVUs
-		cp.scen = append(cp.scen, cs)
+		cs.Index = i
+		users += cs.Users
+		cp.Scenarios = append(cp.Scenarios, cs)
 	}
 	if users > MaxUsers {
 		pe.add(0, "scenarios", "together up to %d users; at most %d", users, MaxUsers)
@@ -174,15 +71,15 @@ func compilePlan(p *Plan) (*cplan, error) {
 			pe.add(t.line, "thresholds."+t.Metric, "%v", err)
 			continue
 		}
-		cp.thresholds = append(cp.thresholds, ct)
+		cp.Thresholds = append(cp.Thresholds, ct)
 	}
 	return cp, pe.err()
 }
 
 func checkVersion(pe *planError, line int, path, v string) {
-	if v != "" && v != NegotiateVersion && !acceptedVersions[v] {
+	if v != "" && v != NegotiateVersion && !slices.Contains(mcp.SupportedVersions, v) {
 		pe.add(line, path, "%q is not a version this client speaks; want %q or one of %s",
-			truncate(v, 30), NegotiateVersion, strings.Join(SupportedVersions, ", "))
+			textutil.Truncate(v, 30), NegotiateVersion, strings.Join(mcp.SupportedVersions, ", "))
 	}
 }
 
@@ -197,7 +94,7 @@ func checkHeaders(pe *planError, h map[string]string) {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		path := "headers." + truncate(k, 40)
+		path := "headers." + textutil.Truncate(k, 40)
 		switch {
 		case k == "" || strings.IndexFunc(k, func(r rune) bool { return r <= ' ' || r >= 0x7f || strings.ContainsRune("\"(),/:;<=>?@[\\]{}", r) }) >= 0:
 			pe.add(0, path, "not a valid header name")
@@ -253,18 +150,18 @@ func intIn(pe *planError, line int, path string, v, lo, hi int64) {
 }
 
 // compileScenario checks one scenario and compiles its flow.
-func compileScenario(pe *planError, p *Plan, s *Scenario, path string) *cscenario {
-	cs := &cscenario{Scenario: s, timeout: p.Timeout.D(), pin: p.ProtocolVersion}
+func compileScenario(pe *planError, p *Plan, s *Scenario, path string) *CompiledScenario {
+	cs := &CompiledScenario{Scenario: s, RequestTimeout: p.Timeout.D(), Pin: p.ProtocolVersion}
 	if s.Timeout != 0 {
 		durIn(pe, s.at("timeout"), path+".timeout", s.Timeout, 0, MaxRequestTimeout, true)
-		cs.timeout = s.Timeout.D()
+		cs.RequestTimeout = s.Timeout.D()
 	}
 	if s.ProtocolVersion != "" {
 		checkVersion(pe, s.at("protocolVersion"), path+".protocolVersion", s.ProtocolVersion)
-		cs.pin = s.ProtocolVersion
+		cs.Pin = s.ProtocolVersion
 	}
-	if cs.pin == NegotiateVersion {
-		cs.pin = ""
+	if cs.Pin == NegotiateVersion {
+		cs.Pin = ""
 	}
 	durIn(pe, s.at("startTime"), path+".startTime", s.StartTime, 0, MaxDuration, false)
 	durIn(pe, s.at("gracefulStop"), path+".gracefulStop", s.GracefulStop, 0, MaxDuration, false)
@@ -273,18 +170,18 @@ func compileScenario(pe *planError, p *Plan, s *Scenario, path string) *cscenari
 	case ExecConstantVUs:
 		intIn(pe, s.at("vus"), path+".vus", int64(s.VUs), 1, MaxUsers)
 		durIn(pe, s.at("duration"), path+".duration", s.Duration, 0, MaxDuration, true)
-		cs.maxVUs, cs.total = s.VUs, s.Duration.D()
+		cs.Users, cs.Length = s.VUs, s.Duration.D()
 	case ExecPerVUIterations:
 		intIn(pe, s.at("vus"), path+".vus", int64(s.VUs), 1, MaxUsers)
 		intIn(pe, s.at("iterations"), path+".iterations", s.Iterations, 1, maxIterations)
 		durIn(pe, s.at("maxDuration"), path+".maxDuration", s.MaxDuration, 0, MaxDuration, true)
-		cs.maxVUs, cs.total = s.VUs, s.MaxDuration.D()
+		cs.Users, cs.Length = s.VUs, s.MaxDuration.D()
 	case ExecRampingVUs:
 		intIn(pe, s.at("startVUs"), path+".startVUs", int64(s.StartVUs), 0, MaxUsers)
 		durIn(pe, s.at("gracefulRampDown"), path+".gracefulRampDown", s.GracefulRampDown, 0, MaxDuration, false)
 		peak, total := checkStages(pe, s, path, MaxUsers)
-		cs.maxVUs, cs.total = max(peak, s.StartVUs), total
-		if cs.maxVUs == 0 && total > 0 {
+		cs.Users, cs.Length = max(peak, s.StartVUs), total
+		if cs.Users == 0 && total > 0 {
 			pe.add(s.at("stages"), path+".stages", "startVUs and every target are 0: no user would ever run")
 		}
 	case ExecConstantArrivalRate, ExecRampingArrivalRate:
@@ -297,11 +194,11 @@ func compileScenario(pe *planError, p *Plan, s *Scenario, path string) *cscenari
 		if s.Executor == ExecConstantArrivalRate {
 			intIn(pe, s.at("rate"), path+".rate", int64(s.Rate), 1, maxRate)
 			durIn(pe, s.at("duration"), path+".duration", s.Duration, 0, MaxDuration, true)
-			cs.total = s.Duration.D()
+			cs.Length = s.Duration.D()
 		} else {
 			intIn(pe, s.at("startRate"), path+".startRate", int64(s.StartRate), 0, maxRate)
 			peak, total := checkStages(pe, s, path, maxRate)
-			cs.total = total
+			cs.Length = total
 			if max(peak, s.StartRate) == 0 && total > 0 {
 				pe.add(s.at("stages"), path+".stages", "startRate and every target are 0: no iteration would ever start")
 			}
@@ -311,11 +208,11 @@ func compileScenario(pe *planError, p *Plan, s *Scenario, path string) *cscenari
 		if s.MaxVUs > 0 && s.PreAllocatedVUs > s.MaxVUs {
 			pe.add(s.at("preAllocatedVUs"), path+".preAllocatedVUs", "%d is more than maxVUs (%d)", s.PreAllocatedVUs, s.MaxVUs)
 		}
-		cs.maxVUs = max(s.MaxVUs, s.PreAllocatedVUs)
+		cs.Users = max(s.MaxVUs, s.PreAllocatedVUs)
 	default:
-		pe.add(s.at("executor"), path+".executor", "unknown executor %q; want one of %s", truncate(s.Executor, 40), strings.Join(executorNames, ", "))
+		pe.add(s.at("executor"), path+".executor", "unknown executor %q; want one of %s", textutil.Truncate(s.Executor, 40), strings.Join(executorNames, ", "))
 	}
-	if s.StartTime.D()+cs.total > MaxDuration {
+	if s.StartTime.D()+cs.Length > MaxDuration {
 		pe.add(l, path, "startTime plus duration is more than %s", MaxDuration)
 	}
 	if len(s.Flow) == 0 {
@@ -323,9 +220,9 @@ func compileScenario(pe *planError, p *Plan, s *Scenario, path string) *cscenari
 		return cs
 	}
 	count := 0
-	cs.flow = compileSteps(pe, cs, s.Flow, path+".flow", 0, &count)
-	cs.firstInit = len(cs.flow) > 0 && cs.flow[0].kind == OpInitialize
-	if s.Executor != ExecConstantArrivalRate && s.Executor != ExecRampingArrivalRate && len(cs.flow) == len(s.Flow) && !progresses(cs.flow) {
+	cs.Flow = compileSteps(pe, cs, s.Flow, path+".flow", 0, &count)
+	cs.StartsWithInit = len(cs.Flow) > 0 && cs.Flow[0].Kind == OpInitialize
+	if s.Executor != ExecConstantArrivalRate && s.Executor != ExecRampingArrivalRate && len(cs.Flow) == len(s.Flow) && !progresses(cs.Flow) {
 		pe.add(s.at("flow"), path+".flow", "a pass through it may neither send a request nor think: the users would spin; add a request or a think step")
 	}
 	return cs
@@ -357,8 +254,8 @@ func checkStages(pe *planError, s *Scenario, path string, maxTarget int64) (int,
 }
 
 // compileSteps checks and compiles a list of steps.
-func compileSteps(pe *planError, cs *cscenario, steps []Step, path string, depth int, count *int) []cstep {
-	var out []cstep
+func compileSteps(pe *planError, cs *CompiledScenario, steps []Step, path string, depth int, count *int) []CompiledStep {
+	var out []CompiledStep
 	for i := range steps {
 		st := &steps[i]
 		sp := fmt.Sprintf("%s[%d].%s", path, i, st.Kind)
@@ -367,11 +264,8 @@ func compileSteps(pe *planError, cs *cscenario, steps []Step, path string, depth
 			pe.add(st.line, path, "more than %d steps", maxSteps)
 			return out
 		}
-		c := cstep{kind: st.Kind, timeout: st.Timeout.D(), abortAfter: st.AbortAfter.D()}
-		isReq := false
-		if op, ok := opIndex(st.Kind); ok && op != opDelete {
-			c.op, isReq = op, true
-		}
+		c := CompiledStep{Kind: st.Kind, Timeout: st.Timeout.D(), AbortAfter: st.AbortAfter.D()}
+		isReq := st.Kind != OpDelete && slices.Contains(Methods, st.Kind)
 		unexpected := func(what string, set bool) {
 			if set {
 				pe.add(st.line, sp, "%s is not an option of %s", what, st.Kind)
@@ -390,12 +284,12 @@ func compileSteps(pe *planError, cs *cscenario, steps []Step, path string, depth
 			compileRequest(pe, cs, st, &c, sp)
 		case st.Kind == StepThink:
 			compileThink(pe, st, sp)
-			c.think = st.Think
+			c.Think = st.Think
 		case st.Kind == StepEndSession:
 			if !(st.Probability > 0 && st.Probability <= 1) {
 				pe.add(st.line, sp+".probability", "must be in (0, 1] (got %v)", st.Probability)
 			}
-			c.probability = st.Probability
+			c.Probability = st.Probability
 		case st.Kind == StepChoose:
 			if depth >= maxChooseDepth {
 				pe.add(st.line, sp, "choose nested deeper than %d", maxChooseDepth)
@@ -412,11 +306,11 @@ func compileSteps(pe *planError, cs *cscenario, steps []Step, path string, depth
 					pe.add(ch.line, cp+".steps", "empty; want at least one step")
 				}
 				total += max(ch.Weight, 1)
-				c.cumWeights = append(c.cumWeights, total)
-				c.choices = append(c.choices, compileSteps(pe, cs, ch.Steps, cp+".steps", depth+1, count))
+				c.CumWeights = append(c.CumWeights, total)
+				c.Choices = append(c.Choices, compileSteps(pe, cs, ch.Steps, cp+".steps", depth+1, count))
 			}
 		default:
-			pe.add(st.line, fmt.Sprintf("%s[%d]", path, i), "unknown step %q; want one of %s", truncate(st.Kind, 40), strings.Join(stepNames, ", "))
+			pe.add(st.line, fmt.Sprintf("%s[%d]", path, i), "unknown step %q; want one of %s", textutil.Truncate(st.Kind, 40), strings.Join(stepNames, ", "))
 			continue
 		}
 		out = append(out, c)
@@ -427,8 +321,8 @@ func compileSteps(pe *planError, cs *cscenario, steps []Step, path string, depth
 var stepNames = []string{OpInitialize, OpPing, OpListTools, OpCallTool, OpListResources, OpReadResource,
 	OpListPrompts, OpGetPrompt, StepThink, StepEndSession, StepChoose}
 
-func compileRequest(pe *planError, cs *cscenario, st *Step, c *cstep, sp string) {
-	timeout := cs.timeout
+func compileRequest(pe *planError, cs *CompiledScenario, st *Step, c *CompiledStep, sp string) {
+	timeout := cs.RequestTimeout
 	if st.Timeout != 0 {
 		durIn(pe, st.line, sp+".timeout", st.Timeout, 0, MaxRequestTimeout, true)
 		timeout = st.Timeout.D()
@@ -446,16 +340,16 @@ func compileRequest(pe *planError, cs *cscenario, st *Step, c *cstep, sp string)
 	case OpCallTool, OpGetPrompt:
 		if strings.TrimSpace(st.Name) == "" {
 			pe.add(st.line, sp+".name", "missing; want the %s name", map[string]string{OpCallTool: "tool", OpGetPrompt: "prompt"}[st.Kind])
-		} else if c.name, err = compileText(st.Name); err != nil {
+		} else if c.Name, err = compileText(st.Name); err != nil {
 			pe.add(st.line, sp+".name", "%v", err)
 		}
-		if c.args, err = compileArgs(st.Arguments, st.Kind == OpGetPrompt); err != nil {
+		if c.Args, err = compileArgs(st.Arguments, st.Kind == OpGetPrompt); err != nil {
 			pe.add(st.line, sp+".arguments", "%v", err)
 		}
 	case OpReadResource:
 		if strings.TrimSpace(st.URI) == "" {
 			pe.add(st.line, sp+".uri", "missing; want the resource URI")
-		} else if c.uri, err = compileText(st.URI); err != nil {
+		} else if c.URI, err = compileText(st.URI); err != nil {
 			pe.add(st.line, sp+".uri", "%v", err)
 		}
 	}
@@ -475,28 +369,28 @@ func compileThink(pe *planError, st *Step, sp string) {
 			pe.add(st.line, sp+".uniform", "max (%s) is less than min (%s)", t.Max, t.Min)
 		}
 	default:
-		pe.add(st.line, sp, "unknown distribution %q; want %s, %s or %s", truncate(t.Distribution, 30), ThinkFixed, ThinkUniform, ThinkExponential)
+		pe.add(st.line, sp, "unknown distribution %q; want %s, %s or %s", textutil.Truncate(t.Distribution, 30), ThinkFixed, ThinkUniform, ThinkExponential)
 	}
 }
 
 // progresses reports whether every pass through steps sends a request or
 // thinks for a while.
-func progresses(steps []cstep) bool {
+func progresses(steps []CompiledStep) bool {
 	for _, c := range steps {
 		switch {
-		case c.kind == StepThink:
-			if c.think.Duration > 0 || c.think.Min > 0 || c.think.Distribution == ThinkExponential {
+		case c.Kind == StepThink:
+			if c.Think.Duration > 0 || c.Think.Min > 0 || c.Think.Distribution == ThinkExponential {
 				return true
 			}
-		case c.kind == StepChoose:
-			all := len(c.choices) > 0
-			for _, ch := range c.choices {
+		case c.Kind == StepChoose:
+			all := len(c.Choices) > 0
+			for _, ch := range c.Choices {
 				all = all && progresses(ch)
 			}
 			if all {
 				return true
 			}
-		case c.kind != StepEndSession:
+		case c.Kind != StepEndSession:
 			return true
 		}
 	}

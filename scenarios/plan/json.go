@@ -1,6 +1,13 @@
-package scenarios
+package plan
 
-import "fmt"
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/leakbench/leakbench/scenarios/internal/textutil"
+)
 
 // UnmarshalJSON reads a plan written by MarshalJSON (the scenario file's
 // shape: JSON being YAML, the scenario parser reads it), so that a run
@@ -12,4 +19,146 @@ func (p *Plan) UnmarshalJSON(b []byte) error {
 	}
 	*p = *q
 	return nil
+}
+
+// obj is a JSON object that keeps its keys in order.
+type obj []field
+
+type field struct {
+	k string
+	v any
+}
+
+func (o obj) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, f := range o {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(textutil.AppendJSONString(nil, f.k))
+		b.WriteByte(':')
+		v, err := json.Marshal(f.v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.k, err)
+		}
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// MarshalJSON writes p in the scenario file's shape, without tokens.
+func (p Plan) MarshalJSON() ([]byte, error) {
+	o := obj{}
+	if p.Target != "" {
+		o = append(o, field{"target", p.Target})
+	}
+	o = append(o, field{"timeout", p.Timeout})
+	if p.ProtocolVersion != "" {
+		o = append(o, field{"protocolVersion", p.ProtocolVersion})
+	}
+	if len(p.Headers) > 0 {
+		h := make(map[string]string, len(p.Headers))
+		for k, v := range p.Headers {
+			if secretHeader(k) {
+				v = "[REDACTED]"
+			}
+			h[k] = v
+		}
+		o = append(o, field{"headers", h})
+	}
+	if p.TokensFile != "" {
+		o = append(o, field{"tokensFile", p.TokensFile})
+	}
+	o = append(o, field{"seed", p.Seed})
+	scen := obj{}
+	for _, s := range p.Scenarios {
+		scen = append(scen, field{s.Name, s})
+	}
+	o = append(o, field{"scenarios", scen})
+	if len(p.Thresholds) > 0 {
+		th := obj{}
+		for _, t := range p.Thresholds {
+			var v any = t.Expression
+			if t.AbortOnFail || t.DelayAbortEval != 0 {
+				v = obj{{"threshold", t.Expression}, {"abortOnFail", t.AbortOnFail}, {"delayAbortEval", t.DelayAbortEval}}
+			}
+			if n := len(th); n > 0 && th[n-1].k == t.Metric {
+				th[n-1].v = append(th[n-1].v.([]any), v)
+			} else {
+				th = append(th, field{t.Metric, []any{v}})
+			}
+		}
+		o = append(o, field{"thresholds", th})
+	}
+	return o.MarshalJSON()
+}
+
+// MarshalJSON writes s with exactly the options of its executor.
+func (s Scenario) MarshalJSON() ([]byte, error) {
+	o := obj{{"executor", s.Executor}}
+	add := func(k string, v any) { o = append(o, field{k, v}) }
+	for _, k := range executorKeys[s.Executor] {
+		add(k, s.option(k))
+	}
+	add("startTime", s.StartTime)
+	add("gracefulStop", s.GracefulStop)
+	if s.Timeout != 0 {
+		add("timeout", s.Timeout)
+	}
+	if s.ProtocolVersion != "" {
+		add("protocolVersion", s.ProtocolVersion)
+	}
+	add("flow", s.Flow)
+	return o.MarshalJSON()
+}
+
+// MarshalJSON writes s as in a scenario file: a bare name ("ping") or a
+// one-key object ({"tools/call": {...}}).
+func (s Step) MarshalJSON() ([]byte, error) {
+	var opts obj
+	switch s.Kind {
+	case StepThink:
+		switch s.Think.Distribution {
+		case ThinkUniform:
+			return json.Marshal(obj{{StepThink, obj{{ThinkUniform, []Duration{s.Think.Min, s.Think.Max}}}}})
+		case ThinkExponential:
+			return json.Marshal(obj{{StepThink, obj{{ThinkExponential, s.Think.Duration}}}})
+		}
+		return json.Marshal(obj{{StepThink, s.Think.Duration}})
+	case StepEndSession:
+		return json.Marshal(obj{{StepEndSession, obj{{"probability", s.Probability}}}})
+	case StepChoose:
+		return json.Marshal(obj{{StepChoose, s.Choices}})
+	case OpCallTool, OpGetPrompt:
+		opts = append(opts, field{"name", s.Name})
+		if len(s.Arguments) > 0 {
+			opts = append(opts, field{"arguments", s.Arguments})
+		}
+	case OpReadResource:
+		opts = append(opts, field{"uri", s.URI})
+	}
+	if s.Timeout != 0 {
+		opts = append(opts, field{"timeout", s.Timeout})
+	}
+	if s.AbortAfter != 0 {
+		opts = append(opts, field{"abortAfter", s.AbortAfter})
+	}
+	if len(opts) == 0 {
+		return json.Marshal(s.Kind)
+	}
+	return json.Marshal(obj{{s.Kind, opts}})
+}
+
+// secretHeader reports whether a header's value looks like a credential,
+// to be redacted wherever the plan is written.
+func secretHeader(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range []string{"auth", "token", "key", "secret", "cookie", "password", "session"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,4 +1,4 @@
-package scenarios
+package plan
 
 import (
 	"encoding/json"
@@ -9,7 +9,7 @@ import (
 // TestPlanJSONRoundTrip: a plan written into summary.json reads back to
 // the same plan, so `leakbench report` can re-read any run directory.
 func TestPlanJSONRoundTrip(t *testing.T) {
-	data, err := os.ReadFile("examples/annotated.yaml")
+	data, err := os.ReadFile("../examples/annotated.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

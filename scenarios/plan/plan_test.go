@@ -1,4 +1,4 @@
-package scenarios
+package plan
 
 import (
 	"encoding/json"
@@ -8,10 +8,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/leakbench/leakbench/scenarios/mcp"
 )
 
 func TestLoadAnnotatedExample(t *testing.T) {
-	p, err := LoadFile("examples/annotated.yaml")
+	p, err := LoadFile("../examples/annotated.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +62,7 @@ scenarios:
 		t.Fatal(err)
 	}
 	s := p.Scenarios
-	if p.Timeout.D() != DefaultRequestTimeout || s[0].VUs != 1 || s[0].GracefulStop.D() != 30*time.Second {
+	if p.Timeout.D() != mcp.DefaultRequestTimeout || s[0].VUs != 1 || s[0].GracefulStop.D() != 30*time.Second {
 		t.Errorf("plan timeout %s, a %+v", p.Timeout, s[0])
 	}
 	if s[1].StartVUs != 1 || s[1].GracefulRampDown.D() != 30*time.Second {
@@ -271,7 +273,7 @@ scenarios:
 // FuzzParsePlan: the parser never panics, never accepts a plan its own
 // checks reject, and what it accepts survives a JSON round trip.
 func FuzzParsePlan(f *testing.F) {
-	if b, err := os.ReadFile("examples/annotated.yaml"); err == nil {
+	if b, err := os.ReadFile("../examples/annotated.yaml"); err == nil {
 		f.Add(b)
 	}
 	f.Add([]byte("scenarios:\n  s: {executor: constant-vus, duration: 1s, flow: [ping]}\n"))

@@ -1,4 +1,4 @@
-package scenarios
+package plan
 
 // Templates in step names, URIs and arguments.
 //
@@ -18,6 +18,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/leakbench/leakbench/scenarios/internal/textutil"
 )
 
 // Template limits: a bound on what one request body can grow to.
@@ -26,12 +28,13 @@ const (
 	maxRandIntSpan   = 1 << 53
 )
 
-// tmplCtx is what a template can refer to while rendering.
-type tmplCtx struct {
-	user      int    // the user's index in the run (also picks its token)
-	iteration int64  // the user's iteration in its scenario, from 0
-	scenario  string // the scenario's name
-	rng       *rand.Rand
+// Vars is what a template can refer to while rendering: the engine keeps
+// one per virtual user.
+type Vars struct {
+	User      int    // the user's index in the run (also picks its token)
+	Iteration int64  // the user's iteration in its scenario, from 0
+	Scenario  string // the scenario's name
+	Rand      *rand.Rand
 }
 
 type tkind uint8
@@ -45,13 +48,14 @@ const (
 	tObject              // keys (pre-encoded, with ':') and items
 )
 
-// tnode is a compiled template value.
-type tnode struct {
+// Template is a compiled template value: arguments of a request, or one
+// of their values.
+type Template struct {
 	kind  tkind
 	json  []byte // tConst
 	text  string // tConst holding a string: its text
 	parts []tpart
-	items []*tnode
+	items []*Template
 	keys  [][]byte
 }
 
@@ -78,7 +82,7 @@ type tpart struct {
 const templateFuncs = "user, iteration, scenario, randInt LO HI, pick A B ..."
 
 // compileString compiles a string that may hold placeholders.
-func compileString(s string) (*tnode, error) {
+func compileString(s string) (*Template, error) {
 	var parts []tpart
 	rest := s
 	for {
@@ -88,29 +92,29 @@ func compileString(s string) (*tnode, error) {
 		}
 		j := strings.Index(rest[i+2:], "}}")
 		if j < 0 {
-			return nil, fmt.Errorf("template %q: %q is not closed by %q", truncate(s, 60), "{{", "}}")
+			return nil, fmt.Errorf("template %q: %q is not closed by %q", textutil.Truncate(s, 60), "{{", "}}")
 		}
 		if i > 0 {
 			parts = append(parts, tpart{fn: fnText, text: rest[:i]})
 		}
 		p, err := compilePlaceholder(rest[i+2 : i+2+j])
 		if err != nil {
-			return nil, fmt.Errorf("template %q: %w", truncate(s, 60), err)
+			return nil, fmt.Errorf("template %q: %w", textutil.Truncate(s, 60), err)
 		}
 		parts = append(parts, p)
 		rest = rest[i+2+j+2:]
 	}
 	if len(parts) == 0 {
 		b, _ := json.Marshal(s)
-		return &tnode{kind: tConst, json: b, text: s}, nil
+		return &Template{kind: tConst, json: b, text: s}, nil
 	}
 	if rest != "" {
 		parts = append(parts, tpart{fn: fnText, text: rest})
 	}
 	if len(parts) == 1 && (parts[0].fn == fnUser || parts[0].fn == fnIteration || parts[0].fn == fnRandInt) {
-		return &tnode{kind: tNum, parts: parts}, nil
+		return &Template{kind: tNum, parts: parts}, nil
 	}
-	return &tnode{kind: tString, parts: parts}, nil
+	return &Template{kind: tString, parts: parts}, nil
 }
 
 func compilePlaceholder(src string) (tpart, error) {
@@ -160,7 +164,7 @@ func compilePlaceholder(src string) (tpart, error) {
 // map[string]any, []any, string, numbers, bool, nil). In promptMode every
 // leaf must be a scalar and renders as a string, since prompt arguments
 // are strings.
-func compileValue(v any, promptMode bool, depth int) (*tnode, error) {
+func compileValue(v any, promptMode bool, depth int) (*Template, error) {
 	if depth > maxTemplateDepth {
 		return nil, fmt.Errorf("arguments nested deeper than %d levels", maxTemplateDepth)
 	}
@@ -173,7 +177,7 @@ func compileValue(v any, promptMode bool, depth int) (*tnode, error) {
 			if len(v) != 1 || !isList || len(list) == 0 {
 				return nil, errors.New("$pick must be the only key of its map and hold a non-empty list")
 			}
-			n := &tnode{kind: tPick}
+			n := &Template{kind: tPick}
 			for _, item := range list {
 				c, err := compileValue(item, promptMode, depth+1)
 				if err != nil {
@@ -191,13 +195,13 @@ func compileValue(v any, promptMode bool, depth int) (*tnode, error) {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys) // as encoding/json orders map keys
-		n := &tnode{kind: tObject}
+		n := &Template{kind: tObject}
 		for _, k := range keys {
 			c, err := compileValue(v[k], false, depth+1)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", k, err)
 			}
-			n.keys = append(n.keys, append(appendJSONString(nil, k), ':'))
+			n.keys = append(n.keys, append(textutil.AppendJSONString(nil, k), ':'))
 			n.items = append(n.items, c)
 		}
 		return fold(n), nil
@@ -205,7 +209,7 @@ func compileValue(v any, promptMode bool, depth int) (*tnode, error) {
 		if promptMode {
 			return nil, errors.New("prompt arguments must be strings, numbers or booleans")
 		}
-		n := &tnode{kind: tArray}
+		n := &Template{kind: tArray}
 		for i, item := range v {
 			c, err := compileValue(item, false, depth+1)
 			if err != nil {
@@ -225,22 +229,22 @@ func compileValue(v any, promptMode bool, depth int) (*tnode, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &tnode{kind: tConst, json: b}, nil
+	return &Template{kind: tConst, json: b}, nil
 }
 
 // fold turns an array or object of constants into one constant.
-func fold(n *tnode) *tnode {
+func fold(n *Template) *Template {
 	for _, c := range n.items {
 		if c.kind != tConst {
 			return n
 		}
 	}
-	return &tnode{kind: tConst, json: n.appendJSON(nil, nil)}
+	return &Template{kind: tConst, json: n.AppendJSON(nil, nil)}
 }
 
 // compileArgs compiles a map of arguments into one object template (nil
 // for no arguments).
-func compileArgs(args map[string]any, promptMode bool) (*tnode, error) {
+func compileArgs(args map[string]any, promptMode bool) (*Template, error) {
 	if len(args) == 0 {
 		return nil, nil
 	}
@@ -250,13 +254,13 @@ func compileArgs(args map[string]any, promptMode bool) (*tnode, error) {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
-		n := &tnode{kind: tObject}
+		n := &Template{kind: tObject}
 		for _, k := range keys {
 			c, err := compileValue(args[k], true, 1)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", k, err)
 			}
-			n.keys = append(n.keys, append(appendJSONString(nil, k), ':'))
+			n.keys = append(n.keys, append(textutil.AppendJSONString(nil, k), ':'))
 			n.items = append(n.items, stringified(c))
 		}
 		return fold(n), nil
@@ -265,10 +269,10 @@ func compileArgs(args map[string]any, promptMode bool) (*tnode, error) {
 }
 
 // stringified makes a prompt-argument node render as a JSON string.
-func stringified(n *tnode) *tnode {
+func stringified(n *Template) *Template {
 	switch n.kind {
 	case tNum:
-		return &tnode{kind: tString, parts: n.parts}
+		return &Template{kind: tString, parts: n.parts}
 	case tPick:
 		for i, c := range n.items {
 			n.items[i] = stringified(c)
@@ -278,10 +282,14 @@ func stringified(n *tnode) *tnode {
 }
 
 // constant reports whether n renders the same every time.
-func (n *tnode) constant() bool { return n == nil || n.kind == tConst }
+func (n *Template) constant() bool { return n == nil || n.kind == tConst }
 
-// appendJSON renders n as JSON. c may be nil for constant nodes only.
-func (n *tnode) appendJSON(b []byte, c *tmplCtx) []byte {
+// Fixed returns the JSON of a template that renders the same every time;
+// ok is false for one that does not (render it with AppendJSON).
+func (n *Template) Fixed() (b []byte, ok bool) { return n.json, n.kind == tConst }
+
+// AppendJSON renders n as JSON. c may be nil for fixed templates only.
+func (n *Template) AppendJSON(b []byte, c *Vars) []byte {
 	switch n.kind {
 	case tConst:
 		return append(b, n.json...)
@@ -293,16 +301,16 @@ func (n *tnode) appendJSON(b []byte, c *tmplCtx) []byte {
 		start := len(b)
 		b = n.appendText(b, c)
 		text := string(b[start:])
-		return appendJSONString(b[:start], text)
+		return textutil.AppendJSONString(b[:start], text)
 	case tPick:
-		return n.items[c.rng.IntN(len(n.items))].appendJSON(b, c)
+		return n.items[c.Rand.IntN(len(n.items))].AppendJSON(b, c)
 	case tArray:
 		b = append(b, '[')
 		for i, item := range n.items {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = item.appendJSON(b, c)
+			b = item.AppendJSON(b, c)
 		}
 		return append(b, ']')
 	case tObject:
@@ -312,7 +320,7 @@ func (n *tnode) appendJSON(b []byte, c *tmplCtx) []byte {
 				b = append(b, ',')
 			}
 			b = append(b, n.keys[i]...)
-			b = item.appendJSON(b, c)
+			b = item.AppendJSON(b, c)
 		}
 		return append(b, '}')
 	}
@@ -321,7 +329,7 @@ func (n *tnode) appendJSON(b []byte, c *tmplCtx) []byte {
 
 // appendText renders a string node (tConst string, tString, tNum or a
 // tPick of those) as plain text.
-func (n *tnode) appendText(b []byte, c *tmplCtx) []byte {
+func (n *Template) appendText(b []byte, c *Vars) []byte {
 	switch n.kind {
 	case tConst:
 		if n.text != "" || string(n.json) == `""` {
@@ -329,7 +337,7 @@ func (n *tnode) appendText(b []byte, c *tmplCtx) []byte {
 		}
 		return append(b, n.json...) // a number or boolean
 	case tPick:
-		return n.items[c.rng.IntN(len(n.items))].appendText(b, c)
+		return n.items[c.Rand.IntN(len(n.items))].appendText(b, c)
 	}
 	for i := range n.parts {
 		b = n.parts[i].appendText(b, c)
@@ -337,40 +345,45 @@ func (n *tnode) appendText(b []byte, c *tmplCtx) []byte {
 	return b
 }
 
-func (p *tpart) appendText(b []byte, c *tmplCtx) []byte {
+func (p *tpart) appendText(b []byte, c *Vars) []byte {
 	switch p.fn {
 	case fnUser:
-		return strconv.AppendInt(b, int64(c.user), 10)
+		return strconv.AppendInt(b, int64(c.User), 10)
 	case fnIteration:
-		return strconv.AppendInt(b, c.iteration, 10)
+		return strconv.AppendInt(b, c.Iteration, 10)
 	case fnScenario:
-		return append(b, c.scenario...)
+		return append(b, c.Scenario...)
 	case fnRandInt:
-		return strconv.AppendInt(b, p.lo+c.rng.Int64N(p.hi-p.lo+1), 10)
+		return strconv.AppendInt(b, p.lo+c.Rand.Int64N(p.hi-p.lo+1), 10)
 	case fnPick:
-		return append(b, p.words[c.rng.IntN(len(p.words))]...)
+		return append(b, p.words[c.Rand.IntN(len(p.words))]...)
 	}
 	return append(b, p.text...)
 }
 
-// textTemplate is a compiled name or URI: a constant string or a template.
-type textTemplate struct {
+// Text is a compiled name or URI: a fixed string or a template.
+type Text struct {
 	fixed string
-	n     *tnode // nil when fixed
+	n     *Template // nil when fixed
 }
 
-func compileText(s string) (textTemplate, error) {
+func compileText(s string) (Text, error) {
 	n, err := compileString(s)
 	if err != nil {
-		return textTemplate{}, err
+		return Text{}, err
 	}
 	if n.constant() {
-		return textTemplate{fixed: s}, nil
+		return Text{fixed: s}, nil
 	}
-	return textTemplate{n: n}, nil
+	return Text{n: n}, nil
 }
 
-func (t textTemplate) render(c *tmplCtx, scratch *[]byte) string {
+// Fixed returns the string of a text without placeholders; ok is false
+// for one with placeholders (render it with Render).
+func (t Text) Fixed() (text string, ok bool) { return t.fixed, t.n == nil }
+
+// Render renders t into scratch (reused from call to call) and returns it.
+func (t Text) Render(c *Vars, scratch *[]byte) string {
 	if t.n == nil {
 		return t.fixed
 	}

@@ -1,4 +1,4 @@
-package scenarios
+package plan
 
 import (
 	"encoding/json"
@@ -9,7 +9,7 @@ import (
 )
 
 func TestTemplates(t *testing.T) {
-	ctx := &tmplCtx{user: 7, iteration: 3, scenario: "agents", rng: rand.New(rand.NewPCG(1, 2))}
+	ctx := &Vars{User: 7, Iteration: 3, Scenario: "agents", Rand: rand.New(rand.NewPCG(1, 2))}
 	tests := []struct {
 		name   string
 		args   map[string]any
@@ -33,14 +33,14 @@ func TestTemplates(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := string(n.appendJSON(nil, ctx))
+			got := string(n.AppendJSON(nil, ctx))
 			if !json.Valid([]byte(got)) {
 				t.Fatalf("invalid JSON %s", got)
 			}
 			if alts, ok := strings.CutPrefix(tt.want, "one of: "); ok {
 				seen := map[string]bool{}
 				for range 200 {
-					seen[string(n.appendJSON(nil, ctx))] = true
+					seen[string(n.AppendJSON(nil, ctx))] = true
 				}
 				want := strings.Split(alts, "|")
 				for _, a := range want {
@@ -67,11 +67,11 @@ func TestTemplates(t *testing.T) {
 	}
 	var buf []byte
 	for range 50 {
-		if n := name.render(ctx, &buf); n != "tool-1" && n != "tool-2" && n != "tool-3" {
+		if n := name.Render(ctx, &buf); n != "tool-1" && n != "tool-2" && n != "tool-3" {
 			t.Fatalf("rendered %q", n)
 		}
 	}
-	if fixed, _ := compileText("plain"); fixed.n != nil || fixed.render(ctx, &buf) != "plain" {
+	if fixed, _ := compileText("plain"); fixed.n != nil || fixed.Render(ctx, &buf) != "plain" {
 		t.Errorf("a plain name should stay a constant")
 	}
 }
@@ -95,22 +95,4 @@ func TestTemplateErrors(t *testing.T) {
 	if _, err := compileArgs(map[string]any{"x": map[string]any{"$pick": []any{}}}, false); err == nil {
 		t.Error("empty $pick accepted")
 	}
-}
-
-// FuzzAppendJSONString: our string encoder agrees with encoding/json.
-func FuzzAppendJSONString(f *testing.F) {
-	f.Add("plain")
-	f.Add("quote\" back\\ nl\n tab\t ctl\x01 bad\xff utf8 é ✓")
-	f.Fuzz(func(t *testing.T, s string) {
-		got := appendJSONString(nil, s)
-		var back, want string
-		if err := json.Unmarshal(got, &back); err != nil {
-			t.Fatalf("%q encodes to invalid JSON %s: %v", s, got, err)
-		}
-		ref, _ := json.Marshal(s)
-		_ = json.Unmarshal(ref, &want)
-		if back != want {
-			t.Fatalf("%q round-trips to %q; encoding/json gives %q", s, back, want)
-		}
-	})
 }

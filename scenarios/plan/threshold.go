@@ -1,4 +1,4 @@
-package scenarios
+package plan
 
 import (
 	"fmt"
@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/leakbench/leakbench/scenarios/internal/textutil"
+	"github.com/leakbench/leakbench/scenarios/mcp"
 )
 
 // Metric names, as thresholds and /metrics know them (k6's names with
@@ -56,56 +59,56 @@ var aggsByType = map[metricType][]string{
 	mGauge:   {"value", "min", "max"},
 }
 
-// tagFilter is a parsed {tag:value,...}; keys are unique.
-type tagFilter []struct{ tag, value string }
+// Tag is one tag:value of a threshold's filter, e.g. method:tools/call.
+type Tag struct{ Name, Value string }
 
-// thresholdExpr is a parsed expression such as p(95)<500.
-type thresholdExpr struct {
-	agg   string  // avg, min, med, max, p, rate, count, value
-	pct   float64 // for p(N)
-	op    string  // <, <=, >, >=, ==, !=
-	value float64
+// Expr is a parsed threshold expression such as p(95)<500.
+type Expr struct {
+	Agg   string  // avg, min, med, max, p, rate, count, value
+	Pct   float64 // for p(N)
+	Op    string  // <, <=, >, >=, ==, !=
+	Value float64
 }
 
-func (x thresholdExpr) String() string {
-	a := x.agg
+func (x Expr) String() string {
+	a := x.Agg
 	if a == "p" {
-		a = "p(" + strconv.FormatFloat(x.pct, 'g', -1, 64) + ")"
+		a = "p(" + strconv.FormatFloat(x.Pct, 'g', -1, 64) + ")"
 	}
-	return a + x.op + strconv.FormatFloat(x.value, 'g', -1, 64)
+	return a + x.Op + strconv.FormatFloat(x.Value, 'g', -1, 64)
 }
 
 // parseMetricKey parses "name" or "name{tag:value,...}".
-func parseMetricKey(key string) (string, tagFilter, error) {
+func parseMetricKey(key string) (string, []Tag, error) {
 	name, rest, hasTags := strings.Cut(strings.TrimSpace(key), "{")
 	name = strings.TrimSpace(name)
 	def, ok := metricDefs[name]
 	if !ok {
-		return "", nil, fmt.Errorf("unknown metric %q; want one of %s", truncate(name, 40), strings.Join(metricNames(), ", "))
+		return "", nil, fmt.Errorf("unknown metric %q; want one of %s", textutil.Truncate(name, 40), strings.Join(metricNames(), ", "))
 	}
 	if !hasTags {
 		return name, nil, nil
 	}
 	body, ok := strings.CutSuffix(strings.TrimSpace(rest), "}")
 	if !ok || strings.ContainsAny(body, "{}") {
-		return "", nil, fmt.Errorf("metric %q: tag filter must be {tag:value,...}", truncate(key, 60))
+		return "", nil, fmt.Errorf("metric %q: tag filter must be {tag:value,...}", textutil.Truncate(key, 60))
 	}
-	var f tagFilter
+	var f []Tag
 	for item := range strings.SplitSeq(body, ",") {
 		tag, value, ok := strings.Cut(item, ":")
 		tag, value = strings.TrimSpace(tag), strings.TrimSpace(value)
 		switch {
 		case !ok || tag == "" || value == "":
-			return "", nil, fmt.Errorf("metric %q: %q is not tag:value", truncate(key, 60), truncate(item, 40))
+			return "", nil, fmt.Errorf("metric %q: %q is not tag:value", textutil.Truncate(key, 60), textutil.Truncate(item, 40))
 		case !slices.Contains(def.tags, tag):
-			return "", nil, fmt.Errorf("metric %s has no tag %q; its tags are %s", name, truncate(tag, 30), strings.Join(def.tags, ", "))
+			return "", nil, fmt.Errorf("metric %s has no tag %q; its tags are %s", name, textutil.Truncate(tag, 30), strings.Join(def.tags, ", "))
 		}
 		for _, g := range f {
-			if g.tag == tag {
-				return "", nil, fmt.Errorf("metric %q: tag %q given twice", truncate(key, 60), tag)
+			if g.Name == tag {
+				return "", nil, fmt.Errorf("metric %q: tag %q given twice", textutil.Truncate(key, 60), tag)
 			}
 		}
-		f = append(f, struct{ tag, value string }{tag, value})
+		f = append(f, Tag{tag, value})
 	}
 	return name, f, nil
 }
@@ -122,76 +125,76 @@ func metricNames() []string {
 // parseExpression parses k6's threshold syntax: AGG OP NUMBER, where AGG is
 // avg, min, med, max, p(N), rate, count or value and OP is <, <=, >, >=,
 // == (or ===) or != (or !==).
-func parseExpression(expr string) (thresholdExpr, error) {
-	var x thresholdExpr
+func parseExpression(expr string) (Expr, error) {
+	var x Expr
 	s := strings.TrimSpace(expr)
 	i := strings.IndexAny(s, "<>=!")
 	if i < 0 {
-		return x, fmt.Errorf("threshold %q has no comparison (<, <=, >, >=, ==, !=)", truncate(expr, 60))
+		return x, fmt.Errorf("threshold %q has no comparison (<, <=, >, >=, ==, !=)", textutil.Truncate(expr, 60))
 	}
 	agg, rest := strings.TrimSpace(s[:i]), s[i:]
 	switch {
 	case strings.HasPrefix(rest, "==="), strings.HasPrefix(rest, "!=="):
-		x.op, rest = rest[:2], rest[3:]
+		x.Op, rest = rest[:2], rest[3:]
 	case strings.HasPrefix(rest, "<="), strings.HasPrefix(rest, ">="), strings.HasPrefix(rest, "=="), strings.HasPrefix(rest, "!="):
-		x.op, rest = rest[:2], rest[2:]
+		x.Op, rest = rest[:2], rest[2:]
 	case rest[0] == '<' || rest[0] == '>':
-		x.op, rest = rest[:1], rest[1:]
+		x.Op, rest = rest[:1], rest[1:]
 	default:
-		return x, fmt.Errorf("threshold %q: bad comparison; want <, <=, >, >=, == or !=", truncate(expr, 60))
+		return x, fmt.Errorf("threshold %q: bad comparison; want <, <=, >, >=, == or !=", textutil.Truncate(expr, 60))
 	}
 	num := strings.TrimSpace(rest)
 	v, err := strconv.ParseFloat(num, 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return x, fmt.Errorf("threshold %q: %q is not a number", truncate(expr, 60), truncate(num, 30))
+		return x, fmt.Errorf("threshold %q: %q is not a number", textutil.Truncate(expr, 60), textutil.Truncate(num, 30))
 	}
-	x.value = v
+	x.Value = v
 	switch agg {
 	case "avg", "min", "med", "max", "rate", "count", "value":
-		x.agg = agg
+		x.Agg = agg
 	default:
 		inner, ok := strings.CutPrefix(agg, "p(")
 		if inner, ok2 := strings.CutSuffix(inner, ")"); ok && ok2 {
 			p, err := strconv.ParseFloat(strings.TrimSpace(inner), 64)
 			if err != nil || !(p >= 0 && p <= 100) {
-				return x, fmt.Errorf("threshold %q: percentile must be a number in [0, 100]", truncate(expr, 60))
+				return x, fmt.Errorf("threshold %q: percentile must be a number in [0, 100]", textutil.Truncate(expr, 60))
 			}
-			x.agg, x.pct = "p", p
+			x.Agg, x.Pct = "p", p
 			break
 		}
-		return x, fmt.Errorf("threshold %q: unknown aggregation %q; want avg, min, med, max, p(N), rate, count or value", truncate(expr, 60), truncate(agg, 30))
+		return x, fmt.Errorf("threshold %q: unknown aggregation %q; want avg, min, med, max, p(N), rate, count or value", textutil.Truncate(expr, 60), textutil.Truncate(agg, 30))
 	}
 	return x, nil
 }
 
-// cthreshold is a checked threshold, ready to evaluate.
-type cthreshold struct {
-	src    Threshold
-	metric string
-	typ    metricType
-	filter tagFilter
-	expr   thresholdExpr
+// CompiledThreshold is a checked threshold, ready to evaluate: its metric's
+// name, its tag filter and its expression, parsed.
+type CompiledThreshold struct {
+	Threshold
+	Name   string // the metric, without its filter
+	Filter []Tag
+	Expr   Expr
 }
 
 // compileThreshold checks t against the plan's scenario names.
-func compileThreshold(t Threshold, scenarioNames []string) (*cthreshold, error) {
+func compileThreshold(t Threshold, scenarioNames []string) (*CompiledThreshold, error) {
 	name, filter, err := parseMetricKey(t.Metric)
 	if err != nil {
 		return nil, err
 	}
 	for _, f := range filter {
-		switch f.tag {
+		switch f.Name {
 		case "scenario":
-			if !slices.Contains(scenarioNames, f.value) {
-				return nil, fmt.Errorf("metric %q: no scenario named %q", t.Metric, truncate(f.value, 40))
+			if !slices.Contains(scenarioNames, f.Value) {
+				return nil, fmt.Errorf("metric %q: no scenario named %q", t.Metric, textutil.Truncate(f.Value, 40))
 			}
 		case "method":
-			if _, ok := opIndex(f.value); !ok {
-				return nil, fmt.Errorf("metric %q: unknown method %q; want one of %s", t.Metric, truncate(f.value, 40), strings.Join(opNames[:numRequestOps], ", "))
+			if !slices.Contains(Methods, f.Value) {
+				return nil, fmt.Errorf("metric %q: unknown method %q; want one of %s", t.Metric, textutil.Truncate(f.Value, 40), strings.Join(Methods, ", "))
 			}
 		case "kind":
-			if !slices.Contains(Kinds, f.value) {
-				return nil, fmt.Errorf("metric %q: unknown error kind %q; want one of %s", t.Metric, truncate(f.value, 40), strings.Join(Kinds, ", "))
+			if !slices.Contains(mcp.Kinds, f.Value) {
+				return nil, fmt.Errorf("metric %q: unknown error kind %q; want one of %s", t.Metric, textutil.Truncate(f.Value, 40), strings.Join(mcp.Kinds, ", "))
 			}
 		}
 	}
@@ -200,7 +203,7 @@ func compileThreshold(t Threshold, scenarioNames []string) (*cthreshold, error) 
 		return nil, err
 	}
 	typ := metricDefs[name].typ
-	agg := x.agg
+	agg := x.Agg
 	if agg == "p" {
 		agg = "p(N)"
 	}
@@ -211,35 +214,24 @@ func compileThreshold(t Threshold, scenarioNames []string) (*cthreshold, error) 
 	if t.DelayAbortEval < 0 {
 		return nil, fmt.Errorf("delayAbortEval must be >= 0 (got %s)", t.DelayAbortEval)
 	}
-	return &cthreshold{src: t, metric: name, typ: typ, filter: filter, expr: x}, nil
+	return &CompiledThreshold{Threshold: t, Name: name, Filter: filter, Expr: x}, nil
 }
 
-func (x thresholdExpr) holds(observed float64) bool {
-	switch x.op {
+// Holds reports whether an observed value passes the expression.
+func (x Expr) Holds(observed float64) bool {
+	switch x.Op {
 	case "<":
-		return observed < x.value
+		return observed < x.Value
 	case "<=":
-		return observed <= x.value
+		return observed <= x.Value
 	case ">":
-		return observed > x.value
+		return observed > x.Value
 	case ">=":
-		return observed >= x.value
+		return observed >= x.Value
 	case "==":
-		return observed == x.value
+		return observed == x.Value
 	case "!=":
-		return observed != x.value
+		return observed != x.Value
 	}
 	return false
-}
-
-// ThresholdResult is the verdict of one threshold.
-type ThresholdResult struct {
-	Metric      string  `json:"metric"`     // e.g. mcp_req_duration{method:tools/call}
-	Expression  string  `json:"expression"` // e.g. p(95)<500
-	Pass        bool    `json:"pass"`
-	Observed    float64 `json:"observed"`
-	AbortOnFail bool    `json:"abort_on_fail"`
-	// Samples is how many values the observation rests on (requests,
-	// iterations; for gauges 1): 0 means the filter matched nothing.
-	Samples int64 `json:"samples"`
 }

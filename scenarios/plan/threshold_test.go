@@ -1,4 +1,4 @@
-package scenarios
+package plan
 
 import (
 	"strings"
@@ -43,7 +43,7 @@ func TestParseExpression(t *testing.T) {
 
 func TestParseMetricKey(t *testing.T) {
 	name, f, err := parseMetricKey(" mcp_req_duration{ method : tools/call , name:echo }")
-	if err != nil || name != MetricReqDuration || len(f) != 2 || f[0].value != "tools/call" || f[1].tag != "name" {
+	if err != nil || name != MetricReqDuration || len(f) != 2 || f[0].Value != "tools/call" || f[1].Name != "name" {
 		t.Fatalf("%q %+v %v", name, f, err)
 	}
 	for key, want := range map[string]string{
@@ -71,8 +71,8 @@ func TestThresholdHolds(t *testing.T) {
 		{"rate>0.5", 0.5, false}, {"count>=3", 3, true}, {"count==0", 0, true}, {"count!=0", 0, false},
 	} {
 		x, err := parseExpression(tt.expr)
-		if err != nil || x.holds(tt.v) != tt.want {
-			t.Errorf("%s with %v: %v (%v), want %v", tt.expr, tt.v, x.holds(tt.v), err, tt.want)
+		if err != nil || x.Holds(tt.v) != tt.want {
+			t.Errorf("%s with %v: %v (%v), want %v", tt.expr, tt.v, x.Holds(tt.v), err, tt.want)
 		}
 	}
 }
@@ -90,7 +90,7 @@ func FuzzThreshold(f *testing.F) {
 				t.Fatalf("accepted unknown metric %q", name)
 			}
 			for _, tf := range filter {
-				if tf.tag == "" || tf.value == "" || strings.ContainsAny(tf.value, ",{}") {
+				if tf.Name == "" || tf.Value == "" || strings.ContainsAny(tf.Value, ",{}") {
 					t.Fatalf("accepted bad filter %+v from %q", tf, metric)
 				}
 			}

@@ -1,4 +1,4 @@
-package scenarios
+package plan
 
 import (
 	"errors"
@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/leakbench/leakbench/scenarios/internal/textutil"
+	"github.com/leakbench/leakbench/scenarios/mcp"
 )
 
 // Bounds on a scenario file, so that a hostile one cannot exhaust memory.
@@ -78,9 +81,9 @@ func ParsePlan(data []byte, filename string) (*Plan, error) {
 		return nil, pe
 	}
 	d := &ydec{pe: pe, lines: map[string]int{}}
-	p := &Plan{file: filename, Timeout: Duration(DefaultRequestTimeout)}
+	p := &Plan{file: filename, Timeout: Duration(mcp.DefaultRequestTimeout)}
 	d.plan(doc.Content[0], p)
-	_, err := compilePlan(p)
+	_, err := Compile(p)
 	if err == nil && len(pe.problems) == 0 {
 		return p, nil
 	}
@@ -230,13 +233,13 @@ func (d *ydec) mapping(n *yaml.Node, path string, allowed []string) ([]kv, bool)
 				}
 			}
 			if canon == "" {
-				d.errf(k, path, "unknown option %q; want one of %s", truncate(k.Value, 40), strings.Join(allowed, ", "))
+				d.errf(k, path, "unknown option %q; want one of %s", textutil.Truncate(k.Value, 40), strings.Join(allowed, ", "))
 				continue
 			}
 			key = canon
 		}
 		if seen[key] {
-			d.errf(k, path, "%q given twice", truncate(k.Value, 40))
+			d.errf(k, path, "%q given twice", textutil.Truncate(k.Value, 40))
 			continue
 		}
 		seen[key] = true
@@ -260,7 +263,7 @@ func describe(n *yaml.Node) string {
 		if n.ShortTag() == "!!null" {
 			return "nothing (null)"
 		}
-		return fmt.Sprintf("%q", truncate(n.Value, 40))
+		return fmt.Sprintf("%q", textutil.Truncate(n.Value, 40))
 	}
 	return "something else"
 }
@@ -451,7 +454,7 @@ func (d *ydec) scenario(e kv) Scenario {
 		d.errf(e.v, path, "no executor; want one of %s", strings.Join(executorNames, ", "))
 		return s
 	case !known:
-		d.errf(e.v, path+".executor", "unknown executor %q; want one of %s", truncate(s.Executor, 40), strings.Join(executorNames, ", "))
+		d.errf(e.v, path+".executor", "unknown executor %q; want one of %s", textutil.Truncate(s.Executor, 40), strings.Join(executorNames, ", "))
 		return s
 	}
 	switch s.Executor {

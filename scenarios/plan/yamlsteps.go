@@ -1,4 +1,4 @@
-package scenarios
+package plan
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/leakbench/leakbench/scenarios/internal/textutil"
 )
 
 // stepAliases maps normalized step names to step kinds; xk6-mcp's method
@@ -64,7 +66,7 @@ func (d *ydec) step(n *yaml.Node, path string) Step {
 	}
 	kind, ok := stepAliases[norm(name)]
 	if !ok {
-		d.errf(r, path, "unknown step %q; want one of %s", truncate(name, 40), strings.Join(stepNames, ", "))
+		d.errf(r, path, "unknown step %q; want one of %s", textutil.Truncate(name, 40), strings.Join(stepNames, ", "))
 		return st
 	}
 	st.Kind = kind
@@ -232,7 +234,7 @@ func (d *ydec) value(n *yaml.Node, path string, depth int) any {
 			if v, err := strconv.ParseFloat(r.Value, 64); err == nil && !math.IsNaN(v) && !math.IsInf(v, 0) {
 				return v
 			}
-			d.errf(r, path, "%q is not a number JSON can carry", truncate(r.Value, 30))
+			d.errf(r, path, "%q is not a number JSON can carry", textutil.Truncate(r.Value, 30))
 			return nil
 		}
 		return r.Value

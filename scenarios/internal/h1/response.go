@@ -1,10 +1,10 @@
-package scenarios
-
 // A strict reader of HTTP/1.x response heads, keeping only what an MCP
 // client needs (status, Content-Type, Mcp-Session-Id, framing). It replaces
 // http.ReadResponse on the hot path, whose header map and strings were the
 // engine's largest allocation per request. FuzzReadResponse holds it to
 // net/http: what it accepts, net/http reads the same way.
+
+package h1
 
 import (
 	"bufio"
@@ -14,13 +14,15 @@ import (
 	"io"
 	"net/http/httputil"
 	"strconv"
+
+	"github.com/leakbench/leakbench/scenarios/internal/textutil"
 )
 
 // maxHeadBytes bounds a response head.
 const maxHeadBytes = 64 << 10
 
-// response is an HTTP response as the client sees it.
-type response struct {
+// Response is an HTTP response as the client sees it.
+type Response struct {
 	StatusCode  int
 	ContentType string
 	SessionID   string // Mcp-Session-Id
@@ -34,7 +36,7 @@ var errMalformedHead = errors.New("malformed HTTP response head")
 
 // readResponse reads the next final response (informational ones are
 // skipped); its Body reads the body as framed, and reports io.EOF at its end.
-func readResponse(br *bufio.Reader, method string) (*response, error) {
+func readResponse(br *bufio.Reader, method string) (*Response, error) {
 	for {
 		r, err := readHead(br)
 		if err != nil {
@@ -48,7 +50,7 @@ func readResponse(br *bufio.Reader, method string) (*response, error) {
 	}
 }
 
-func readHead(br *bufio.Reader) (*response, error) {
+func readHead(br *bufio.Reader) (*Response, error) {
 	budget := maxHeadBytes
 	line, err := headLine(br, &budget)
 	if err != nil {
@@ -57,12 +59,12 @@ func readHead(br *bufio.Reader) (*response, error) {
 	// HTTP/1.x SP 3DIGIT [SP reason]
 	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || (line[7] != '0' && line[7] != '1') || line[8] != ' ' ||
 		(len(line) > 12 && line[12] != ' ') {
-		return nil, fmt.Errorf("%w: status line %q", errMalformedHead, truncate(string(line), 40))
+		return nil, fmt.Errorf("%w: status line %q", errMalformedHead, textutil.Truncate(string(line), 40))
 	}
 	code := 0
 	for _, c := range line[9:12] {
 		if c < '0' || c > '9' {
-			return nil, fmt.Errorf("%w: status line %q", errMalformedHead, truncate(string(line), 40))
+			return nil, fmt.Errorf("%w: status line %q", errMalformedHead, textutil.Truncate(string(line), 40))
 		}
 		code = code*10 + int(c-'0')
 	}
@@ -70,7 +72,7 @@ func readHead(br *bufio.Reader) (*response, error) {
 		return nil, fmt.Errorf("%w: status %d", errMalformedHead, code)
 	}
 	http10 := line[7] == '0'
-	r := &response{StatusCode: code, length: -1}
+	r := &Response{StatusCode: code, length: -1}
 	chunked, closeTok, keepAlive := false, false, false
 	for {
 		line, err := headLine(br, &budget)
@@ -82,33 +84,33 @@ func readHead(br *bufio.Reader) (*response, error) {
 		}
 		colon := bytes.IndexByte(line, ':')
 		if colon <= 0 || !isToken(line[:colon]) {
-			return nil, fmt.Errorf("%w: header line %q", errMalformedHead, truncate(string(line), 40))
+			return nil, fmt.Errorf("%w: header line %q", errMalformedHead, textutil.Truncate(string(line), 40))
 		}
 		name, value := line[:colon], bytes.Trim(line[colon+1:], " \t")
 		if bytes.IndexFunc(value, func(r rune) bool { return (r < ' ' && r != '\t') || r == 0x7f }) >= 0 {
 			return nil, fmt.Errorf("%w: control character in a header value", errMalformedHead)
 		}
 		switch {
-		case asciiEqualFold(name, "content-type"):
+		case textutil.ASCIIEqualFold(name, "content-type"):
 			r.ContentType = string(value)
-		case asciiEqualFold(name, "mcp-session-id"):
+		case textutil.ASCIIEqualFold(name, "mcp-session-id"):
 			r.SessionID = string(value)
-		case asciiEqualFold(name, "content-length"):
+		case textutil.ASCIIEqualFold(name, "content-length"):
 			n, err := strconv.ParseInt(string(value), 10, 64)
 			if err != nil || n < 0 || (value[0] < '0' || value[0] > '9') || (r.length >= 0 && n != r.length) {
-				return nil, fmt.Errorf("%w: Content-Length %q", errMalformedHead, truncate(string(value), 30))
+				return nil, fmt.Errorf("%w: Content-Length %q", errMalformedHead, textutil.Truncate(string(value), 30))
 			}
 			r.length = n
-		case asciiEqualFold(name, "transfer-encoding"):
-			if !asciiEqualFold(value, "chunked") || chunked {
-				return nil, fmt.Errorf("%w: Transfer-Encoding %q", errMalformedHead, truncate(string(value), 30))
+		case textutil.ASCIIEqualFold(name, "transfer-encoding"):
+			if !textutil.ASCIIEqualFold(value, "chunked") || chunked {
+				return nil, fmt.Errorf("%w: Transfer-Encoding %q", errMalformedHead, textutil.Truncate(string(value), 30))
 			}
 			chunked = true
-		case asciiEqualFold(name, "connection"):
+		case textutil.ASCIIEqualFold(name, "connection"):
 			for tok := range bytes.SplitSeq(value, []byte(",")) {
 				tok = bytes.Trim(tok, " \t")
-				closeTok = closeTok || asciiEqualFold(tok, "close")
-				keepAlive = keepAlive || asciiEqualFold(tok, "keep-alive")
+				closeTok = closeTok || textutil.ASCIIEqualFold(tok, "close")
+				keepAlive = keepAlive || textutil.ASCIIEqualFold(tok, "keep-alive")
 			}
 		}
 	}
@@ -159,23 +161,8 @@ func isToken(b []byte) bool {
 	return len(b) > 0
 }
 
-func asciiEqualFold(b []byte, lower string) bool {
-	if len(b) != len(lower) {
-		return false
-	}
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != lower[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // bodyReader frames a response body.
-func bodyReader(br *bufio.Reader, r *response, method string) io.ReadCloser {
+func bodyReader(br *bufio.Reader, r *Response, method string) io.ReadCloser {
 	switch {
 	case method == "HEAD" || r.StatusCode == 204 || r.StatusCode == 304:
 		r.length = 0

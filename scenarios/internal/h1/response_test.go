@@ -1,4 +1,4 @@
-package scenarios
+package h1
 
 import (
 	"bufio"

@@ -1,6 +1,5 @@
-package scenarios
-
-// A minimal HTTP/1.1 client transport for the load generator.
+// Package h1 is a minimal HTTP/1.1 client transport for the load
+// generator, one origin per [Transport].
 //
 // Why not net/http: measured side by side with wrk on the same endpoint
 // (BenchmarkEngineVsWrk), the engine on net/http's Transport reached only
@@ -12,9 +11,10 @@ package scenarios
 // the caller's goroutine, over a keep-alive connection taken from a LIFO
 // pool; a pooled connection is one socket and one read buffer. Response
 // framing (Content-Length, chunked, close-delimited; 1xx answers skipped)
-// is read by httpresp.go, held to net/http's reading by a fuzz test. When
+// is read by response.go, held to net/http's reading by a fuzz test. When
 // the request's context ends, its connection is closed, as a client giving
 // up does.
+package h1
 
 import (
 	"bufio"
@@ -37,8 +37,8 @@ const (
 	readBufferSize  = 4 << 10
 )
 
-// transport sends requests to one origin.
-type transport struct {
+// Transport sends requests to one origin. It is safe for concurrent use.
+type Transport struct {
 	addr    string // host:port to dial
 	host    string // Host header
 	path    string // request target
@@ -58,8 +58,10 @@ type pconn struct {
 	reused    bool
 }
 
-func newTransport(u *url.URL, dialTimeout time.Duration, maxIdle int) *transport {
-	t := &transport{host: u.Host, path: u.RequestURI(), maxIdle: maxIdle,
+// New returns a transport for the origin of u (http or https) that keeps
+// up to maxIdle idle connections; dialTimeout bounds a dial.
+func New(u *url.URL, dialTimeout time.Duration, maxIdle int) *Transport {
+	t := &Transport{host: u.Host, path: u.RequestURI(), maxIdle: maxIdle,
 		dialer: net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}}
 	port := u.Port()
 	if port == "" {
@@ -72,8 +74,8 @@ func newTransport(u *url.URL, dialTimeout time.Duration, maxIdle int) *transport
 	return t
 }
 
-// closeIdle closes every pooled connection.
-func (t *transport) closeIdle() {
+// CloseIdle closes every pooled connection.
+func (t *Transport) CloseIdle() {
 	t.mu.Lock()
 	idle := t.idle
 	t.idle = nil
@@ -84,7 +86,7 @@ func (t *transport) closeIdle() {
 }
 
 // get takes a live pooled connection, or dials one before deadline.
-func (t *transport) get(ctx context.Context, deadline time.Time) (*pconn, error) {
+func (t *Transport) get(ctx context.Context, deadline time.Time) (*pconn, error) {
 	for {
 		t.mu.Lock()
 		n := len(t.idle)
@@ -123,7 +125,7 @@ func (t *transport) get(ctx context.Context, deadline time.Time) (*pconn, error)
 	return &pconn{c: c, br: bufio.NewReaderSize(c, readBufferSize)}, nil
 }
 
-func (t *transport) put(pc *pconn) {
+func (t *Transport) put(pc *pconn) {
 	pc.idleSince = time.Now()
 	t.mu.Lock()
 	if len(t.idle) < t.maxIdle {
@@ -136,57 +138,62 @@ func (t *transport) put(pc *pconn) {
 	}
 }
 
-// reqWatch closes a request's connection when the caller's context ends
+// Watch closes a request's connection when the caller's context ends
 // or the request's deadline passes, whichever comes first. One AfterFunc
 // and one timer: a derived context per request would cost several
 // allocations more, on the hottest path of the engine.
-type reqWatch struct {
+type Watch struct {
 	pc      *pconn
 	stopCtx func() bool
 	timer   *time.Timer
-	cause   error       // what the deadline means: errRequestTimeout or errAborted
+	cause   error       // what the deadline means, as the caller named it
 	fired   atomic.Bool // the deadline passed
 	dead    atomic.Bool // the connection was (or is being) closed under the request
 }
 
-func (w *reqWatch) abort() {
+// Abort closes the request's connection under it.
+func (w *Watch) Abort() {
 	w.dead.Store(true)
 	_ = w.pc.c.Close()
 }
 
-// expired returns the deadline's cause if it fired, else nil.
-func (w *reqWatch) expired() error {
+// Expired returns the deadline's cause if it fired, else nil.
+func (w *Watch) Expired() error {
 	if w.fired.Load() {
 		return w.cause
 	}
 	return nil
 }
 
+// MarkDead keeps the connection out of the pool: the caller is aborting
+// the request itself (a timer of its own that could not be stopped).
+func (w *Watch) MarkDead() { w.dead.Store(true) }
+
 // release stops watching; it reports whether the connection is intact:
 // neither the context nor the deadline fired, and nothing else (the
 // caller's own drain timer) aborted the request.
-func (w *reqWatch) release() bool {
+func (w *Watch) release() bool {
 	ctxOK := w.stopCtx()
 	timerOK := w.timer.Stop()
 	return ctxOK && timerOK && !w.dead.Load()
 }
 
-// roundTrip sends one request (head: its header lines, each ending in
+// RoundTrip sends one request (head: its header lines, each ending in
 // CRLF, after the request line) and reads the answer's head, all before
 // deadline (whose passing means cause). The caller must close the body,
 // which releases the watch. The returned watch also tells, after an error,
 // whether the deadline fired.
-func (t *transport) roundTrip(ctx context.Context, deadline time.Time, cause error, method string, head, body []byte) (*response, *reqWatch, error) {
+func (t *Transport) RoundTrip(ctx context.Context, deadline time.Time, cause error, method string, head, body []byte) (*Response, *Watch, error) {
 	for attempt := 0; ; attempt++ {
 		pc, err := t.get(ctx, deadline)
 		if err != nil {
-			w := &reqWatch{cause: cause}
+			w := &Watch{cause: cause}
 			w.fired.Store(!time.Now().Before(deadline))
 			return nil, w, err
 		}
-		w := &reqWatch{pc: pc, cause: cause}
-		w.stopCtx = context.AfterFunc(ctx, w.abort)
-		w.timer = time.AfterFunc(time.Until(deadline), func() { w.fired.Store(true); w.abort() })
+		w := &Watch{pc: pc, cause: cause}
+		w.stopCtx = context.AfterFunc(ctx, w.Abort)
+		w.timer = time.AfterFunc(time.Until(deadline), func() { w.fired.Store(true); w.Abort() })
 		buf := reqBufs.Get().(*[]byte)
 		b := append((*buf)[:0], method...)
 		b = append(b, ' ')
@@ -241,8 +248,8 @@ var reqBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b 
 // to its end and closed, unless the request was aborted meanwhile.
 type respBody struct {
 	rc        io.ReadCloser
-	w         *reqWatch
-	t         *transport
+	w         *Watch
+	t         *Transport
 	keep, eof bool
 	closed    bool
 }

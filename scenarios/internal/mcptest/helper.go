@@ -1,4 +1,4 @@
-package scenarios
+package mcptest
 
 import (
 	"bufio"
@@ -29,12 +29,13 @@ const helperEnv = "LEAKBENCH_SCENARIOS_HELPER"
 
 // Helper kinds.
 const (
-	helperCanned = "canned"       // a trivial MCP endpoint with fixed answers
-	helperDelay  = "canned-delay" // the same, tools/call answered after helperDelayTime
-	helperSDK    = "sdk"          // the go-sdk server, JSON answers, stateful
+	HelperCanned = "canned"       // a trivial MCP endpoint with fixed answers
+	HelperDelay  = "canned-delay" // the same, tools/call answered after HelperDelayTime
+	HelperSDK    = "sdk"          // the go-sdk server, JSON answers, stateful
 )
 
-const helperDelayTime = 20 * time.Millisecond
+// HelperDelayTime is how long the delay helper takes per tools/call.
+const HelperDelayTime = 20 * time.Millisecond
 
 // serveHelper runs a helper server until its stdin closes; it prints
 // "ADDR host:port" first.
@@ -46,14 +47,14 @@ func serveHelper(kind string) int {
 	}
 	var h http.Handler
 	switch kind {
-	case helperCanned:
-		h = cannedMCP(0)
-	case helperDelay:
-		h = cannedMCP(helperDelayTime)
-	case helperSDK:
+	case HelperCanned:
+		h = CannedMCP(0)
+	case HelperDelay:
+		h = CannedMCP(HelperDelayTime)
+	case HelperSDK:
 		srv := mcp.NewServer(&mcp.Implementation{Name: "helper", Version: "v0"}, nil)
-		mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, echoOut, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, echoOut{Echo: in.Text}, nil
+		mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in EchoIn) (*mcp.CallToolResult, EchoOut, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, EchoOut{Echo: in.Text}, nil
 		})
 		h = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: true})
 	default:
@@ -82,12 +83,12 @@ func serveHelper(kind string) int {
 var handled = struct {
 	mu sync.Mutex
 	h  *hdrhistogram.Histogram
-}{h: newHist()}
+}{h: hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)}
 
-// cannedMCP answers every MCP method with a small fixed result, the way a
+// CannedMCP answers every MCP method with a small fixed result, the way a
 // trivial MCP server would, at the least cost: the endpoint for measuring
 // the client.
-func cannedMCP(delay time.Duration) http.Handler {
+func CannedMCP(delay time.Duration) http.Handler {
 	var sessions atomic.Int64
 	results := map[string]string{
 		"initialize":     `{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"canned","version":"1"}}`,
@@ -131,7 +132,7 @@ func cannedMCP(delay time.Duration) http.Handler {
 			handled.mu.Unlock()
 		}
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+idOf(body)+`,"result":`+res+`}`)
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+IDOf(body)+`,"result":`+res+`}`)
 	})
 }
 
@@ -149,17 +150,17 @@ func methodOf(body []byte) string {
 	return string(rest[:j])
 }
 
-// helper is a running helper process.
-type helper struct {
+// Helper is a running helper process.
+type Helper struct {
 	URL string // the MCP endpoint
-	cmd *exec.Cmd
+	Cmd *exec.Cmd
 	in  io.WriteCloser
 	out *bufio.Reader
 }
 
-// handledP50 asks the delay helper for the p50 of its real handling time
+// HandledP50 asks the delay helper for the p50 of its real handling time
 // since the last ask.
-func (h *helper) handledP50(tb testing.TB) time.Duration {
+func (h *Helper) HandledP50(tb testing.TB) time.Duration {
 	if _, err := io.WriteString(h.in, "stats\n"); err != nil {
 		tb.Fatal(err)
 	}
@@ -172,9 +173,10 @@ func (h *helper) handledP50(tb testing.TB) time.Duration {
 	return time.Duration(n) * time.Microsecond
 }
 
-// startHelper starts a helper server process of the given kind; it is
-// stopped when the benchmark ends.
-func startHelper(tb testing.TB, kind string) *helper {
+// StartHelper starts a helper server process of the given kind (this test
+// binary again, whose TestMain is [Main]); it is stopped when the
+// benchmark ends.
+func StartHelper(tb testing.TB, kind string) *Helper {
 	tb.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^$")
 	cmd.Env = append(os.Environ(), helperEnv+"="+kind)
@@ -190,7 +192,7 @@ func startHelper(tb testing.TB, kind string) *helper {
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
-	h := &helper{cmd: cmd, in: in, out: bufio.NewReader(out)}
+	h := &Helper{Cmd: cmd, in: in, out: bufio.NewReader(out)}
 	tb.Cleanup(h.stop)
 	line, err := h.out.ReadString('\n')
 	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "ADDR ")
@@ -201,20 +203,20 @@ func startHelper(tb testing.TB, kind string) *helper {
 	return h
 }
 
-func (h *helper) stop() {
+func (h *Helper) stop() {
 	_ = h.in.Close()
 	done := make(chan struct{})
-	go func() { _ = h.cmd.Wait(); close(done) }()
+	go func() { _ = h.Cmd.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
-		_ = h.cmd.Process.Kill() // by pid: our own child
+		_ = h.Cmd.Process.Kill() // by pid: our own child
 		<-done
 	}
 }
 
-// rssBytes returns the resident set size of process pid ("self" for us).
-func rssBytes(pid string) int64 {
+// RSSBytes returns the resident set size of process pid ("self" for us).
+func RSSBytes(pid string) int64 {
 	b, err := os.ReadFile("/proc/" + pid + "/status")
 	if err != nil {
 		return 0
@@ -226,4 +228,32 @@ func rssBytes(pid string) int64 {
 		}
 	}
 	return 0
+}
+
+// IDOf extracts the numeric id from a request body like
+// {"jsonrpc":"2.0","id":12,...}.
+func IDOf(body []byte) string {
+	i := bytes.Index(body, []byte(`"id":`))
+	if i < 0 {
+		return "null"
+	}
+	j := i + len(`"id":`)
+	k := j
+	for k < len(body) && body[k] >= '0' && body[k] <= '9' {
+		k++
+	}
+	return string(body[j:k])
+}
+
+// Reply answers every request with the given status, content type and
+// body.
+func Reply(status int, contentType, body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if contentType != "" {
+			w.Header().Set("Content-Type", contentType)
+		}
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, body)
+	}
 }

@@ -1,4 +1,4 @@
-package scenarios
+package mcptest
 
 import (
 	"bytes"
@@ -19,68 +19,75 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) {
+// Main is a test package's TestMain: in a helper process started by
+// [StartHelper] it serves the helper's endpoint instead of running tests;
+// otherwise it runs the tests and checks that none left a goroutine
+// behind.
+func Main(m *testing.M) {
 	if kind := os.Getenv(helperEnv); kind != "" {
 		os.Exit(serveHelper(kind)) // a benchmark's server process, not a test run
 	}
 	goleak.VerifyTestMain(m)
 }
 
-// sdkOpts selects how the real go-sdk server answers.
-type sdkOpts struct {
+// Options select how the real go-sdk server answers.
+type Options struct {
 	JSON, Stateless bool
 	PageSize        int           // tools/list page size; 0: SDK default
 	SessionTimeout  time.Duration // idle sessions are dropped after this
 	ExtraTools      int           // filler tools, to make tools/list paginate
 }
 
-// sdkServer is a real go-sdk MCP server behind httptest, with a recorder of
+// Server is a real go-sdk MCP server behind httptest, with a recorder of
 // the HTTP requests it received.
-type sdkServer struct {
+type Server struct {
 	*httptest.Server
 	MCP     *mcp.Server
 	URL     string // the MCP endpoint
 	release chan struct{}
-	// clientGone counts requests whose client went away (closed the
+	// ClientGone counts requests whose client went away (closed the
 	// connection) before the answer was done, as HTTP middleware sees it.
-	clientGone atomic.Int64
+	ClientGone atomic.Int64
 
 	mu   sync.Mutex
-	reqs []seenRequest
+	reqs []Request
 }
 
-type seenRequest struct {
+// Request is one HTTP request the server received.
+type Request struct {
 	Method, RPCMethod              string
 	SessionID, Version, Authorized string
 	Header                         http.Header
 	Params                         json.RawMessage
 }
 
-type echoIn struct {
+// EchoIn is the echo tool's input.
+type EchoIn struct {
 	Text string `json:"text"`
 }
 
-type echoOut struct {
+// EchoOut is the echo tool's output.
+type EchoOut struct {
 	Echo string `json:"echo"`
 }
 
-// newSDKServer starts a go-sdk server with tools:
+// NewSDKServer starts a go-sdk server with tools:
 // echo (returns its text), fail (isError result), slow (blocks until its
 // context ends or the test ends), and ExtraTools fillers tool00, tool01, ...;
 // resources file:///r0.txt .. file:///r2.txt (text "content of <uri>");
 // prompts greet (argument who) and p0, p1.
-func newSDKServer(t testing.TB, o sdkOpts) *sdkServer {
+func NewSDKServer(t testing.TB, o Options) *Server {
 	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "sdk-test", Version: "v0"}, &mcp.ServerOptions{PageSize: o.PageSize})
 	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "echo text"},
-		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, echoOut, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, echoOut{Echo: in.Text}, nil
+		func(_ context.Context, _ *mcp.CallToolRequest, in EchoIn) (*mcp.CallToolResult, EchoOut, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, EchoOut{Echo: in.Text}, nil
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "fail", Description: "always fails"},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 			return nil, nil, errors.New("the tool failed on purpose")
 		})
-	s := &sdkServer{MCP: srv, release: make(chan struct{})}
+	s := &Server{MCP: srv, release: make(chan struct{})}
 	mcp.AddTool(srv, &mcp.Tool{Name: "slow", Description: "blocks"},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 			select {
@@ -126,9 +133,9 @@ func newSDKServer(t testing.TB, o sdkOpts) *sdkServer {
 	return s
 }
 
-func (s *sdkServer) record(next http.Handler) http.Handler {
+func (s *Server) record(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		seen := seenRequest{
+		seen := Request{
 			Method:     r.Method,
 			SessionID:  r.Header.Get("Mcp-Session-Id"),
 			Version:    r.Header.Get("Mcp-Protocol-Version"),
@@ -150,18 +157,20 @@ func (s *sdkServer) record(next http.Handler) http.Handler {
 		s.mu.Unlock()
 		next.ServeHTTP(w, r)
 		if r.Context().Err() != nil {
-			s.clientGone.Add(1)
+			s.ClientGone.Add(1)
 		}
 	})
 }
 
-func (s *sdkServer) requests() []seenRequest {
+// Requests returns the requests received so far.
+func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]seenRequest(nil), s.reqs...)
+	return append([]Request(nil), s.reqs...)
 }
 
-func (s *sdkServer) sessions() int {
+// Sessions counts the server's open sessions.
+func (s *Server) Sessions() int {
 	n := 0
 	for range s.MCP.Sessions() {
 		n++
@@ -169,13 +178,13 @@ func (s *sdkServer) sessions() int {
 	return n
 }
 
-// sdkModes are the four ways the go-sdk server can answer.
-var sdkModes = []struct {
-	name string
-	opts sdkOpts
+// Modes are the four ways the go-sdk server can answer.
+var Modes = []struct {
+	Name string
+	Opts Options
 }{
-	{"sse-stateful", sdkOpts{}},
-	{"json-stateful", sdkOpts{JSON: true}},
-	{"sse-stateless", sdkOpts{Stateless: true}},
-	{"json-stateless", sdkOpts{JSON: true, Stateless: true}},
+	{"sse-stateful", Options{}},
+	{"json-stateful", Options{JSON: true}},
+	{"sse-stateless", Options{Stateless: true}},
+	{"json-stateless", Options{JSON: true, Stateless: true}},
 }

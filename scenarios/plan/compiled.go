@@ -1,0 +1,57 @@
+package plan
+
+import "time"
+
+// Compiled is a checked plan in the form the engine plays: every option
+// resolved, every template and threshold parsed. It is made by [Compile]
+// and only read after that.
+type Compiled struct {
+	Plan       *Plan
+	Scenarios  []*CompiledScenario // in plan order
+	Thresholds []*CompiledThreshold
+}
+
+// CompiledScenario is a checked scenario with its flow compiled.
+type CompiledScenario struct {
+	*Scenario
+	// Index is the scenario's position in the plan.
+	Index int
+	Flow  []CompiledStep
+	// RequestTimeout is the scenario's per-request timeout, else the
+	// plan's.
+	RequestTimeout time.Duration
+	// Pin is the pinned protocol version ("": negotiate).
+	Pin string
+	// StartsWithInit: the flow begins with initialize, so users do not
+	// initialize before their first iteration.
+	StartsWithInit bool
+	// Users is the most users the scenario runs at once.
+	Users int
+	// Length is how long its executor runs, from StartTime.
+	Length time.Duration
+}
+
+// CompiledStep is a checked step. Kind is the Step's; the other fields
+// belong to some kinds only, as in [Step].
+type CompiledStep struct {
+	Kind string
+	// Name of the tool or prompt, URI of the resource.
+	Name, URI Text
+	// Args are the arguments of tools/call or prompts/get (nil: none).
+	Args *Template
+	// Timeout (0: the scenario's) and AbortAfter (0: never) of a request.
+	Timeout, AbortAfter time.Duration
+	Think               Think
+	Probability         float64
+	// Choices of a choose step; CumWeights[i] is the sum of the weights
+	// of choices 0..i.
+	Choices    [][]CompiledStep
+	CumWeights []int
+}
+
+// Validate reports every problem with p, each naming where it is (file and
+// line when p came from a file).
+func (p *Plan) Validate() error {
+	_, err := Compile(p)
+	return err
+}
