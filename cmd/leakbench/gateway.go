@@ -141,6 +141,10 @@ func cmdGateway(ctx context.Context, args []string) error {
 	sessionTimeout := e.Duration("session-timeout", "LEAKBENCH_GATEWAY_SESSION_TIMEOUT", gateway.DefaultSessionTimeout, "close stateful MCP sessions idle this long (negative: never)")
 	stateless := e.Bool("stateless", "LEAKBENCH_GATEWAY_STATELESS", false, "serve MCP without sessions (no Mcp-Session-Id)")
 	jsonResp := e.Bool("json-response", "LEAKBENCH_GATEWAY_JSON_RESPONSE", false, "answer with application/json instead of text/event-stream")
+	readHeaderTimeout := e.Duration("read-header-timeout", "LEAKBENCH_GATEWAY_READ_HEADER_TIMEOUT", gateway.DefaultReadHeaderTimeout, "how long a client may take to send a request's headers")
+	bodyReadTimeout := e.Duration("body-read-timeout", "LEAKBENCH_GATEWAY_BODY_READ_TIMEOUT", gateway.DefaultBodyReadTimeout, "how long a client may take to send a request's body (408 after it); the body is read whole before any database work")
+	idleTimeout := e.Duration("idle-timeout", "LEAKBENCH_GATEWAY_IDLE_TIMEOUT", gateway.DefaultIdleTimeout, "close keep-alive connections idle this long")
+	tokenUsage := e.Bool("token-usage", "LEAKBENCH_GATEWAY_TOKEN_USAGE", false, "record each token's last use (at most once a second per token); the session-outside-request variant leaks there, so compare it with a fixed run that has this on")
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, `Usage: leakbench gateway --dsn DSN [--variant V] [--listen ADDR] [--pool-size N] [--upstream-url URL]
                          [--run-delay D] [--stateless] [--json-response] [flags]
@@ -160,6 +164,11 @@ Variants (--variant; the leak variants combine, comma-separated, but not with fi
                         while it polls (up to 30 s): the pool runs dry
   held-across-upstream  ContextForge #2518 / #2323: call_upstream keeps a transaction
                         open while the upstream answers
+  session-outside-request
+                        ContextForge #1862: the token-usage write's own session is
+                        closed only on the happy path; a token used again within a
+                        second leaves it idle in transaction (needs --token-usage on
+                        the fixed run for a fair comparison)
 
 Logs go to stderr; SIGINT or SIGTERM stops the gateway.
 
@@ -186,7 +195,8 @@ Logs go to stderr; SIGINT or SIGTERM stops the gateway.
 	cfg := gateway.Config{DSN: dsn, Variant: *variant, Listen: *listen, PoolSize: *poolSize, PoolTimeout: *poolTimeout,
 		Stateless: *stateless, JSONResponse: *jsonResp, UpstreamURL: *upstreamURL, UpstreamTimeout: *upstreamTimeout,
 		RunDelay: *runDelay, PollInterval: *pollInterval, PageSize: *pageSize, MaxBodyBytes: *maxBody,
-		SessionTimeout: *sessionTimeout, Logger: log}
+		SessionTimeout: *sessionTimeout, ReadHeaderTimeout: *readHeaderTimeout, BodyReadTimeout: *bodyReadTimeout,
+		IdleTimeout: *idleTimeout, TokenUsage: *tokenUsage, Logger: log}
 	gw, err := gateway.Start(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("start gateway: %w", err)
