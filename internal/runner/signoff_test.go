@@ -3,10 +3,14 @@ package runner
 import (
 	"context"
 	"errors"
+	"io"
 	"io/fs"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -63,12 +67,17 @@ func TestSignoffWholeLoop(t *testing.T) {
 	defer cancel()
 	p := shortProfile(t)
 	p.Stack.TokenSeed = 1 // known tokens (else random), which assertNoSecrets looks for
-	cmp, err := Signoff(ctx, SignoffOptions{Profile: p, Out: out, Version: "test"})
+	addr := freeAddr(t)
+	scraped := scrapeWhileRunning(ctx, "http://"+addr+"/metrics", `leakbench_mcp_reqs_total{method="tools/call",name="get_team_tools",scenario="agents"}`)
+	cmp, err := Signoff(ctx, SignoffOptions{Profile: p, Out: out, Version: "test", MetricsAddr: addr})
 	if errors.Is(err, fixtures.ErrMissingBinary) {
 		t.Skipf("PostgreSQL or PgBouncer not installed (run `make deps`): %v", err)
 	}
 	if err != nil {
 		t.Fatalf("signoff: %v", err)
+	}
+	if n := scraped(); n == 0 {
+		t.Errorf("the engine's /metrics at %s never served the load's counters during the runs", addr)
 	}
 	for _, ch := range cmp.Checks {
 		if !ch.Pass {
@@ -314,5 +323,52 @@ func TestHeldWhileWaitingSignature(t *testing.T) {
 	}
 	if !names["after does not pin the service pool"] {
 		t.Errorf("the verdict has no pool check for a leak without transactions: %+v", cmp.Checks)
+	}
+}
+
+// freeAddr returns a loopback address no one listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// scrapeWhileRunning scrapes url every 250 ms until ctx ends; the function
+// it returns stops it and says how many scrapes held want.
+func scrapeWhileRunning(ctx context.Context, url, want string) func() int {
+	ctx, cancel := context.WithCancel(ctx)
+	var hits atomic.Int64
+	done := make(chan struct{})
+	c := &http.Client{Timeout: time.Second}
+	go func() {
+		defer close(done)
+		defer c.CloseIdleConnections()
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			resp, err := c.Get(url)
+			if err != nil {
+				continue // not serving between the runs
+			}
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+			resp.Body.Close()
+			if strings.Contains(string(b), want) {
+				hits.Add(1)
+			}
+		}
+	}()
+	return func() int {
+		cancel()
+		<-done
+		return int(hits.Load())
 	}
 }

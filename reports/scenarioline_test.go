@@ -1,0 +1,23 @@
+package reports_test
+
+import (
+	"testing"
+
+	"github.com/leakbench/leakbench/internal/runner"
+	"github.com/leakbench/leakbench/reports"
+	"github.com/leakbench/leakbench/scenarios/engine"
+)
+
+// TestScenarioLineOfProfiles: the report's scenario line of a run of each
+// built-in profile says what the plan plays (it once said "0 users for
+// 0s" for every plan-based run).
+func TestScenarioLineOfProfiles(t *testing.T) {
+	for _, name := range []string{"ci", "incident"} {
+		p, err := runner.LookupProfile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &reports.Summary{Load: &engine.Result{Plan: p.Plan}}
+		reports.Golden(t, "scenario-line-"+name+".txt", []byte(reports.ScenarioText(s)+"\n"))
+	}
+}
