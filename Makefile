@@ -8,7 +8,7 @@ OUT      ?= out/signoff
 VERSION  := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 PKGS     := ./...
 
-.PHONY: all build deps test test-short loadtest bench lint fuzz clean
+.PHONY: all build deps test test-short loadtest bench lint fuzz clean examples
 
 all: build
 
@@ -33,6 +33,11 @@ loadtest: deps build
 bench: deps
 	@command -v wrk >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && apt-get install -y -qq wrk >/dev/null; } || echo "wrk not installed: the engine-vs-wrk benchmark is skipped (apt-get install wrk)"
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 20m $(PKGS)
+
+# examples regenerates reports/examples/ from real sign-offs and the README's
+# tables from them (EXAMPLES="ci" for the short one only).
+examples: deps build
+	./scripts/examples.sh
 
 lint:
 	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
