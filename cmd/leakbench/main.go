@@ -54,6 +54,7 @@ var commands = map[string]command{
 	"up":       {"start a stack (docker, local or external), print its endpoints, wait for Ctrl-C", cmdUp},
 	"images":   {"build the docker provider's images (no registry needed) and say where each came from", cmdImages},
 	"probe":    {"attach to a running PostgreSQL (and PgBouncer, service metrics) and record leaked connections", cmdProbe},
+	"trend":    {"plot a history directory's key figures release after release (HTML, PNG, SVG)", cmdTrend},
 	"version":  {"print leakbench's version", func(context.Context, []string) error { fmt.Println(version); return nil }},
 }
 
@@ -103,6 +104,9 @@ func exitCode(err error) int {
 		return exitOK
 	case errors.Is(err, flag.ErrHelp):
 		return exitOK
+	case errors.As(err, new(*exitError)):
+		fmt.Fprintf(os.Stderr, "leakbench: %s\n", redact.String(err.Error()))
+		return exitErrorCode(err)
 	case errors.Is(err, errVerdict):
 		fmt.Fprintf(os.Stderr, "leakbench: %s\n", redact.String(err.Error()))
 		return exitVerdict

@@ -13,7 +13,7 @@ import (
 	"github.com/leakbench/leakbench/reports"
 )
 
-func cmdRun(ctx context.Context, args []string) error {
+func cmdRun(ctx context.Context, args []string) (err error) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	profile := fs.String("profile", "ci", "built-in profile: "+strings.Join(runner.ProfileNames(), ", "))
 	scenario := fs.String("scenario", "", "a profile or scenario file to use instead of --profile")
@@ -28,6 +28,9 @@ func cmdRun(ctx context.Context, args []string) error {
 	pgbouncerFlag := newSecretFlag(fs, "pgbouncer-admin-dsn", "LEAKBENCH_PGBOUNCER_ADMIN_DSN", "external: PgBouncer admin console `DSN` (optional)", "pgbouncer")
 	tokensFile := fs.String("tokens-file", "", "external: file of bearer tokens, one a line (default: leakbench's seeded tokens)")
 	metricsAddr := fs.String("metrics-addr", "", "serve the load engine's live Prometheus metrics at http://ADDR/metrics while the load runs (e.g. 127.0.0.1:9464)")
+	keepQueryText := fs.Bool("keep-query-text", false, "keep stuck sessions' raw query texts in the run directory and reports (default: literals masked, since queries may hold e-mails, keys or passwords; sensitive)")
+	hist := addHistoryFlags(fs, false)
+	defer func() { err = hist.exit(err) }()
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, "Usage: leakbench run --variant V --out DIR [flags]\n\nStarts a local PostgreSQL + PgBouncer + reference gateway with the variant, plays the profile's\nload, probes the database, and writes the run directory (summary.json, report.md, samples.jsonl,\nepisodes.jsonl, logs/).\n\n")
 		fs.PrintDefaults()
@@ -71,11 +74,15 @@ func cmdRun(ctx context.Context, args []string) error {
 	if err := overrideVariants(&p, *variant, ""); err != nil {
 		return err
 	}
-	sum, err := runner.Run(ctx, runner.Options{Profile: p, Variant: *variant, Name: *variant, Dir: *out, Force: *force, Log: os.Stderr, Version: version, Env: *env, External: ext, MetricsAddr: *metricsAddr})
+	if err := hist.prepare(p.Name, *variant); err != nil {
+		return err
+	}
+	sum, err := runner.Run(ctx, runner.Options{Profile: p, Variant: *variant, Name: *variant, Dir: *out, Force: *force, Log: os.Stderr, Version: version, Env: *env, External: ext, MetricsAddr: *metricsAddr, KeepQueryText: *keepQueryText})
 	if err != nil {
 		return err
 	}
-	if _, err := reports.RenderRun(*out); err != nil {
+	rendered, err := reports.RenderRun(*out)
+	if err != nil {
 		return fmt.Errorf("render reports: %w", err)
 	}
 	fmt.Println()
@@ -83,7 +90,7 @@ func cmdRun(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Printf("\nreport: %s/report.html\n", *out)
-	return nil
+	return hist.recordRun(ctx, *out, rendered)
 }
 
 // readTokens reads bearer tokens, one a line; blank lines and # comments

@@ -12,7 +12,7 @@ import (
 	"github.com/leakbench/leakbench/internal/runner"
 )
 
-func cmdSignoff(ctx context.Context, args []string) error {
+func cmdSignoff(ctx context.Context, args []string) (err error) {
 	fs := flag.NewFlagSet("signoff", flag.ContinueOnError)
 	profile := fs.String("profile", "ci", "built-in profile: "+strings.Join(runner.ProfileNames(), ", ")+" (ci: both runs in about 90 s on 2 cores)")
 	scenario := fs.String("scenario", "", "a profile or scenario file to use instead of --profile (see scenarios/profiles/*.yaml)")
@@ -22,6 +22,9 @@ func cmdSignoff(ctx context.Context, args []string) error {
 	before := fs.String("variant-before", "", "gateway variant of the before run (default from the profile: commit-in-finally); known: "+gateway.VariantNames())
 	after := fs.String("variant-after", "", "gateway variant of the after run (default from the profile: fixed)")
 	metricsAddr := fs.String("metrics-addr", "", "serve the load engine's live Prometheus metrics at http://ADDR/metrics while each run's load runs (e.g. 127.0.0.1:9464)")
+	keepQueryText := fs.Bool("keep-query-text", false, "keep stuck sessions' raw query texts in the run directory and reports (default: literals masked, since queries may hold e-mails, keys or passwords; sensitive)")
+	hist := addHistoryFlags(fs, true)
+	defer func() { err = hist.exit(err) }()
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, "Usage: leakbench signoff --out DIR [flags]\n\nRuns the same load against the leaky gateway (before) and the fixed one (after), each on a fresh\nPostgreSQL + PgBouncer (containers or local processes, see --env), probes pg_stat_activity and PgBouncer, and compares.\nExit 0 when before shows the leak and after shows none, 99 when a check fails.\n\n")
 		fs.PrintDefaults()
@@ -44,8 +47,11 @@ func cmdSignoff(ctx context.Context, args []string) error {
 	if err := overrideVariants(&p, *before, *after); err != nil {
 		return err
 	}
+	if err := hist.prepare(p.Name, p.VariantAfter); err != nil {
+		return err
+	}
 	start := time.Now()
-	cmp, err := runner.Signoff(ctx, runner.SignoffOptions{Profile: p, Out: *out, Force: *force, Log: os.Stderr, Version: version, Env: *env, MetricsAddr: *metricsAddr})
+	cmp, err := runner.Signoff(ctx, runner.SignoffOptions{Profile: p, Out: *out, Force: *force, Log: os.Stderr, Version: version, Env: *env, MetricsAddr: *metricsAddr, KeepQueryText: *keepQueryText})
 	if err != nil {
 		return err
 	}
@@ -53,9 +59,16 @@ func cmdSignoff(ctx context.Context, args []string) error {
 	if err := cmp.WriteTable(os.Stdout); err != nil {
 		return err
 	}
+	regressed, err := hist.recordSignoff(ctx, *out, cmp)
+	if err != nil {
+		return err
+	}
 	fmt.Printf("\nsign-off took %s; report: %s/report.md\n", time.Since(start).Round(time.Second), *out)
 	if !cmp.Pass {
 		return fmt.Errorf("%w: see %s/report.md", errVerdict, *out)
+	}
+	if regressed {
+		return fmt.Errorf("%w: after regressed against the baseline; see %s/baseline.md", errVerdict, *out)
 	}
 	return nil
 }

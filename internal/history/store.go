@@ -73,6 +73,18 @@ func Open(dir string) (*Store, error) {
 	return &Store{dir: dir, now: time.Now, random: rand.Read}, nil
 }
 
+// OpenExisting opens a history directory for reading, creating nothing.
+func OpenExisting(dir string) (*Store, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open history: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("open history: %s is not a directory", dir)
+	}
+	return &Store{dir: dir, now: time.Now, random: rand.Read}, nil
+}
+
 // Dir is the store's directory.
 func (s *Store) Dir() string { return s.dir }
 

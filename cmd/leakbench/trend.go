@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/leakbench/leakbench/internal/history"
+	"github.com/leakbench/leakbench/internal/history/trend"
+)
+
+func cmdTrend(_ context.Context, args []string) error {
+	fs := flag.NewFlagSet("trend", flag.ContinueOnError)
+	out := fs.String("out", "", "directory for trend.html, trend.md and plots/ (required)")
+	profile := fs.String("profile", "", "the profile whose entries to draw (default: the newest entry's)")
+	variant := fs.String("variant", "", "the (after) variant whose entries to draw (default: the newest entry's)")
+	baseline := fs.String("baseline", history.BaselineLast, "the entry to mark as the baseline: last (the newest passing one), an entry ID, or none")
+	fs.Usage = func() {
+		fmt.Fprintf(os.Stderr, "Usage: leakbench trend HISTORY_DIR --out DIR [flags]\n\nDraws the key figures of a history directory (written by run/signoff --history) release after\nrelease: a self-contained trend.html, trend.md and plots/NAME.png|svg, the baseline marked.\n\n")
+		fs.PrintDefaults()
+	}
+	// The directory may come before or after the flags.
+	var dir string
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		dir, args = args[0], args[1:]
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if dir == "" {
+		return fmt.Errorf("%w: leakbench trend HISTORY_DIR --out DIR", errUsage)
+	}
+	if *out == "" {
+		return fmt.Errorf("%w: --out DIR is required", errUsage)
+	}
+	st, err := history.OpenExisting(dir)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, history.MarkerFile)); err != nil {
+		fmt.Fprintf(os.Stderr, "leakbench: warning: %s has no %s marker; reading its entries anyway\n", dir, history.MarkerFile)
+	}
+	entries, warnings, err := st.List()
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(os.Stderr, "leakbench: warning: history %s\n", w)
+	}
+	t, err := trend.New(entries, trend.Options{Profile: *profile, Variant: *variant, Baseline: *baseline})
+	if errors.Is(err, trend.ErrEmpty) || errors.Is(err, history.ErrNotFound) {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if err != nil {
+		return err
+	}
+	if err := t.Write(*out); err != nil {
+		return err
+	}
+	if err := t.WriteMarkdown(os.Stdout); err != nil {
+		return err
+	}
+	fmt.Printf("\ntrend: %s/%s (%d entries; %d skipped)\n", *out, trend.HTMLFile, len(t.Entries), len(warnings))
+	return nil
+}
