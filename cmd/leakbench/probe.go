@@ -59,6 +59,7 @@ func cmdProbe(ctx context.Context, args []string) error {
 	metricsAddr := fs.String("metrics-addr", "", "serve the probe's own metrics at http://`ADDR`/metrics (e.g. 127.0.0.1:9187)")
 	out := fs.String("out", "", "directory to write samples.jsonl, episodes.jsonl and "+probes.SummaryFile+" into (required)")
 	force := fs.Bool("force", false, "replace the contents of a non-empty --out directory")
+	keepQueryText := fs.Bool("keep-query-text", false, "keep stuck sessions' raw query texts in --out (default: literals masked, since queries may hold e-mails, keys or passwords; sensitive)")
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, `Usage: leakbench probe --probe-dsn DSN [--pgbouncer-admin-dsn DSN] [--scrape URL]... [--duration D] --out DIR
 
@@ -106,6 +107,7 @@ cleanly on Ctrl-C or after --duration, leaving the samples, episodes and a summa
 	p, err := probes.Start(ctx, probes.Config{
 		DSN: dsn, PgBouncerAdminDSN: pgbouncer, Database: *database, Interval: *interval, StuckAfter: *stuckAfter,
 		RunDir: *out, Scrape: scrapes, Mappings: mappings, MetricsAddr: *metricsAddr, OnWarning: view.warn,
+		KeepQueryText: *keepQueryText,
 	})
 	if err != nil {
 		// Nothing was probed: leave no empty --out behind that looks like
