@@ -46,6 +46,10 @@ type Options struct {
 	// MetricsAddr, if set, serves the engine's live Prometheus metrics at
 	// /metrics on this address while the load runs.
 	MetricsAddr string
+	// KeepQueryText keeps the raw query texts of stuck sessions in the run
+	// directory and reports instead of masking their literals. Sensitive:
+	// see probes.Config.KeepQueryText.
+	KeepQueryText bool
 }
 
 // Run starts a stack with the variant, probes it while the load plays, lets
@@ -103,7 +107,7 @@ func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
 	poller, err := probes.Start(ctx, probes.Config{
 		DSN: env.ProbeDSN, PgBouncerAdminDSN: env.PgBouncerAdminDSN, Database: env.Database,
 		Interval: p.Probe.Interval, StuckAfter: p.Probe.StuckAfter, RunDir: o.Dir,
-		Scrape: scrapeTargets(env),
+		Scrape: scrapeTargets(env), KeepQueryText: o.KeepQueryText,
 		// A probe source that fails (PgBouncer's console, the metrics
 		// scrape) does not stop the others; say so as it happens.
 		OnWarning: func(w probes.Warning) {
@@ -245,7 +249,7 @@ func fillEnvironment(e *reports.Environment, env *fixtures.Env) {
 	e.PoolMode = env.Config.PoolMode
 	e.PgBouncerPoolSize = env.Config.PgBouncerPoolSize
 	e.GatewayPoolSize = env.Config.GatewayPoolSize
-	e.Target = env.GatewayURL
+	e.Target = redact.URL(env.GatewayURL) // a URL may carry credentials
 }
 
 // writeConfig records the resolved configuration. Tokens and DSNs are not

@@ -23,6 +23,8 @@ type SignoffOptions struct {
 	// MetricsAddr, if set, serves each run's live Prometheus metrics (see
 	// Options.MetricsAddr).
 	MetricsAddr string
+	// KeepQueryText: see Options.KeepQueryText.
+	KeepQueryText bool
 }
 
 // Signoff runs the profile against the before variant and then the after
@@ -36,7 +38,7 @@ func Signoff(ctx context.Context, o SignoffOptions) (*reports.Comparison, error)
 	runs := []struct{ name, variant string }{{"before", o.Profile.VariantBefore}, {"after", o.Profile.VariantAfter}}
 	for _, r := range runs {
 		_, err := Run(ctx, Options{Profile: o.Profile, Variant: r.variant, Name: r.name,
-			Dir: filepath.Join(o.Out, r.name), Log: o.Log, Version: o.Version, Env: o.Env, MetricsAddr: o.MetricsAddr})
+			Dir: filepath.Join(o.Out, r.name), Log: o.Log, Version: o.Version, Env: o.Env, MetricsAddr: o.MetricsAddr, KeepQueryText: o.KeepQueryText})
 		if err != nil {
 			return nil, fmt.Errorf("%s run (%s): %w", r.name, r.variant, err)
 		}
