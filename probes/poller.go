@@ -250,12 +250,7 @@ func (p *Poller) sampleOnce(ctx context.Context) {
 		s.Time, s.Gap = began.UTC(), true
 		errs = append(errs, err.Error())
 	} else {
-		measure(&s, a, p.cfg.StuckAfter)
-		for _, e := range p.track.observe(a.now, a.rows) {
-			p.episode(e)
-		}
-		s.OldestIdleInTx = p.track.oldest(a.now)
-		p.tracked = p.track.tracked(p.tracked)
+		p.absorb(&s, a)
 	}
 	if p.bouncer != nil {
 		var want []int32
@@ -285,13 +280,29 @@ func (p *Poller) sampleOnce(ctx context.Context) {
 		s.Error = redact.String(strings.Join(errs, "; "))
 	}
 	s.TookSeconds = time.Since(began).Seconds()
-	p.sum.addSample(s)
-	p.metrics.sample(&s)
+	p.keep(&s)
+}
+
+// absorb fills s from a successful read of PostgreSQL and ends the
+// episodes it shows over.
+func (p *Poller) absorb(s *Sample, a activity) {
+	measure(s, a, p.cfg.StuckAfter)
+	for _, e := range p.track.observe(a.now, a.rows) {
+		p.episode(e)
+	}
+	s.OldestIdleInTx = p.track.oldest(a.now)
+	p.tracked = p.track.tracked(p.tracked)
+}
+
+// keep adds a finished sample to the summary, the metrics and the file.
+func (p *Poller) keep(s *Sample) {
+	p.sum.addSample(*s)
+	p.metrics.sample(s)
 	if p.rec != nil {
-		p.rec.sample(&s)
+		p.rec.sample(s)
 	}
 	p.mu.Lock()
-	p.last = s
+	p.last = *s
 	p.mu.Unlock()
 }
 

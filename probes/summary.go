@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // Summary is what a Poller saw over its whole run.
@@ -32,7 +34,9 @@ type Summary struct {
 	// EndReasons counts episodes by EndReason.
 	EndReasons         map[string]int `json:"end_reasons"`
 	LongestHoldSeconds float64        `json:"longest_hold_seconds"`
-	// Release latency over all episodes, nearest-rank percentiles.
+	// Release latency over all episodes, nearest-rank percentiles: exact
+	// up to maxExactHolds episodes, beyond that to three significant
+	// digits (an HDR histogram); the maximum is always exact.
 	ReleaseP50Seconds float64 `json:"release_p50_seconds"`
 	ReleaseP99Seconds float64 `json:"release_p99_seconds"`
 	ReleaseMaxSeconds float64 `json:"release_max_seconds"`
@@ -87,7 +91,9 @@ type Summary struct {
 
 	// Culprits group the stuck episodes by the fingerprint of their last
 	// query and their application name, most episodes first, then most
-	// total hold time.
+	// total hold time. At most maxCulprits (500) are kept: when a new one
+	// comes and there is no room, the one with the fewest episodes (the
+	// oldest among equals) makes room.
 	Culprits []Culprit `json:"culprits"`
 	// Warnings lists every kind of failure of a source, in the order first
 	// seen.
@@ -114,19 +120,17 @@ type Culprit struct {
 	AppClientAddr string `json:"app_client_addr,omitempty"`
 }
 
-// summarizer folds samples and episodes into a Summary as they come.
-//
-// Release percentiles come from the sorted hold times rather than an HDR
-// histogram: a run has thousands of episodes at most (one per sighting of a
-// backend idle in transaction), so keeping them costs kilobytes, and sorting
-// gives exact percentiles with nothing to configure.
+// summarizer folds samples and episodes into a Summary as they come, in
+// memory that does not grow with the run: a day of samples at 100 ms with
+// a thousand connections costs what an hour does (BenchmarkProbeDay).
 type summarizer struct {
 	sum            Summary
 	interval       time.Duration
 	stuckAfter     time.Duration
 	scrapeInterval time.Duration
-	holds          []float64
-	culprits       map[culpritKey]*Culprit
+	holds          holdStats
+	culprits       map[culpritKey]*culpritEntry
+	culpritSeq     int
 	keepQuery      bool // Config.KeepQueryText
 
 	lastBouncer  time.Time
@@ -137,6 +141,64 @@ type summarizer struct {
 }
 
 type culpritKey struct{ fingerprint, app string }
+
+type culpritEntry struct {
+	Culprit
+	seq int // order of arrival: of two with as few episodes, the older goes
+}
+
+// maxCulprits bounds the culprits kept: a service has a few dozen kinds of
+// statement; thousands of fingerprints mean texts that differ in their
+// identifiers (temporary tables, generated names), where the ones seen
+// most are what matters.
+const maxCulprits = 500
+
+// holdStats keeps the release latencies: every one, for exact
+// percentiles, up to maxExactHolds, and all of them in an HDR histogram
+// (microseconds, three significant digits, about 300 kB) that answers
+// beyond that.
+type holdStats struct {
+	exact []float64
+	hist  *hdrhistogram.Histogram
+}
+
+const (
+	maxExactHolds = 1 << 16
+	// maxHoldMicros is the longest hold the histogram tells apart (30
+	// days); longer ones count as that.
+	maxHoldMicros = 30 * 24 * 3600 * 1_000_000
+)
+
+func (h *holdStats) add(seconds float64) {
+	if len(h.exact) < maxExactHolds {
+		h.exact = append(h.exact, seconds)
+	}
+	if h.hist == nil {
+		h.hist = hdrhistogram.New(1, maxHoldMicros, 3)
+	}
+	_ = h.hist.RecordValue(min(max(int64(math.Round(seconds*1e6)), 1), maxHoldMicros))
+}
+
+// percentiles returns the nearest-rank percentiles ps of the holds, none
+// above maxSeconds (the exact maximum).
+func (h *holdStats) percentiles(maxSeconds float64, ps ...float64) []float64 {
+	out := make([]float64, len(ps))
+	if h.hist == nil {
+		return out
+	}
+	if int64(len(h.exact)) == h.hist.TotalCount() {
+		sorted := slices.Clone(h.exact)
+		slices.Sort(sorted)
+		for i, p := range ps {
+			out[i] = percentile(sorted, p)
+		}
+		return out
+	}
+	for i, p := range ps {
+		out[i] = min(float64(h.hist.ValueAtQuantile(p))/1e6, maxSeconds)
+	}
+	return out
+}
 
 func newSummarizer(interval, stuckAfter, timeout time.Duration) *summarizer {
 	return &summarizer{
@@ -151,7 +213,7 @@ func newSummarizer(interval, stuckAfter, timeout time.Duration) *summarizer {
 		interval:       interval,
 		stuckAfter:     stuckAfter,
 		scrapeInterval: DefaultScrapeInterval,
-		culprits:       make(map[culpritKey]*Culprit),
+		culprits:       make(map[culpritKey]*culpritEntry),
 	}
 }
 
@@ -260,7 +322,7 @@ func (a *summarizer) addAppPool(t time.Time, p *AppPoolSample) {
 func (a *summarizer) addEpisode(e Episode) {
 	a.sum.Episodes++
 	a.sum.EndReasons[e.EndReason]++
-	a.holds = append(a.holds, e.HoldSeconds)
+	a.holds.add(e.HoldSeconds)
 	a.sum.LongestHoldSeconds = max(a.sum.LongestHoldSeconds, e.HoldSeconds)
 	if e.EndReason == EndTimeout {
 		a.sum.TimeoutTerminated++
@@ -279,11 +341,15 @@ func (a *summarizer) addEpisode(e Episode) {
 	k := culpritKey{fp, e.ApplicationName}
 	c := a.culprits[k]
 	if c == nil {
+		if len(a.culprits) >= maxCulprits {
+			a.dropCulprit()
+		}
 		example := sanitizeText(e.Query)
 		if !a.keepQuery {
 			example = MaskQuery(e.Query)
 		}
-		c = &Culprit{Fingerprint: k.fingerprint, ExampleQuery: example, ApplicationName: k.app, ClientAddr: e.ClientAddr}
+		a.culpritSeq++
+		c = &culpritEntry{Culprit{Fingerprint: k.fingerprint, ExampleQuery: example, ApplicationName: k.app, ClientAddr: e.ClientAddr}, a.culpritSeq}
 		a.culprits[k] = c
 	}
 	if c.AppClientAddr == "" && e.PgBouncer != nil {
@@ -292,6 +358,19 @@ func (a *summarizer) addEpisode(e Episode) {
 	c.Episodes++
 	c.TotalHoldSeconds += e.HoldSeconds
 	c.MaxHoldSeconds = max(c.MaxHoldSeconds, e.HoldSeconds)
+}
+
+// dropCulprit makes room for a new culprit: the one with the fewest
+// episodes goes, the oldest of those.
+func (a *summarizer) dropCulprit() {
+	var worst culpritKey
+	var w *culpritEntry
+	for k, c := range a.culprits {
+		if w == nil || c.Episodes < w.Episodes || c.Episodes == w.Episodes && c.seq < w.seq {
+			worst, w = k, c
+		}
+	}
+	delete(a.culprits, worst)
 }
 
 // summary returns the summary so far.
@@ -304,16 +383,12 @@ func (a *summarizer) summary() Summary {
 	if s.DatabaseSampled {
 		s.TimeoutUnconfirmed = max(0, s.TimeoutTerminated-int(s.SessionsFatalTotal))
 	}
-	holds := slices.Clone(a.holds)
-	slices.Sort(holds)
-	s.ReleaseP50Seconds = percentile(holds, 50)
-	s.ReleaseP99Seconds = percentile(holds, 99)
-	if n := len(holds); n > 0 {
-		s.ReleaseMaxSeconds = holds[n-1]
-	}
+	ps := a.holds.percentiles(s.LongestHoldSeconds, 50, 99)
+	s.ReleaseP50Seconds, s.ReleaseP99Seconds = ps[0], ps[1]
+	s.ReleaseMaxSeconds = s.LongestHoldSeconds
 	s.Culprits = make([]Culprit, 0, len(a.culprits))
 	for _, c := range a.culprits {
-		s.Culprits = append(s.Culprits, *c)
+		s.Culprits = append(s.Culprits, c.Culprit)
 	}
 	slices.SortFunc(s.Culprits, func(x, y Culprit) int {
 		return cmp.Or(

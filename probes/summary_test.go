@@ -2,11 +2,13 @@ package probes
 
 import (
 	"encoding/json"
+	"fmt"
 	"errors"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -241,6 +243,20 @@ func TestWarnings(t *testing.T) {
 	}
 }
 
+// TestWarningsBounded: failures that differ in more than numbers, one kind
+// after another, are kept as at most maxWarningKinds kinds.
+func TestWarningsBounded(t *testing.T) {
+	w := newWarnings(nil)
+	for i := range maxWarningKinds + 50 {
+		w.report("scrape http://127.0.0.1:1/metrics", fmt.Errorf("unexpected series %s", strings.Repeat("x", i)), at(float64(i)))
+	}
+	all := w.all()
+	last := all[len(all)-1]
+	if len(all) != maxWarningKinds+1 || last.Count != 50 || !strings.HasPrefix(last.Message, otherFailures) {
+		t.Errorf("%d kinds, last %+v; want %d, the last counting the other 50", len(all), last, maxWarningKinds+1)
+	}
+}
+
 // TestWriteSummaryFile: the summary is replaced whole or not at all, and
 // no temporary file is left behind either way.
 func TestWriteSummaryFile(t *testing.T) {
@@ -283,5 +299,50 @@ func TestWriteSummaryFile(t *testing.T) {
 	s.MaxSampleSeconds = 0
 	if err := WriteSummaryFile(filepath.Join(dir, "missing", SummaryFile), &s); err == nil {
 		t.Error("no error writing into a missing directory")
+	}
+}
+
+// TestSummarizerBounded: past maxExactHolds episodes the percentiles come
+// from the histogram, to three significant digits, and the memory stays
+// put; past maxCulprits culprits the smallest make room.
+func TestSummarizerBounded(t *testing.T) {
+	a := newSummarizer(100*time.Millisecond, time.Second, 0)
+	const n = 3 * maxExactHolds
+	var all []float64
+	for i := range n {
+		hold := 0.001 * float64(1+(i*7919)%n) // 1 ms … n ms, shuffled
+		all = append(all, hold)
+		a.addEpisode(Episode{HoldSeconds: hold, Query: "SELECT 1", EndReason: EndReleased})
+	}
+	slices.Sort(all)
+	s := a.summary()
+	if len(a.holds.exact) != maxExactHolds || s.Episodes != n {
+		t.Fatalf("%d exact holds kept for %d episodes; want %d", len(a.holds.exact), s.Episodes, maxExactHolds)
+	}
+	for _, c := range []struct {
+		p         float64
+		got, want float64
+	}{{50, s.ReleaseP50Seconds, percentile(all, 50)}, {99, s.ReleaseP99Seconds, percentile(all, 99)}} {
+		if math.Abs(c.got-c.want) > c.want/1000 {
+			t.Errorf("p%g %.6f, exact %.6f: off by more than 0.1%%", c.p, c.got, c.want)
+		}
+	}
+	if s.ReleaseMaxSeconds != all[n-1] || s.LongestHoldSeconds != all[n-1] {
+		t.Errorf("max %g longest %g, want exactly %g", s.ReleaseMaxSeconds, s.LongestHoldSeconds, all[n-1])
+	}
+
+	a = newSummarizer(100*time.Millisecond, time.Second, 0)
+	for range 10 {
+		a.addEpisode(Episode{HoldSeconds: 5, Query: "SELECT 'the culprit'", EndReason: EndTimeout})
+	}
+	for i := range maxCulprits + 20 {
+		a.addEpisode(Episode{HoldSeconds: 2, Query: fmt.Sprintf("SELECT * FROM tmp_%d", i), EndReason: EndReleased})
+	}
+	s = a.summary()
+	if len(s.Culprits) != maxCulprits || s.Culprits[0].Fingerprint != "SELECT ?" || s.Culprits[0].Episodes != 10 {
+		t.Errorf("%d culprits, first %+v; want %d, SELECT ? with 10", len(s.Culprits), s.Culprits[0], maxCulprits)
+	}
+	if slices.ContainsFunc(s.Culprits, func(c Culprit) bool { return c.Fingerprint == "SELECT * FROM tmp_0" }) {
+		t.Error("the oldest of the smallest culprits was kept")
 	}
 }

@@ -40,6 +40,13 @@ func newWarnings(on func(Warning)) *warnings {
 	return &warnings{on: on, byKey: make(map[warnKey]*Warning), failing: make(map[string]warnKey)}
 }
 
+// maxWarningKinds bounds the kinds of failure kept; the ones after it
+// count, by source, under otherFailures.
+const (
+	maxWarningKinds = 100
+	otherFailures   = "other kinds of failure"
+)
+
 // digits makes messages that differ only in numbers (a retry delay, a
 // port) one kind of failure.
 var digits = regexp.MustCompile(`[0-9]+(\.[0-9]+)?(ms|s|µs)?`)
@@ -64,6 +71,12 @@ func (w *warnings) report(source string, err error, now time.Time) {
 		msg := redact.String(err.Error())
 		k := warnKey{source, digits.ReplaceAllString(msg, "N")}
 		x := w.byKey[k]
+		if x == nil && len(w.list) >= maxWarningKinds {
+			// Bounded: further kinds count as one.
+			k = warnKey{source, otherFailures}
+			x = w.byKey[k]
+			msg = otherFailures + ", the first: " + msg
+		}
 		if x == nil {
 			x = &Warning{Source: source, Message: msg, First: now}
 			w.byKey[k] = x
