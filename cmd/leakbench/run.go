@@ -26,7 +26,7 @@ func cmdRun(ctx context.Context, args []string) (err error) {
 	fs.StringVar(metricsURL, "scrape", "", "external: the same as --metrics-url")
 	probeDSNFlag := newSecretFlag(fs, "probe-dsn", "LEAKBENCH_PROBE_DSN", "external: PostgreSQL `DSN` of a role with pg_monitor, direct (not through PgBouncer)", "dsn")
 	pgbouncerFlag := newSecretFlag(fs, "pgbouncer-admin-dsn", "LEAKBENCH_PGBOUNCER_ADMIN_DSN", "external: PgBouncer admin console `DSN` (optional)", "pgbouncer")
-	tokensFile := fs.String("tokens-file", "", "external: file of bearer tokens, one a line (default: leakbench's seeded tokens)")
+	tokensFile := fs.String("tokens-file", "", "external: file of bearer tokens, one a line (default: the scenario's tokensFile or tokens)")
 	metricsAddr := fs.String("metrics-addr", "", "serve the load engine's live Prometheus metrics at http://ADDR/metrics while the load runs (e.g. 127.0.0.1:9464)")
 	keepQueryText := fs.Bool("keep-query-text", false, "keep stuck sessions' raw query texts in the run directory and reports (default: literals masked, since queries may hold e-mails, keys or passwords; sensitive)")
 	hist := addHistoryFlags(fs, false)
