@@ -4,17 +4,13 @@
 package runner
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/scenarios/plan"
 	"github.com/leakbench/leakbench/scenarios/profiles"
-	"go.yaml.in/yaml/v3"
 )
 
 // Profile is a complete, reproducible sign-off recipe: a scenario plus what
@@ -41,10 +37,6 @@ type ProbeSettings struct {
 	// timeout); it ends early once no session is idle in a transaction.
 	Drain time.Duration `json:"drain" yaml:"drain"`
 }
-
-// profileSections are the top-level keys of a profile file that are
-// leakbench's rather than the scenario's.
-var profileSections = map[string]bool{"stack": true, "probe": true, "signoff": true}
 
 // stackSection mirrors fixtures.Config in the profile's YAML spelling.
 type stackSection struct {
@@ -89,11 +81,9 @@ func LookupProfile(name string) (Profile, error) {
 
 // LoadProfile reads a profile (or plain scenario) file.
 func LoadProfile(path string) (Profile, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return Profile{}, fmt.Errorf("read scenario file: %w", err)
-	}
-	p, err := ParseProfile(data, path)
+	p, err := profileFrom(path, func(sections ...plan.Section) (*plan.Plan, error) {
+		return plan.LoadFile(path, sections...)
+	})
 	if err != nil {
 		return Profile{}, err
 	}
@@ -101,52 +91,25 @@ func LoadProfile(path string) (Profile, error) {
 	return p, nil
 }
 
-// ParseProfile parses a profile: the stack, probe and signoff sections here,
-// the rest by plan.ParsePlan. The sections are blanked out line by
-// line before the scenario parser sees the file, so its errors keep naming
-// the right lines. A plain scenario file is a profile with defaults.
+// ParseProfile parses a profile: a scenario file whose stack, probe and
+// signoff sections are decoded by the scenario parser too, by the same
+// rules (any key spelling, every error naming its line). A plain scenario
+// file is a profile with defaults.
 func ParseProfile(data []byte, filename string) (Profile, error) {
+	return profileFrom(filename, func(sections ...plan.Section) (*plan.Plan, error) {
+		return plan.ParsePlan(data, filename, sections...)
+	})
+}
+
+// profileFrom builds a profile from the plan that parse reads along with
+// the profile's own sections.
+func profileFrom(filename string, parse func(...plan.Section) (*plan.Plan, error)) (Profile, error) {
 	p := Profile{File: filename, VariantBefore: "commit-in-finally", VariantAfter: "fixed",
 		Probe: ProbeSettings{Interval: 100 * time.Millisecond, StuckAfter: time.Second, Drain: 10 * time.Second}}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return p, fmt.Errorf("%s: not valid YAML: %w", filename, err)
-	}
-	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		return p, fmt.Errorf("%s: want a mapping with scenarios: at the top", filename)
-	}
-	top := doc.Content[0]
-	lines := bytes.Split(data, []byte("\n"))
 	var stack stackSection
 	var signoff signoffSection
-	for i := 0; i+1 < len(top.Content); i += 2 {
-		key, val := top.Content[i], top.Content[i+1]
-		if !profileSections[key.Value] {
-			continue
-		}
-		var target any
-		switch key.Value {
-		case "stack":
-			target = &stack
-		case "probe":
-			target = &p.Probe
-		case "signoff":
-			target = &signoff
-		}
-		if err := decodeStrict(val, target); err != nil {
-			return p, fmt.Errorf("%s:%d: %s: %v", filename, key.Line, key.Value, err)
-		}
-		// Blank the section: from its key to the line before the next
-		// top-level key (or the end).
-		end := len(lines)
-		if i+2 < len(top.Content) {
-			end = top.Content[i+2].Line - 1
-		}
-		for l := key.Line - 1; l < end && l < len(lines); l++ {
-			lines[l] = nil
-		}
-	}
-	pl, err := plan.ParsePlan(bytes.Join(lines, []byte("\n")), filename)
+	pl, err := parse(plan.Section{Key: "stack", Into: &stack}, plan.Section{Key: "probe", Into: &p.Probe},
+		plan.Section{Key: "signoff", Into: &signoff})
 	if err != nil {
 		return p, err
 	}
@@ -167,22 +130,4 @@ func ParseProfile(data []byte, filename string) (Profile, error) {
 			filename, p.Probe.Interval, p.Probe.StuckAfter, p.Probe.Drain)
 	}
 	return p, nil
-}
-
-// decodeStrict decodes a YAML node into out, refusing unknown fields.
-func decodeStrict(n *yaml.Node, out any) error {
-	raw, err := yaml.Marshal(n)
-	if err != nil {
-		return err
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(raw))
-	dec.KnownFields(true)
-	if err := dec.Decode(out); err != nil {
-		var te *yaml.TypeError
-		if errors.As(err, &te) {
-			return errors.New(strings.Join(te.Errors, "; "))
-		}
-		return err
-	}
-	return nil
 }

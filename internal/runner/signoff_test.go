@@ -168,10 +168,20 @@ func TestParseProfile(t *testing.T) {
 		t.Errorf("incident profile must keep the incident's 120 s timeout and 3,000 users: %+v, %v", inc.Stack, err)
 	}
 	bad := []struct{ name, yaml, want string }{
-		{"unknown stack key", "stack:\n  max_conns: 5\nscenarios:\n  a: {executor: constant-vus, vus: 1, duration: 1s, flow: [ping]}\n", "max_conns"},
+		{"unknown stack key", "stack:\n  max_conns: 5\nscenarios:\n  a: {executor: constant-vus, vus: 1, duration: 1s, flow: [ping]}\n", `short.yaml:2: stack: unknown option "max_conns"`},
+		{"bad stack value", "stack:\n  users: many\nscenarios:\n  a: {executor: constant-vus, vus: 1, duration: 1s, flow: [ping]}\n", "short.yaml:2: stack.users: cannot unmarshal"},
+		{"every problem at once", "signoff:\n  variant_befor: x\nscenarios:\n  a: {executor: constant-vus, vus: 0, duration: 1s, flow: [ping]}\n",
+			"short.yaml:2: signoff: unknown option \"variant_befor\"; want one of variant_before, variant_after\nshort.yaml:4: scenarios.a.vus"},
 		{"bad probe duration", "probe:\n  interval: soon\nscenarios:\n  a: {executor: constant-vus, vus: 1, duration: 1s, flow: [ping]}\n", "probe"},
 		{"scenario error keeps its line", "stack:\n  users: 5\nprobe:\n  drain: 1s\nscenarios:\n  a: {executor: sometimes, vus: 1, duration: 1s, flow: [ping]}\n", "short.yaml:6"},
 		{"tiny interval", "probe:\n  interval: 1ms\nscenarios:\n  a: {executor: constant-vus, vus: 1, duration: 1s, flow: [ping]}\n", "interval"},
+	}
+	// One set of rules for the whole file: any key spelling, in the
+	// profile's sections too.
+	spelled, err := ParseProfile([]byte("probe:\n  stuckAfter: 3s\nstack:\n  idle-in-transaction-session-timeout: 4s\n"+
+		"scenarios:\n  a: {executor: constant-vus, vus: 1, duration: 1s, flow: [ping]}\n"), "short.yaml")
+	if err != nil || spelled.Probe.StuckAfter != 3*time.Second || spelled.Stack.IdleInTxTimeout != 4*time.Second {
+		t.Errorf("sections in other spellings: %+v %+v, %v", spelled.Probe, spelled.Stack, err)
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {

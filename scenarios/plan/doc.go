@@ -10,7 +10,9 @@
 // option, scenarios/FORMAT.md for the rules) is read by [LoadFile] or
 // [ParsePlan] into a [Plan]; every error names the file, the line and what
 // is wrong, and matches [ErrInvalidPlan]. Options may be spelled in
-// camelCase, snake_case or kebab-case.
+// camelCase, snake_case or kebab-case. A file may carry more top-level
+// sections than the plan's own ([Section]): leakbench's profiles add
+// stack, probe and signoff, decoded in the same pass by the same rules.
 //
 // Names, URIs and arguments are templates: {{user}} (the user's index in
 // the run), {{iteration}} (from 0), {{scenario}}, {{randInt LO HI}},

@@ -279,8 +279,10 @@ func FuzzParsePlan(f *testing.F) {
 	f.Add([]byte("scenarios:\n  s: {executor: constant-vus, duration: 1s, flow: [ping]}\n"))
 	f.Add([]byte("scenarios:\n  r:\n    executor: ramping-arrival-rate\n    maxVUs: 2\n    stages: [{duration: 1s, target: 3}]\n    flow:\n      - choose: [{weight: 2, steps: [{tools/call: {name: \"{{pick a b}}\", arguments: {x: {$pick: [1, \"{{user}}\"]}}}}]}]\nthresholds:\n  mcp_req_failed{kind:timeout}: [\"rate<0.1\"]\n"))
 	f.Add([]byte("a: &a [1]\nb: [*a, *a]\n"))
+	f.Add([]byte("stack:\n  max_connections: 5\n  ports: [1, 2]\n  idle-in-transaction-session-timeout: 1s\nscenarios:\n  s: {executor: constant-vus, duration: 1s, flow: [ping]}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := ParsePlan(data, "fuzz.yaml")
+		var st testStack // profiles' sections are read on the same path
+		p, err := ParsePlan(data, "fuzz.yaml", Section{Key: "stack", Into: &st})
 		if err != nil {
 			if !errors.Is(err, ErrInvalidPlan) {
 				t.Fatalf("error does not match ErrInvalidPlan: %v", err)

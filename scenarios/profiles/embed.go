@@ -1,8 +1,10 @@
 // Package profiles holds leakbench's built-in sign-off profiles: scenario
 // files (see scenarios/examples/annotated.yaml) with three more top-level
 // sections — stack, probe and signoff — that say what to start, how to
-// watch it, and which gateway variants to compare. Copy one, edit it, and
-// pass it with `leakbench signoff --scenario FILE`.
+// watch it, and which gateway variants to compare. The whole file is read
+// by one set of rules (package plan): keys in any spelling (max_connections
+// = maxConnections = max-connections), every error naming its line. Copy
+// one, edit it, and pass it with `leakbench signoff --scenario FILE`.
 package profiles
 
 import (
