@@ -115,7 +115,6 @@ type simulation struct {
 	rows    []backendRow
 	rng     *rand.Rand
 	timeout time.Duration
-	started time.Time
 }
 
 type simConn struct {

@@ -2,8 +2,8 @@ package probes
 
 import (
 	"encoding/json"
-	"fmt"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"

@@ -70,15 +70,20 @@ func (r *Run) origin() time.Time {
 func (r *Run) at(t time.Time) float64 { return t.Sub(r.origin()).Seconds() }
 
 // sampleXYs is one value per successful sample; ok=false skips a sample.
+// A long run's line is thinned to plotBuckets time buckets (see thinner).
 func sampleXYs(r *Run, y func(*Sample) (float64, bool)) plotter.XYs {
-	xys := make(plotter.XYs, 0, len(r.Samples))
+	if len(r.Samples) == 0 {
+		return nil
+	}
+	origin := r.origin()
+	th := newThinner(0, r.Samples[len(r.Samples)-1].Time.Sub(origin).Seconds(), len(r.Samples))
 	for i := range r.Samples {
 		s := &r.Samples[i]
 		if v, ok := y(s); ok && !isGap(s) && finite(v) {
-			xys = append(xys, plotter.XY{X: r.at(s.Time), Y: v})
+			th.add(plotter.XY{X: s.Time.Sub(origin).Seconds(), Y: v})
 		}
 	}
-	return xys
+	return th.done()
 }
 
 // isGap reports a sample whose PostgreSQL read failed: the probe marks it,
@@ -231,7 +236,10 @@ func appPoolPanel(r *Run) *panel {
 // counterRate turns a counter into a per-second rate between successive
 // scrapes; a counter that goes down (service restart) gives no point.
 func counterRate(r *Run, f func(*AppPoolSample) float64) plotter.XYs {
-	var xys plotter.XYs
+	if len(r.Samples) == 0 {
+		return nil
+	}
+	xys := newThinner(0, r.at(r.Samples[len(r.Samples)-1].Time), len(r.Samples))
 	var prev *Sample
 	for i := range r.Samples {
 		s := &r.Samples[i]
@@ -241,12 +249,12 @@ func counterRate(r *Run, f func(*AppPoolSample) float64) plotter.XYs {
 		if prev != nil {
 			dt := s.Time.Sub(prev.Time).Seconds()
 			if dv := f(s.AppPool) - f(prev.AppPool); dt > 0 && dv >= 0 {
-				xys = append(xys, plotter.XY{X: r.at(s.Time), Y: dv / dt})
+				xys.add(plotter.XY{X: r.at(s.Time), Y: dv / dt})
 			}
 		}
 		prev = s
 	}
-	return xys
+	return xys.done()
 }
 
 func appPoolWaitsPanel(r *Run) *panel {
@@ -263,14 +271,18 @@ func appPoolWaitsPanel(r *Run) *panel {
 
 // loadXYs is one value per second of load.jsonl.
 func loadXYs(r *Run, y func(*LoadPoint) float64) plotter.XYs {
-	xys := make(plotter.XYs, 0, len(r.Load))
+	if len(r.Load) == 0 {
+		return nil
+	}
+	origin := r.origin()
+	xys := newThinner(r.Load[0].Time.Sub(origin).Seconds(), r.Load[len(r.Load)-1].Time.Sub(origin).Seconds(), len(r.Load))
 	for i := range r.Load {
 		l := &r.Load[i]
 		if v := y(l); finite(v) {
-			xys = append(xys, plotter.XY{X: r.at(l.Time), Y: v})
+			xys.add(plotter.XY{X: l.Time.Sub(origin).Seconds(), Y: v})
 		}
 	}
-	return xys
+	return xys.done()
 }
 
 func requestsPanel(r *Run) *panel {
