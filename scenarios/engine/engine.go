@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/redact"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
@@ -234,7 +235,7 @@ func (e *engine) preflight(ctx context.Context) error {
 		_ = s.Close(cctx)
 		return nil
 	}
-	target := redactURL(e.target)
+	target := redact.URL(e.target)
 	var me *mcp.Error
 	errors.As(err, &me)
 	switch kind := mcp.Classify(err); {
@@ -248,14 +249,6 @@ func (e *engine) preflight(ctx context.Context) error {
 		return fmt.Errorf("%w: %s answered initialize with %w", ErrNotMCP, target, err)
 	}
 	return fmt.Errorf("target %s failed initialize: %w", target, err)
-}
-
-func redactURL(target string) string {
-	u, err := url.Parse(target)
-	if err != nil {
-		return "(unparseable URL)"
-	}
-	return u.Redacted()
 }
 
 // run plays every scenario and assembles the result.

@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/leakbench/leakbench/internal/redact"
 	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 	"github.com/leakbench/leakbench/scenarios/plan"
@@ -287,7 +288,7 @@ func TestErrorSamplesRedactAllTokens(t *testing.T) {
 	if len(m.samples) != 2 {
 		t.Fatalf("samples %q: want 2 distinct", m.samples)
 	}
-	if m.samples[0] != "echo: Bearer [REDACTED] and [REDACTED]" || len(m.samples[1]) > maxSampleLn+len("…") {
+	if m.samples[0] != "echo: Bearer "+redact.Mask+" and "+redact.Mask || len(m.samples[1]) > maxSampleLn+len("…") {
 		t.Errorf("samples %q", m.samples)
 	}
 }

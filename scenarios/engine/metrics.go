@@ -3,13 +3,13 @@ package engine
 import (
 	"math"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/leakbench/leakbench/internal/redact"
 	"github.com/leakbench/leakbench/scenarios/internal/textutil"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 	"github.com/leakbench/leakbench/scenarios/plan"
@@ -237,10 +237,9 @@ func (m *metrics) sample(err error) {
 	}
 	msg := err.Error()
 	for _, s := range m.secrets {
-		if s != "" {
-			msg = strings.ReplaceAll(msg, s, "[REDACTED]")
-		}
+		msg = redact.Literal(msg, s)
 	}
+	msg = redact.String(msg) // also without tokens
 	msg = textutil.Truncate(msg, maxSampleLn)
 	m.samplesMu.Lock()
 	defer m.samplesMu.Unlock()

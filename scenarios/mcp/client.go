@@ -25,6 +25,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/leakbench/leakbench/internal/redact"
 	"github.com/leakbench/leakbench/scenarios/internal/h1"
 	"github.com/leakbench/leakbench/scenarios/internal/textutil"
 )
@@ -375,7 +376,7 @@ func (s *Session) statusError(op string, resp *h1.Response) error {
 	drain(resp.Body)
 	msg := cleanSnippet(snippet[:min(len(snippet), snippetLen)])
 	if len(snippet) > snippetLen {
-		msg += "…" // marks the cut, so that redact sees a token cut there
+		msg += "…" // marks the cut, so that redact.Literal sees a token cut there
 	}
 	e := &Error{Kind: KindHTTP, Op: op, Status: resp.StatusCode, Msg: s.redact(msg)}
 	if resp.StatusCode == http.StatusNotFound && s.sessioned {
@@ -403,43 +404,9 @@ func (s *Session) scrub(e *Error) *Error {
 }
 
 // redact removes the session's bearer token from text that came from the
-// target: a hostile or careless server may echo it back.
-func (s *Session) redact(text string) string { return redactToken(text, s.token) }
-
-// minCutToken is the shortest start of a token that redactToken hides
-// before a cut: fewer characters say little, and are likelier to be
-// other text.
-const minCutToken = 4
-
-// redactToken replaces every occurrence of token in text, and the start of
-// a token cut off by [textutil.Truncate] (what stands right before a "…").
-func redactToken(text, token string) string {
-	if token == "" {
-		return text
-	}
-	if strings.Contains(text, token) {
-		text = strings.ReplaceAll(text, token, "[REDACTED]")
-	}
-	if !strings.Contains(text, "…") {
-		return text
-	}
-	var b strings.Builder
-	for {
-		head, rest, cut := strings.Cut(text, "…")
-		k := min(len(head), len(token)-1)
-		for ; k >= minCutToken && !strings.HasSuffix(head, token[:k]); k-- {
-		}
-		if k >= minCutToken {
-			head = head[:len(head)-k] + "[REDACTED]"
-		}
-		b.WriteString(head)
-		if !cut {
-			return b.String()
-		}
-		b.WriteString("…")
-		text = rest
-	}
-}
+// target (a hostile or careless server may echo it back, whole or cut
+// before a "…"), and any other secret redact finds.
+func (s *Session) redact(text string) string { return redact.Literal(text, s.token) }
 
 // cleanSnippet makes a body prefix printable on one line.
 func cleanSnippet(b []byte) string {
@@ -460,10 +427,4 @@ func drain(r io.Reader) { _, _ = io.Copy(io.Discard, io.LimitReader(r, drainLimi
 func baseMediaType(ct string) string {
 	ct, _, _ = strings.Cut(ct, ";")
 	return strings.ToLower(strings.TrimSpace(ct))
-}
-
-// isCanceled reports whether err is the run's own context ending.
-func isCanceled(err error) bool {
-	var e *Error
-	return errors.As(err, &e) && e.Kind == KindCanceled
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/redact"
 	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
 )
 
@@ -254,23 +255,25 @@ func TestCloseIgnores405(t *testing.T) {
 	}
 }
 
-// TestRedactToken: a token is hidden whole, and so is its start where
-// truncate cut it off.
-func TestRedactToken(t *testing.T) {
+// TestSessionRedacts: what came from the target loses the session's token,
+// whole and where a cut ("…") left only its start.
+func TestSessionRedacts(t *testing.T) {
 	const tok = "s3cret-token-xyz"
+	s := &Session{token: tok}
+	m := redact.Mask
 	for _, tt := range []struct{ in, want string }{
 		{"no secret here…", "no secret here…"},
-		{"x " + tok + " y " + tok, "x [REDACTED] y [REDACTED]"},
-		{"Bearer " + tok[:9] + "…", "Bearer [REDACTED]…"},
-		{"a " + tok[:5] + "… and " + tok[:12] + "…", "a [REDACTED]… and [REDACTED]…"},
-		{"short s3c…", "short s3c…"}, // fewer than minCutToken characters
+		{"x " + tok + " y " + tok, "x " + m + " y " + m},
+		{"echo " + tok[:9] + "…", "echo " + m + "…"},
+		{"a " + tok[:5] + "… and " + tok[:12] + "…", "a " + m + "… and " + m + "…"},
+		{"short s3c…", "short s3c…"}, // too short a start to say
 		{tok[:8], tok[:8]},           // no cut mark: not a cut token
 	} {
-		if got := redactToken(tt.in, tok); got != tt.want {
-			t.Errorf("redactToken(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := s.redact(tt.in); got != tt.want {
+			t.Errorf("redact(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
-	if got := redactToken("x…", ""); got != "x…" {
+	if got := (&Session{}).redact("x…"); got != "x…" {
 		t.Errorf("no token: %q", got)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/leakbench/leakbench/internal/redact"
 	"github.com/leakbench/leakbench/scenarios/internal/textutil"
 )
 
@@ -62,7 +63,7 @@ func (p Plan) MarshalJSON() ([]byte, error) {
 		h := make(map[string]string, len(p.Headers))
 		for k, v := range p.Headers {
 			if secretHeader(k) {
-				v = "[REDACTED]"
+				v = redact.Mask
 			}
 			h[k] = v
 		}
