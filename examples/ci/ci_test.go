@@ -1,0 +1,208 @@
+// Package ci holds CI examples (GitHub Actions, GitLab CI) that sign off
+// with leakbench; the test checks that they parse and hold the steps and
+// paths the README relies on.
+package ci_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+func load(t *testing.T, name string, v any) {
+	t.Helper()
+	raw, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(raw, v); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+}
+
+// leakbenchFlags are the flags the CLI defines, read from its sources, so
+// that an example cannot use a flag leakbench does not have.
+func leakbenchFlags(t *testing.T) map[string]bool {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("..", "..", "cmd", "leakbench", "*.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("cmd/leakbench sources: %v", err)
+	}
+	def := regexp.MustCompile(`fs\.(?:String|Bool|Int|Duration|Func|StringVar|BoolVar|Var)\((?:[^,]+, )?"([a-z-]+)"`)
+	flags := map[string]bool{}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range def.FindAllStringSubmatch(string(src), -1) {
+			flags[m[1]] = true
+		}
+	}
+	return flags
+}
+
+// checkCommand: cmd is a leakbench sign-off with the history and the
+// baseline, every flag of it one leakbench defines.
+func checkCommand(t *testing.T, cmd string, flags map[string]bool) {
+	t.Helper()
+	for _, want := range []string{"leakbench signoff", "--out out/signoff", "--history leakbench-history", "--baseline last"} {
+		if !strings.Contains(cmd, want) {
+			t.Errorf("sign-off command %q lacks %q", cmd, want)
+		}
+	}
+	for _, m := range regexp.MustCompile(`--([a-z-]+)`).FindAllStringSubmatch(cmd, -1) {
+		if !flags[m[1]] {
+			t.Errorf("sign-off command uses --%s, which leakbench does not define", m[1])
+		}
+	}
+}
+
+type ghStep struct {
+	Name string            `yaml:"name"`
+	Uses string            `yaml:"uses"`
+	Run  string            `yaml:"run"`
+	If   string            `yaml:"if"`
+	With map[string]string `yaml:"with"`
+	Env  map[string]string `yaml:"env"`
+}
+
+func TestGitHubWorkflow(t *testing.T) {
+	var wf struct {
+		Name string `yaml:"name"`
+		On   any    `yaml:"on"`
+		Jobs map[string]struct {
+			RunsOn string   `yaml:"runs-on"`
+			Steps  []ghStep `yaml:"steps"`
+		} `yaml:"jobs"`
+	}
+	load(t, "github-workflow.yml", &wf)
+	job, ok := wf.Jobs["signoff"]
+	if !ok || wf.On == nil || job.RunsOn == "" {
+		t.Fatalf("no signoff job with a trigger and a runner: %+v", wf)
+	}
+	find := func(pred func(ghStep) bool) *ghStep {
+		for i := range job.Steps {
+			if pred(job.Steps[i]) {
+				return &job.Steps[i]
+			}
+		}
+		return nil
+	}
+	flags := leakbenchFlags(t)
+	signoff := find(func(s ghStep) bool { return strings.Contains(s.Run, "leakbench signoff") })
+	if signoff == nil {
+		t.Fatal("no sign-off step")
+	}
+	checkCommand(t, signoff.Run, flags)
+	if signoff.Env["LEAKBENCH_RELEASE"] == "" {
+		t.Error("the sign-off step does not name the release")
+	}
+	if find(func(s ghStep) bool { return strings.HasPrefix(s.Uses, "actions/checkout@") && s.With["fetch-depth"] == "0" }) == nil {
+		t.Error("no checkout with the full history (git describe needs it)")
+	}
+	// The history survives between runs: restored before, saved after.
+	restore := find(func(s ghStep) bool { return strings.HasPrefix(s.Uses, "actions/cache/restore@") })
+	save := find(func(s ghStep) bool { return strings.HasPrefix(s.Uses, "actions/cache/save@") })
+	if restore == nil || save == nil || restore.With["path"] != "leakbench-history" || save.With["path"] != "leakbench-history" {
+		t.Errorf("history cache: restore %+v, save %+v", restore, save)
+	} else if !strings.HasPrefix(save.If, "always()") {
+		t.Error("the history is not saved when the sign-off fails (a regression must be recorded too)")
+	}
+	// The report is an artifact, also when the sign-off failed.
+	upload := find(func(s ghStep) bool { return strings.HasPrefix(s.Uses, "actions/upload-artifact@") })
+	if upload == nil || !strings.HasPrefix(upload.If, "always()") {
+		t.Fatalf("no upload-artifact step that runs always: %+v", upload)
+	}
+	for _, p := range []string{"out/signoff/report.html", "out/signoff/junit.xml", "out/signoff/baseline.md", "out/trend/"} {
+		if !strings.Contains(upload.With["path"], p) {
+			t.Errorf("artifact paths lack %s", p)
+		}
+	}
+	trend := find(func(s ghStep) bool { return strings.Contains(s.Run, "leakbench trend leakbench-history --out out/trend") })
+	if trend == nil {
+		t.Error("no trend step")
+	}
+	if find(func(s ghStep) bool { return strings.Contains(s.Run, `>> "$GITHUB_STEP_SUMMARY"`) }) == nil {
+		t.Error("nothing goes to $GITHUB_STEP_SUMMARY")
+	}
+	// The sign-off comes after the cache restore and before the upload.
+	idx := func(s *ghStep) int {
+		for i := range job.Steps {
+			if &job.Steps[i] == s {
+				return i
+			}
+		}
+		return -1
+	}
+	if !(idx(restore) < idx(signoff) && idx(signoff) < idx(save) && idx(signoff) < idx(upload)) {
+		t.Error("steps out of order: restore, sign-off, then save and upload")
+	}
+}
+
+func TestGitLabJob(t *testing.T) {
+	var ci map[string]any
+	load(t, "gitlab-ci.yml", &ci)
+	var job struct {
+		Stage     string            `yaml:"stage"`
+		Variables map[string]string `yaml:"variables"`
+		Cache     struct {
+			Paths []string `yaml:"paths"`
+		} `yaml:"cache"`
+		Script      []string `yaml:"script"`
+		AfterScript []string `yaml:"after_script"`
+		Artifacts   struct {
+			When    string   `yaml:"when"`
+			Paths   []string `yaml:"paths"`
+			Reports struct {
+				JUnit []string `yaml:"junit"`
+			} `yaml:"reports"`
+		} `yaml:"artifacts"`
+	}
+	raw, err := yaml.Marshal(ci["leakbench-signoff"])
+	if err != nil || ci["leakbench-signoff"] == nil {
+		t.Fatalf("no leakbench-signoff job: %v", err)
+	}
+	if err := yaml.Unmarshal(raw, &job); err != nil {
+		t.Fatal(err)
+	}
+	checkCommand(t, strings.Join(job.Script, "\n"), leakbenchFlags(t))
+	if job.Variables["LEAKBENCH_RELEASE"] == "" || job.Variables["GIT_DEPTH"] != "0" {
+		t.Errorf("variables: %v", job.Variables)
+	}
+	if len(job.Cache.Paths) != 1 || strings.TrimSuffix(job.Cache.Paths[0], "/") != "leakbench-history" {
+		t.Errorf("cache paths %v, want the history", job.Cache.Paths)
+	}
+	if job.Artifacts.When != "always" {
+		t.Errorf("artifacts when %q, want always (a failed sign-off's report matters most)", job.Artifacts.When)
+	}
+	want := map[string]bool{"out/signoff/junit.xml": false, "out/signoff/baseline-junit.xml": false}
+	for _, p := range job.Artifacts.Reports.JUnit {
+		if _, ok := want[p]; ok {
+			want[p] = true
+		}
+	}
+	for p, ok := range want {
+		if !ok {
+			t.Errorf("junit reports lack %s", p)
+		}
+	}
+	if !strings.Contains(strings.Join(job.AfterScript, "\n"), "leakbench trend leakbench-history --out out/trend") {
+		t.Error("no trend in after_script")
+	}
+	stages, _ := ci["stages"].([]any)
+	found := false
+	for _, s := range stages {
+		found = found || s == job.Stage
+	}
+	if !found {
+		t.Errorf("stage %q not in stages %v", job.Stage, stages)
+	}
+}
