@@ -105,7 +105,9 @@ func TestGitHubWorkflow(t *testing.T) {
 	if signoff.Env["LEAKBENCH_RELEASE"] == "" {
 		t.Error("the sign-off step does not name the release")
 	}
-	if find(func(s ghStep) bool { return strings.HasPrefix(s.Uses, "actions/checkout@") && s.With["fetch-depth"] == "0" }) == nil {
+	if find(func(s ghStep) bool {
+		return strings.HasPrefix(s.Uses, "actions/checkout@") && s.With["fetch-depth"] == "0"
+	}) == nil {
 		t.Error("no checkout with the full history (git describe needs it)")
 	}
 	// The history survives between runs: restored before, saved after.
@@ -126,7 +128,9 @@ func TestGitHubWorkflow(t *testing.T) {
 			t.Errorf("artifact paths lack %s", p)
 		}
 	}
-	trend := find(func(s ghStep) bool { return strings.Contains(s.Run, "leakbench trend leakbench-history --out out/trend") })
+	trend := find(func(s ghStep) bool {
+		return strings.Contains(s.Run, "leakbench trend leakbench-history --out out/trend")
+	})
 	if trend == nil {
 		t.Error("no trend step")
 	}
