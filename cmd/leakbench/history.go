@@ -71,8 +71,7 @@ func (h *historyFlags) prepare(profile, variant string) error {
 	if h.baseline != history.BaselineLast && strings.ContainsAny(h.baseline, `/\`) {
 		return fmt.Errorf("%w: --baseline %q: want last or an entry ID", errUsage, h.baseline)
 	}
-	entries, warnings := h.list()
-	_ = warnings
+	entries := h.list()
 	base, err := history.SelectBaseline(entries, h.baseline, profile, variant)
 	if err != nil {
 		return fmt.Errorf("%w: --baseline: %v in %s (%d entries; `leakbench trend %s --out DIR` lists them)", errUsage, err, h.dir, len(entries), h.dir)
@@ -86,7 +85,8 @@ func (h *historyFlags) prepare(profile, variant string) error {
 	return nil
 }
 
-func (h *historyFlags) list() ([]*history.Entry, []history.Warning) {
+// list reads the history, printing what it skips.
+func (h *historyFlags) list() []*history.Entry {
 	entries, warnings, err := h.store.List()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "leakbench: warning: %v\n", err)
@@ -94,7 +94,7 @@ func (h *historyFlags) list() ([]*history.Entry, []history.Warning) {
 	for _, w := range warnings {
 		fmt.Fprintf(os.Stderr, "leakbench: warning: history %s\n", w)
 	}
-	return entries, warnings
+	return entries
 }
 
 // newEntry makes the entry of a run directory's summary.json.
