@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/internal/rundir"
 )
 
 // Environment of the child process testKilledRun starts and kills.
@@ -78,8 +79,8 @@ func testKilledRun(t *testing.T, ctx context.Context, env *fixtures.Env, observe
 	}
 	_ = cmd.Wait()
 
-	samples := readJSONL[Sample](t, filepath.Join(dir, SamplesFile))
-	eps := readJSONL[Episode](t, filepath.Join(dir, EpisodesFile))
+	samples := readJSONL[Sample](t, filepath.Join(dir, rundir.SamplesFile))
+	eps := readJSONL[Episode](t, filepath.Join(dir, rundir.EpisodesFile))
 	// About 16 ticks at 100 ms; a busy machine may make a few samples
 	// slow enough to skip ticks.
 	if len(samples) < 8 {
@@ -92,7 +93,7 @@ func testKilledRun(t *testing.T, ctx context.Context, env *fixtures.Env, observe
 		t.Errorf("episodes %+v; want the one released before the kill", eps)
 	}
 	cfg, _ := pgx.ParseConfig(env.ProbeDSN)
-	for _, f := range []string{SamplesFile, EpisodesFile} {
+	for _, f := range []string{rundir.SamplesFile, rundir.EpisodesFile} {
 		b, _ := os.ReadFile(filepath.Join(dir, f))
 		if strings.Contains(string(b), cfg.Password) {
 			t.Errorf("%s holds the DSN's password", f)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
 	"github.com/leakbench/leakbench/reports"
 )
@@ -78,34 +79,34 @@ func TestQueryTextsOnStack(t *testing.T) {
 			if sum.StuckEpisodes != len(statements) || len(sum.Culprits) != len(statements) {
 				t.Fatalf("%d stuck episodes, culprits %+v; want %d", sum.StuckEpisodes, sum.Culprits, len(statements))
 			}
-			if err := probes.WriteSummaryFile(filepath.Join(dir, probes.SummaryFile), sum); err != nil {
+			if err := probes.WriteSummaryFile(filepath.Join(dir, rundir.ProbeSummaryFile), sum); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := reports.RenderRun(dir); err != nil {
 				t.Fatalf("RenderRun: %v", err)
 			}
 			files := readTree(t, dir)
-			for _, f := range []string{probes.EpisodesFile, probes.SamplesFile, probes.SummaryFile, reports.SummaryFile, reports.ReportFile, reports.HTMLFile} {
+			for _, f := range []string{rundir.EpisodesFile, rundir.SamplesFile, rundir.ProbeSummaryFile, rundir.SummaryFile, rundir.ReportFile, rundir.HTMLFile} {
 				if _, ok := files[f]; !ok {
 					t.Fatalf("no %s in the run directory (has %d files)", f, len(files))
 				}
 			}
-			if html := files[reports.HTMLFile]; !bytes.Contains(html, []byte("SELECT ?, ?")) {
-				t.Errorf("%s does not name the culprit SELECT ?, ?", reports.HTMLFile)
+			if html := files[rundir.HTMLFile]; !bytes.Contains(html, []byte("SELECT ?, ?")) {
+				t.Errorf("%s does not name the culprit SELECT ?, ?", rundir.HTMLFile)
 			}
 			for name, b := range files {
 				if strings.HasSuffix(name, ".png") {
 					continue // binary; the SVGs carry the same text
 				}
 				for _, s := range secrets {
-					raw := keep && (name == probes.EpisodesFile || name == probes.SummaryFile)
+					raw := keep && (name == rundir.EpisodesFile || name == rundir.ProbeSummaryFile)
 					if got := bytes.Contains(b, []byte(s)); got != raw {
 						t.Errorf("%s holds %q: %v, want %v", name, s, got, raw)
 					}
 				}
 				// Raw, and JSON-escaped, the text may stay in the probe's own
 				// episodes when kept; nothing else may carry it.
-				if name == probes.EpisodesFile && keep {
+				if name == rundir.EpisodesFile && keep {
 					continue
 				}
 				if i := bytes.IndexFunc(b, func(r rune) bool { return r == 0x1b || r == 0x07 || r == 0x202e }); i >= 0 {

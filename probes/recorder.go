@@ -6,16 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-)
 
-// Files a Poller writes into Config.RunDir, one JSON value per line,
-// appended as sampling goes so that a killed run keeps what it saw.
-// SummaryFile is where `leakbench probe` writes the Summary. FORMAT.md
-// describes them.
-const (
-	SamplesFile  = "samples.jsonl"
-	EpisodesFile = "episodes.jsonl"
-	SummaryFile  = "probe-summary.json"
+	"github.com/leakbench/leakbench/internal/rundir"
 )
 
 // recorder appends samples and episodes to their files. Each record is
@@ -37,10 +29,10 @@ func openRecorder(dir string) (*recorder, error) {
 	}
 	r := &recorder{}
 	var err error
-	if r.samples, err = openAppend(dir, SamplesFile); err != nil {
+	if r.samples, err = openAppend(dir, rundir.SamplesFile); err != nil {
 		return nil, err
 	}
-	if r.episodes, err = openAppend(dir, EpisodesFile); err != nil {
+	if r.episodes, err = openAppend(dir, rundir.EpisodesFile); err != nil {
 		r.samples.Close()
 		return nil, err
 	}
@@ -83,7 +75,7 @@ func (r *recorder) close() error {
 	return errors.Join(errs...)
 }
 
-// WriteSummaryFile writes s to path (usually RunDir/SummaryFile) as
+// WriteSummaryFile writes s to path (usually RunDir/rundir.ProbeSummaryFile) as
 // indented JSON, atomically: into a temporary file in the same directory,
 // synced, then renamed over path. A crash at any point leaves the previous
 // file (or none) or the whole new one, never half a JSON; on an error the

@@ -18,6 +18,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/internal/rundir"
 	"go.uber.org/goleak"
 )
 
@@ -271,7 +272,7 @@ func testAccuracy(t *testing.T, ctx context.Context, env *fixtures.Env, observer
 		t.Fatalf("Stop: %v", err)
 	}
 
-	eps := readJSONL[Episode](t, filepath.Join(runDir, EpisodesFile))
+	eps := readJSONL[Episode](t, filepath.Join(runDir, rundir.EpisodesFile))
 	t.Logf("server spans: %s, %s, %s; episodes: %+v", shortHeld, longHeld, longerHeld, eps)
 	if len(eps) != 4 || sum.Episodes != 4 {
 		t.Fatalf("want 4 episodes, summary says %d, file has %d: %+v", sum.Episodes, len(eps), eps)
@@ -340,7 +341,7 @@ func testAccuracy(t *testing.T, ctx context.Context, env *fixtures.Env, observer
 		t.Errorf("gateway pool: sampled %v, max %g; want true, 40", sum.AppPoolSampled, sum.AppPoolMax)
 	}
 
-	samples := readJSONL[Sample](t, filepath.Join(runDir, SamplesFile))
+	samples := readJSONL[Sample](t, filepath.Join(runDir, rundir.SamplesFile))
 	if len(samples) != sum.Samples || sum.Samples < 45 {
 		t.Errorf("%d samples in the file, %d in the summary, want the same and ≥ 45 (5 s at 100 ms)", len(samples), sum.Samples)
 	}

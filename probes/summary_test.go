@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/leakbench/leakbench/internal/rundir"
 )
 
 func TestSummarizer(t *testing.T) {
@@ -154,15 +156,15 @@ func TestRecorder(t *testing.T) {
 	r.sample(&Sample{Time: t0, States: StateCounts{IdleInTx: 2}})
 	r.episode(&Episode{PID: 7, EndReason: EndTimeout})
 	// Written through at once: nothing waits in a buffer for a crash to lose.
-	if b, _ := os.ReadFile(filepath.Join(dir, SamplesFile)); !strings.HasSuffix(string(b), "\"idle_in_tx\":2,\"idle_in_tx_aborted\":0,\"other\":0},\"stuck_idle_in_tx\":0,\"oldest_idle_in_tx_seconds\":0,\"oldest_xact_seconds\":0}\n") {
+	if b, _ := os.ReadFile(filepath.Join(dir, rundir.SamplesFile)); !strings.HasSuffix(string(b), "\"idle_in_tx\":2,\"idle_in_tx_aborted\":0,\"other\":0},\"stuck_idle_in_tx\":0,\"oldest_idle_in_tx_seconds\":0,\"oldest_xact_seconds\":0}\n") {
 		t.Errorf("not written through: %q", b)
 	}
 	r.sample(&Sample{Error: "gap"})
 	if err := r.close(); err != nil {
 		t.Fatal(err)
 	}
-	samples := readJSONL[Sample](t, filepath.Join(dir, SamplesFile))
-	episodes := readJSONL[Episode](t, filepath.Join(dir, EpisodesFile))
+	samples := readJSONL[Sample](t, filepath.Join(dir, rundir.SamplesFile))
+	episodes := readJSONL[Episode](t, filepath.Join(dir, rundir.EpisodesFile))
 	if len(samples) != 2 || samples[1].Error != "gap" || len(episodes) != 1 || episodes[0].EndReason != EndTimeout {
 		t.Errorf("read back %+v and %+v", samples, episodes)
 	}
@@ -261,7 +263,7 @@ func TestWarningsBounded(t *testing.T) {
 // no temporary file is left behind either way.
 func TestWriteSummaryFile(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, SummaryFile)
+	path := filepath.Join(dir, rundir.ProbeSummaryFile)
 	s := newSummarizer(time.Second, time.Second, 0).summary()
 	s.Samples = 7
 	if err := WriteSummaryFile(path, &s); err != nil {
@@ -281,7 +283,7 @@ func TestWriteSummaryFile(t *testing.T) {
 			t.Errorf("mode %v, %v; want 0644", fi.Mode(), err)
 		}
 		if ents, _ := os.ReadDir(dir); len(ents) != 1 {
-			t.Errorf("directory holds %d entries, want only %s: %v", len(ents), SummaryFile, ents)
+			t.Errorf("directory holds %d entries, want only %s: %v", len(ents), rundir.ProbeSummaryFile, ents)
 		}
 	}
 	check(7)
@@ -297,7 +299,7 @@ func TestWriteSummaryFile(t *testing.T) {
 	}
 	check(8)
 	s.MaxSampleSeconds = 0
-	if err := WriteSummaryFile(filepath.Join(dir, "missing", SummaryFile), &s); err == nil {
+	if err := WriteSummaryFile(filepath.Join(dir, "missing", rundir.ProbeSummaryFile), &s); err == nil {
 		t.Error("no error writing into a missing directory")
 	}
 }

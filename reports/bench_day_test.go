@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
 )
 
@@ -59,7 +60,7 @@ func BenchmarkReportDay(b *testing.B) {
 				return err
 			}
 			switch d.Name() {
-			case SamplesFile, EpisodesFile, LoadFile:
+			case rundir.SamplesFile, rundir.EpisodesFile, rundir.LoadFile:
 				return nil // the run's, not the report's
 			}
 			fi, err := d.Info()
@@ -67,7 +68,7 @@ func BenchmarkReportDay(b *testing.B) {
 				return err
 			}
 			report += fi.Size()
-			if d.Name() == HTMLFile {
+			if d.Name() == rundir.HTMLFile {
 				html = fi.Size()
 			}
 			return nil
@@ -136,7 +137,7 @@ func writeLongRun(b *testing.B, dir string, n, episodes int) {
 			b.Fatal(err)
 		}
 	}
-	write(SamplesFile, func(enc *json.Encoder) error {
+	write(rundir.SamplesFile, func(enc *json.Encoder) error {
 		var waits float64
 		for i := range n {
 			phase := i % 600 // a minute: the leak builds for 50 s, the timeout clears it
@@ -160,7 +161,7 @@ func writeLongRun(b *testing.B, dir string, n, episodes int) {
 		}
 		return nil
 	})
-	write(EpisodesFile, func(enc *json.Encoder) error {
+	write(rundir.EpisodesFile, func(enc *json.Encoder) error {
 		for i := range episodes {
 			start := t0.Add(time.Duration(rng.Int64N(int64(end.Sub(t0)))))
 			hold, reason := time.Duration(rng.IntN(900)+5)*time.Millisecond, probes.EndReleased
@@ -176,7 +177,7 @@ func writeLongRun(b *testing.B, dir string, n, episodes int) {
 		}
 		return nil
 	})
-	write(LoadFile, func(enc *json.Encoder) error {
+	write(rundir.LoadFile, func(enc *json.Encoder) error {
 		for sec := range n / 10 {
 			l := LoadPoint{Time: t0.Add(time.Duration(sec) * time.Second), ElapsedSeconds: float64(sec), ActiveUsers: 60,
 				Requests: int64(150 + rng.IntN(50)), Failures: int64(rng.IntN(5)), Iterations: 40, ReqPerSecond: float64(150 + rng.IntN(50)),
@@ -188,7 +189,7 @@ func writeLongRun(b *testing.B, dir string, n, episodes int) {
 		return nil
 	})
 	sum := probes.Summarize(probes.Config{}, 5*time.Second, nil, nil)
-	write(SummaryFile, func(enc *json.Encoder) error {
+	write(rundir.SummaryFile, func(enc *json.Encoder) error {
 		return enc.Encode(&Summary{SchemaVersion: SchemaVersion, Name: "long", Profile: "synthetic", Started: t0, Ended: end,
 			EndReason: EndCompleted, Environment: Environment{Variant: "commit-in-finally", IdleInTxTimeoutSeconds: 5, GatewayPoolSize: 40},
 			Probe: &sum})

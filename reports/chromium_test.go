@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/leakbench/leakbench/internal/rundir"
 )
 
 // chromium finds a headless-capable Chromium: $CHROMIUM, or Debian's
@@ -88,7 +90,7 @@ func TestHTMLInChromium(t *testing.T) {
 	if _, err := RenderSignoff(out); err != nil {
 		t.Fatal(err)
 	}
-	page := "file://" + filepath.Join(out, HTMLFile)
+	page := "file://" + filepath.Join(out, rundir.HTMLFile)
 
 	dom, log, urls := browse(t, bin, page, "--dump-dom")
 	if len(urls) > 0 {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
 )
 
@@ -124,10 +125,10 @@ func (c *Comparison) Write(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
-	if err := writeJSON(filepath.Join(dir, CompareFile), c); err != nil {
+	if err := writeJSON(filepath.Join(dir, rundir.CompareFile), c); err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(dir, ReportFile), func(f *os.File) error { return c.WriteMarkdown(f) })
+	return writeFileAtomic(filepath.Join(dir, rundir.ReportFile), func(f *os.File) error { return c.WriteMarkdown(f) })
 }
 
 // WriteMarkdown writes the sign-off: verdict, table, checks, culprits.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
 	"github.com/leakbench/leakbench/scenarios/engine"
 )
@@ -67,7 +68,7 @@ type PoolState struct {
 // that a summary written before the report is rendered already says
 // whether a pool ran dry. Without samples s.Pool stays as it is.
 func derivePool(dir string, s *Summary) {
-	f, err := os.Open(filepath.Join(dir, SamplesFile))
+	f, err := os.Open(filepath.Join(dir, rundir.SamplesFile))
 	if err != nil {
 		return
 	}
@@ -173,7 +174,7 @@ func poolState(samples []Sample, interval float64) *PoolState {
 // config.json and the probe's files.
 func rebuildSummary(r *Run) *Summary {
 	s := &Summary{SchemaVersion: SchemaVersion, EndReason: EndIncomplete, Incomplete: true,
-		Error: "the run did not finish: no " + SummaryFile + " (killed?)"}
+		Error: "the run did not finish: no " + rundir.SummaryFile + " (killed?)"}
 	if old := r.Summary; old != nil {
 		s.Name, s.Profile, s.Environment, s.Load = old.Name, old.Profile, old.Environment, old.Load
 	}

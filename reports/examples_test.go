@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/leakbench/leakbench/internal/rundir"
 )
 
 // firstTable returns the first Markdown table of text.
@@ -35,16 +37,16 @@ func TestREADMETablesAreTheExamples(t *testing.T) {
 			t.Errorf("README.md has no <!-- example:%s --> table", name)
 			continue
 		}
-		report, err := os.ReadFile(filepath.Join("examples", name+"-signoff", ReportFile))
+		report, err := os.ReadFile(filepath.Join("examples", name+"-signoff", rundir.ReportFile))
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := firstTable(string(report))
 		if want == "" {
-			t.Fatalf("examples/%s-signoff/%s has no table", name, ReportFile)
+			t.Fatalf("examples/%s-signoff/%s has no table", name, rundir.ReportFile)
 		}
 		if got := string(m[1]); got != want {
-			t.Errorf("README.md's %s table differs from examples/%s-signoff/%s (run make examples):\nREADME:\n%s\nexample:\n%s", name, name, ReportFile, got, want)
+			t.Errorf("README.md's %s table differs from examples/%s-signoff/%s (run make examples):\nREADME:\n%s\nexample:\n%s", name, name, rundir.ReportFile, got, want)
 		}
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/leakbench/leakbench/internal/rundir"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden from the current output")
@@ -75,13 +77,13 @@ func TestGoldenRun(t *testing.T) {
 	if _, err := RenderRun(dir); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "run.md", readFile(t, filepath.Join(dir, ReportFile)))
-	golden(t, "run.summary.json", readFile(t, filepath.Join(dir, SummaryFile)))
-	golden(t, "run.junit.xml", readFile(t, filepath.Join(dir, JUnitFile)))
-	checkJUnit(t, readFile(t, filepath.Join(dir, JUnitFile)), 2)
+	golden(t, "run.md", readFile(t, filepath.Join(dir, rundir.ReportFile)))
+	golden(t, "run.summary.json", readFile(t, filepath.Join(dir, rundir.SummaryFile)))
+	golden(t, "run.junit.xml", readFile(t, filepath.Join(dir, rundir.JUnitFile)))
+	checkJUnit(t, readFile(t, filepath.Join(dir, rundir.JUnitFile)), 2)
 	for _, p := range []string{PlotStuck, PlotStates, PlotRelease, PlotPgBouncer} {
 		for _, ext := range []string{FormatPNG, FormatSVG} {
-			if _, err := os.Stat(filepath.Join(dir, PlotsDir, p+"."+ext)); err != nil {
+			if _, err := os.Stat(filepath.Join(dir, rundir.PlotsDir, p+"."+ext)); err != nil {
 				t.Error(err)
 			}
 		}
@@ -120,7 +122,7 @@ func TestWriteRunDerivesPoolState(t *testing.T) {
 	if err := s.WriteMarkdown(&md); err != nil {
 		t.Fatal(err)
 	}
-	for name, text := range map[string]string{ReportFile: string(readFile(t, filepath.Join(dir, ReportFile))), "WriteMarkdown": md.String()} {
+	for name, text := range map[string]string{rundir.ReportFile: string(readFile(t, filepath.Join(dir, rundir.ReportFile))), "WriteMarkdown": md.String()} {
 		if !strings.Contains(text, row) {
 			t.Errorf("%s lacks the derived pool row %q:\n%s", name, row, text)
 		}
@@ -143,17 +145,17 @@ func TestGoldenSignoff(t *testing.T) {
 	if !cmp.Pass {
 		t.Errorf("verdict fails on the recorded sign-off: %+v", cmp.Checks)
 	}
-	golden(t, "compare.md", readFile(t, filepath.Join(out, ReportFile)))
-	golden(t, "compare.json", readFile(t, filepath.Join(out, CompareFile)))
-	golden(t, "compare.junit.xml", readFile(t, filepath.Join(out, JUnitFile)))
-	checkJUnit(t, readFile(t, filepath.Join(out, JUnitFile)), 0)
-	for _, f := range []string{"before/" + HTMLFile, "after/" + JUnitFile, HTMLFile, PlotsDir + "/" + PlotRelease + ".png"} {
+	golden(t, "compare.md", readFile(t, filepath.Join(out, rundir.ReportFile)))
+	golden(t, "compare.json", readFile(t, filepath.Join(out, rundir.CompareFile)))
+	golden(t, "compare.junit.xml", readFile(t, filepath.Join(out, rundir.JUnitFile)))
+	checkJUnit(t, readFile(t, filepath.Join(out, rundir.JUnitFile)), 0)
+	for _, f := range []string{"before/" + rundir.HTMLFile, "after/" + rundir.JUnitFile, rundir.HTMLFile, rundir.PlotsDir + "/" + PlotRelease + ".png"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Error(err)
 		}
 	}
 	var back Comparison
-	if err := json.Unmarshal(readFile(t, filepath.Join(out, CompareFile)), &back); err != nil || back.SchemaVersion != SchemaVersion {
+	if err := json.Unmarshal(readFile(t, filepath.Join(out, rundir.CompareFile)), &back); err != nil || back.SchemaVersion != SchemaVersion {
 		t.Errorf("compare.json: %v, schema_version %d", err, back.SchemaVersion)
 	}
 }
@@ -184,10 +186,10 @@ func checkJUnit(t *testing.T, raw []byte, wantFailures int) {
 func TestIncompleteRun(t *testing.T) {
 	t.Setenv(StepSummaryEnv, "")
 	dir := copyRun(t, "before", t.TempDir())
-	if err := os.Remove(filepath.Join(dir, SummaryFile)); err != nil {
+	if err := os.Remove(filepath.Join(dir, rundir.SummaryFile)); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{SamplesFile, EpisodesFile} {
+	for _, f := range []string{rundir.SamplesFile, rundir.EpisodesFile} {
 		b := readFile(t, filepath.Join(dir, f))
 		if err := os.WriteFile(filepath.Join(dir, f), b[:len(b)*6/10], 0o644); err != nil {
 			t.Fatal(err)
@@ -200,9 +202,9 @@ func TestIncompleteRun(t *testing.T) {
 	if !r.Incomplete() || r.Summary.EndReason != EndIncomplete {
 		t.Fatalf("incomplete = %v, end reason %q", r.Incomplete(), r.Summary.EndReason)
 	}
-	md := readFile(t, filepath.Join(dir, ReportFile))
+	md := readFile(t, filepath.Join(dir, rundir.ReportFile))
 	golden(t, "incomplete.md", md)
-	html := readFile(t, filepath.Join(dir, HTMLFile))
+	html := readFile(t, filepath.Join(dir, rundir.HTMLFile))
 	for _, want := range []string{"Incomplete run", "skipped 1 unreadable line"} {
 		if !bytes.Contains(md, []byte(want)) || !bytes.Contains(html, []byte(want)) {
 			t.Errorf("report.md or report.html lacks %q", want)
@@ -230,11 +232,11 @@ func TestNotARun(t *testing.T) {
 	}
 	file := filepath.Join(other, "notes.txt")
 	badSchema := t.TempDir()
-	if err := os.WriteFile(filepath.Join(badSchema, SummaryFile), []byte(`{"schema_version": 99}`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(badSchema, rundir.SummaryFile), []byte(`{"schema_version": 99}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	damaged := t.TempDir()
-	if err := os.WriteFile(filepath.Join(damaged, SummaryFile), []byte(`{"schema_version": 1,`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(damaged, rundir.SummaryFile), []byte(`{"schema_version": 1,`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {

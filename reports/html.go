@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
 )
 
@@ -142,7 +143,7 @@ func (v *htmlView) render(w io.Writer, runs ...*Run) error {
 		if err := WritePlot(&buf, name, FormatSVG, withData...); err != nil {
 			return err
 		}
-		v.Plots = append(v.Plots, htmlPlot{Name: name, Caption: PlotCaption(name), PNG: PlotsDir + "/" + name + ".png", SVG: inlineSVG(buf.Bytes())})
+		v.Plots = append(v.Plots, htmlPlot{Name: name, Caption: PlotCaption(name), PNG: rundir.PlotsDir + "/" + name + ".png", SVG: inlineSVG(buf.Bytes())})
 	}
 	return reportTemplate.Execute(w, v)
 }

@@ -7,14 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/scenarios/engine"
-)
-
-// HTMLFile and JUnitFile are the report's other documents in a run or
-// comparison directory.
-const (
-	HTMLFile  = "report.html"
-	JUnitFile = "junit.xml"
 )
 
 // WriteMarkdown writes one run's report from its summary alone: the table,
@@ -186,11 +180,11 @@ func writeLinks(b *strings.Builder, plots []string, prefix string) {
 			if i > 0 {
 				sep = " · "
 			}
-			fmt.Fprintf(b, "%s[%s](%s%s/%s.png)", sep, strings.ReplaceAll(p, "_", " "), prefix, PlotsDir, p)
+			fmt.Fprintf(b, "%s[%s](%s%s/%s.png)", sep, strings.ReplaceAll(p, "_", " "), prefix, rundir.PlotsDir, p)
 		}
 		b.WriteString(". ")
 	}
-	fmt.Fprintf(b, "Full report: [%s](%s%s), JUnit: [%s](%s%s).\n", HTMLFile, prefix, HTMLFile, JUnitFile, prefix, JUnitFile)
+	fmt.Fprintf(b, "Full report: [%s](%s%s), JUnit: [%s](%s%s).\n", rundir.HTMLFile, prefix, rundir.HTMLFile, rundir.JUnitFile, prefix, rundir.JUnitFile)
 }
 
 func orNA(s string) string {

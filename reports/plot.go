@@ -35,9 +35,6 @@ const (
 	FormatSVG = "svg"
 )
 
-// PlotsDir is the folder, inside a report's directory, of its plots.
-const PlotsDir = "plots"
-
 // figure is one plot file: a column of panels sharing the time axis, one
 // column per run.
 type figure struct {

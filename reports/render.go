@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/leakbench/leakbench/internal/rundir"
 )
 
 // StepSummaryEnv names the file GitHub Actions shows as a job's summary;
@@ -30,20 +32,20 @@ func renderRun(r *Run, stepSummary bool) error {
 	if _, err := writePlots(r.Dir, r); err != nil {
 		return err
 	}
-	if err := writeJSON(filepath.Join(r.Dir, SummaryFile), r.Summary); err != nil {
+	if err := writeJSON(filepath.Join(r.Dir, rundir.SummaryFile), r.Summary); err != nil {
 		return err
 	}
 	var md bytes.Buffer
 	if err := r.WriteMarkdown(&md); err != nil {
 		return err
 	}
-	if err := writeBytes(filepath.Join(r.Dir, ReportFile), md.Bytes()); err != nil {
+	if err := writeBytes(filepath.Join(r.Dir, rundir.ReportFile), md.Bytes()); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(r.Dir, HTMLFile), func(f *os.File) error { return r.WriteHTML(f) }); err != nil {
+	if err := writeFileAtomic(filepath.Join(r.Dir, rundir.HTMLFile), func(f *os.File) error { return r.WriteHTML(f) }); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(r.Dir, JUnitFile), func(f *os.File) error { return r.WriteJUnit(f) }); err != nil {
+	if err := writeFileAtomic(filepath.Join(r.Dir, rundir.JUnitFile), func(f *os.File) error { return r.WriteJUnit(f) }); err != nil {
 		return err
 	}
 	if stepSummary {
@@ -75,20 +77,20 @@ func RenderComparison(dir string, c *Comparison) error {
 		return err
 	}
 	c.plots = plots
-	if err := writeJSON(filepath.Join(dir, CompareFile), c); err != nil {
+	if err := writeJSON(filepath.Join(dir, rundir.CompareFile), c); err != nil {
 		return err
 	}
 	var md bytes.Buffer
 	if err := c.WriteMarkdown(&md); err != nil {
 		return err
 	}
-	if err := writeBytes(filepath.Join(dir, ReportFile), md.Bytes()); err != nil {
+	if err := writeBytes(filepath.Join(dir, rundir.ReportFile), md.Bytes()); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(dir, HTMLFile), func(f *os.File) error { return c.WriteHTML(f) }); err != nil {
+	if err := writeFileAtomic(filepath.Join(dir, rundir.HTMLFile), func(f *os.File) error { return c.WriteHTML(f) }); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(dir, JUnitFile), func(f *os.File) error { return c.WriteJUnit(f) }); err != nil {
+	if err := writeFileAtomic(filepath.Join(dir, rundir.JUnitFile), func(f *os.File) error { return c.WriteJUnit(f) }); err != nil {
 		return err
 	}
 	return appendStepSummary(md.Bytes())
@@ -133,12 +135,12 @@ func writePlots(dir string, runs ...*Run) ([]string, error) {
 	if len(names) == 0 {
 		return nil, nil
 	}
-	if err := os.MkdirAll(filepath.Join(dir, PlotsDir), 0o755); err != nil {
-		return nil, fmt.Errorf("create %s: %w", PlotsDir, err)
+	if err := os.MkdirAll(filepath.Join(dir, rundir.PlotsDir), 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", rundir.PlotsDir, err)
 	}
 	for _, n := range names {
 		for _, format := range []string{FormatPNG, FormatSVG} {
-			path := filepath.Join(dir, PlotsDir, n+"."+format)
+			path := filepath.Join(dir, rundir.PlotsDir, n+"."+format)
 			if err := writeFileAtomic(path, func(f *os.File) error { return WritePlot(f, n, format, runs...) }); err != nil {
 				return nil, err
 			}

@@ -13,14 +13,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
 	"github.com/leakbench/leakbench/scenarios/engine"
-)
-
-// More files of a run directory.
-const (
-	ConfigFile = "config.json"
-	LoadFile   = "load.jsonl"
 )
 
 // Sample is one line of samples.jsonl, as the probe writes it, the
@@ -186,7 +181,7 @@ func LoadRun(dir string) (*Run, error) {
 	}
 	r := &Run{Dir: dir}
 	var raw []byte
-	raw, err = os.ReadFile(filepath.Join(dir, SummaryFile))
+	raw, err = os.ReadFile(filepath.Join(dir, rundir.SummaryFile))
 	switch {
 	case err == nil:
 		r.Summary, err = decodeSummary(dir, raw)
@@ -200,16 +195,16 @@ func LoadRun(dir string) (*Run, error) {
 		}
 	case errors.Is(err, fs.ErrNotExist):
 	default:
-		return nil, fmt.Errorf("read %s: %w", SummaryFile, err)
+		return nil, fmt.Errorf("read %s: %w", rundir.SummaryFile, err)
 	}
 	found := r.Summary != nil
 	for _, f := range []struct {
 		name string
 		read func(io.Reader) (int, error)
 	}{
-		{SamplesFile, func(rd io.Reader) (int, error) { return readJSONL(rd, &r.Samples) }},
-		{EpisodesFile, func(rd io.Reader) (int, error) { return readJSONL(rd, &r.Episodes) }},
-		{LoadFile, func(rd io.Reader) (int, error) { return readJSONL(rd, &r.Load) }},
+		{rundir.SamplesFile, func(rd io.Reader) (int, error) { return readJSONL(rd, &r.Samples) }},
+		{rundir.EpisodesFile, func(rd io.Reader) (int, error) { return readJSONL(rd, &r.Episodes) }},
+		{rundir.LoadFile, func(rd io.Reader) (int, error) { return readJSONL(rd, &r.Load) }},
 	} {
 		fh, err := os.Open(filepath.Join(dir, f.name))
 		if errors.Is(err, fs.ErrNotExist) {
@@ -229,7 +224,7 @@ func LoadRun(dir string) (*Run, error) {
 		}
 	}
 	if !found {
-		return nil, fmt.Errorf("%s: %w: no %s, %s or %s", dir, ErrNotRun, SummaryFile, SamplesFile, EpisodesFile)
+		return nil, fmt.Errorf("%s: %w: no %s, %s or %s", dir, ErrNotRun, rundir.SummaryFile, rundir.SamplesFile, rundir.EpisodesFile)
 	}
 	if r.Summary == nil || r.Summary.Incomplete {
 		r.Summary = rebuildSummary(r)
@@ -242,10 +237,10 @@ func decodeSummary(dir string, raw []byte) (*Summary, error) {
 	var s Summary
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return nil, fmt.Errorf("%s is damaged (%w); move it away and the report is rebuilt from the probe's %s and %s, marked incomplete",
-			filepath.Join(dir, SummaryFile), err, SamplesFile, EpisodesFile)
+			filepath.Join(dir, rundir.SummaryFile), err, rundir.SamplesFile, rundir.EpisodesFile)
 	}
 	if s.SchemaVersion != SchemaVersion {
-		return nil, fmt.Errorf("%s has schema version %d; this leakbench reads version %d", filepath.Join(dir, SummaryFile), s.SchemaVersion, SchemaVersion)
+		return nil, fmt.Errorf("%s has schema version %d; this leakbench reads version %d", filepath.Join(dir, rundir.SummaryFile), s.SchemaVersion, SchemaVersion)
 	}
 	return &s, nil
 }
@@ -276,7 +271,7 @@ func readJSONL[T any](rd io.Reader, dst *[]T) (bad int, err error) {
 
 // readConfig reads config.json; nil when it is absent or unreadable.
 func readConfig(dir string) *runConfig {
-	raw, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	raw, err := os.ReadFile(filepath.Join(dir, rundir.ConfigFile))
 	if err != nil {
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
 	"github.com/leakbench/leakbench/scenarios/engine"
 )
@@ -17,15 +18,6 @@ import (
 // SchemaVersion is the version of summary.json and compare.json. It changes
 // when a field changes meaning or disappears; adding a field keeps it.
 const SchemaVersion = 1
-
-// File names inside a run directory.
-const (
-	SummaryFile  = "summary.json"
-	ReportFile   = "report.md"
-	CompareFile  = "compare.json"
-	SamplesFile  = "samples.jsonl"
-	EpisodesFile = "episodes.jsonl"
-)
 
 // How a run ended.
 const (
@@ -85,10 +77,10 @@ func WriteRun(dir string, s *Summary) error {
 	if s.Environment.LeakbenchCommit == "" {
 		s.Environment.LeakbenchCommit = buildCommit()
 	}
-	if err := writeJSON(filepath.Join(dir, SummaryFile), s); err != nil {
+	if err := writeJSON(filepath.Join(dir, rundir.SummaryFile), s); err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(dir, ReportFile), func(f *os.File) error { return s.WriteMarkdown(f) })
+	return writeFileAtomic(filepath.Join(dir, rundir.ReportFile), func(f *os.File) error { return s.WriteMarkdown(f) })
 }
 
 // ErrNotRun means a directory holds no leakbench run.
@@ -97,12 +89,12 @@ var ErrNotRun = errors.New("not a leakbench run directory")
 // ReadRun reads a run directory's summary.json. LoadRun reads the whole
 // directory, also when the run was killed before it wrote a summary.
 func ReadRun(dir string) (*Summary, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, SummaryFile))
+	raw, err := os.ReadFile(filepath.Join(dir, rundir.SummaryFile))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %w (no %s; was the run killed before it finished?)", dir, ErrNotRun, SummaryFile)
+		return nil, fmt.Errorf("%s: %w (no %s; was the run killed before it finished?)", dir, ErrNotRun, rundir.SummaryFile)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", SummaryFile, err)
+		return nil, fmt.Errorf("read %s: %w", rundir.SummaryFile, err)
 	}
 	return decodeSummary(dir, raw)
 }

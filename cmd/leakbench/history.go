@@ -13,6 +13,7 @@ import (
 
 	"github.com/leakbench/leakbench/internal/history"
 	"github.com/leakbench/leakbench/internal/redact"
+	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/reports"
 )
 
@@ -99,7 +100,7 @@ func (h *historyFlags) list() []*history.Entry {
 
 // newEntry makes the entry of a run directory's summary.json.
 func (h *historyFlags) newEntry(ctx context.Context, kind, runDir string) (*history.Entry, error) {
-	raw, err := os.ReadFile(filepath.Join(runDir, reports.SummaryFile))
+	raw, err := os.ReadFile(filepath.Join(runDir, rundir.SummaryFile))
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
@@ -126,7 +127,7 @@ func (h *historyFlags) recordSignoff(ctx context.Context, out string, cmp *repor
 	if err != nil {
 		return false, err
 	}
-	if raw, err := os.ReadFile(filepath.Join(out, "before", reports.SummaryFile)); err == nil {
+	if raw, err := os.ReadFile(filepath.Join(out, "before", rundir.SummaryFile)); err == nil {
 		if err := e.SetBefore(raw); err != nil {
 			fmt.Fprintf(os.Stderr, "leakbench: warning: history: %v\n", err)
 		}

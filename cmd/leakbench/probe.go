@@ -57,7 +57,7 @@ func cmdProbe(ctx context.Context, args []string) error {
 	stuckAfter := fs.Duration("stuck-after", probes.DefaultStuckAfter, "how long a session must sit idle in transaction to count as stuck")
 	duration := fs.Duration("duration", 0, "stop after this long (default: run until Ctrl-C)")
 	metricsAddr := fs.String("metrics-addr", "", "serve the probe's own metrics at http://`ADDR`/metrics (e.g. 127.0.0.1:9187)")
-	out := fs.String("out", "", "directory to write samples.jsonl, episodes.jsonl and "+probes.SummaryFile+" into (required)")
+	out := fs.String("out", "", "directory to write samples.jsonl, episodes.jsonl and "+rundir.ProbeSummaryFile+" into (required)")
 	force := fs.Bool("force", false, "replace the contents of a non-empty --out directory")
 	keepQueryText := fs.Bool("keep-query-text", false, "keep stuck sessions' raw query texts in --out (default: literals masked, since queries may hold e-mails, keys or passwords; sensitive)")
 	fs.Usage = func() {
@@ -146,7 +146,7 @@ loop:
 	}
 	view.done()
 	sum, stopErr := p.Stop()
-	if err := writeSummary(filepath.Join(*out, probes.SummaryFile), sum); err != nil {
+	if err := writeSummary(filepath.Join(*out, rundir.ProbeSummaryFile), sum); err != nil {
 		return errors.Join(stopErr, err)
 	}
 	printSummary(os.Stdout, sum, *out)
@@ -299,5 +299,5 @@ func printSummary(w io.Writer, s *probes.Summary, dir string) {
 	for _, x := range s.Warnings {
 		fmt.Fprintf(w, "warning (%d×): %s: %s\n", x.Count, x.Source, redact.String(x.Message))
 	}
-	fmt.Fprintf(w, "Written: %s, %s, %s in %s\n", probes.SamplesFile, probes.EpisodesFile, probes.SummaryFile, dir)
+	fmt.Fprintf(w, "Written: %s, %s, %s in %s\n", rundir.SamplesFile, rundir.EpisodesFile, rundir.ProbeSummaryFile, dir)
 }

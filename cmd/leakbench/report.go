@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/reports"
 )
 
@@ -26,8 +27,8 @@ func cmdReport(_ context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "wrote %s (and %s, %s, %s, %s/)\n", filepath.Join(dir, reports.HTMLFile),
-		reports.ReportFile, reports.SummaryFile, reports.JUnitFile, reports.PlotsDir)
+	fmt.Fprintf(os.Stderr, "wrote %s (and %s, %s, %s, %s/)\n", filepath.Join(dir, rundir.HTMLFile),
+		rundir.ReportFile, rundir.SummaryFile, rundir.JUnitFile, rundir.PlotsDir)
 	return run.WriteMarkdown(os.Stdout)
 }
 
@@ -69,9 +70,9 @@ func cmdCompare(_ context.Context, args []string) error {
 	if err := cmp.WriteTable(os.Stdout); err != nil {
 		return err
 	}
-	fmt.Printf("\nreport: %s\n", filepath.Join(*out, reports.HTMLFile))
+	fmt.Printf("\nreport: %s\n", filepath.Join(*out, rundir.HTMLFile))
 	if !cmp.Pass {
-		return fmt.Errorf("%w: see %s", errVerdict, filepath.Join(*out, reports.ReportFile))
+		return fmt.Errorf("%w: see %s", errVerdict, filepath.Join(*out, rundir.ReportFile))
 	}
 	return nil
 }

@@ -20,15 +20,16 @@ const MarkerFile = ".leakbench"
 // ownFiles are the names leakbench writes at the top of an output
 // directory (a run, a sign-off, a probe's or a comparison's output).
 var ownFiles = []string{
-	MarkerFile, "config.json", "summary.json", "samples.jsonl", "episodes.jsonl", "load.jsonl",
-	"report.md", "report.html", "junit.xml", "compare.json", "probe-summary.json",
+	MarkerFile, ConfigFile, SummaryFile, SamplesFile, EpisodesFile, LoadFile,
+	ReportFile, HTMLFile, JUnitFile, CompareFile, ProbeSummaryFile,
+	"baseline.md", "baseline.json", "baseline-junit.xml", // a sign-off's comparison with its baseline
 }
 
 // ownDirs are the subdirectories leakbench writes without a marker of their
 // own, with the file extensions they may hold.
 var ownDirs = map[string][]string{
-	"plots": {".png", ".svg"},
-	"logs":  {".log", ".txt"},
+	PlotsDir: {".png", ".svg"},
+	LogsDir:  {".log", ".txt"},
 }
 
 type marker struct {

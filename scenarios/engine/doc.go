@@ -21,7 +21,7 @@
 // summaries from mergeable HDR histograms (per method, per tool and
 // prompt, per scenario), every threshold's verdict and how the run ended.
 // While it runs the engine appends a per-second time series to the run
-// directory ([LoadFileName], see scenarios/FORMAT.md), can serve live
+// directory ([rundir.LoadFile], see scenarios/FORMAT.md), can serve live
 // Prometheus metrics ([RunOptions].MetricsAddr), and draws a progress line.
 //
 //	res, err := engine.RunPlan(ctx, p, engine.RunOptions{

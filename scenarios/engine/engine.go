@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/internal/redact"
+	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
@@ -29,10 +30,6 @@ const (
 
 // maxConcurrentCloses bounds the session closes in flight at once.
 const maxConcurrentCloses = 256
-
-// LoadFileName is the per-second time series RunPlan writes into
-// RunOptions.RunDir (see FORMAT.md).
-const LoadFileName = "load.jsonl"
 
 // ErrNotMCP is returned (wrapped) by RunPlan when the target answers, but
 // not as an MCP server over Streamable HTTP.
@@ -359,9 +356,9 @@ func openOutputs(opts RunOptions, e *engine) (*outputs, error) {
 		if err := os.MkdirAll(opts.RunDir, 0o755); err != nil {
 			return nil, fmt.Errorf("create run directory: %w", err)
 		}
-		f, err := os.OpenFile(filepath.Join(opts.RunDir, LoadFileName), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		f, err := os.OpenFile(filepath.Join(opts.RunDir, rundir.LoadFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 		if err != nil {
-			return nil, fmt.Errorf("open %s: %w", LoadFileName, err)
+			return nil, fmt.Errorf("open %s: %w", rundir.LoadFile, err)
 		}
 		out.load = f
 	}

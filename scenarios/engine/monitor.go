@@ -10,6 +10,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
@@ -156,7 +157,7 @@ func (m *monitor) writeLine(now time.Time, cur totals, h *hdrhistogram.Histogram
 		// Keep the run going; the error shows once on the progress output.
 		m.writeErr = err
 		if m.progress != nil {
-			fmt.Fprintf(m.progress, "\nwrite %s: %v; the time series stops here\n", LoadFileName, err)
+			fmt.Fprintf(m.progress, "\nwrite %s: %v; the time series stops here\n", rundir.LoadFile, err)
 		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 
@@ -182,7 +183,7 @@ var loadFields = []string{"time", "elapsed_seconds", "active_users", "requests",
 
 func readLoad(t *testing.T, dir string) []map[string]any {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, LoadFileName))
+	f, err := os.Open(filepath.Join(dir, rundir.LoadFile))
 	if err != nil {
 		t.Fatal(err)
 	}
