@@ -52,6 +52,7 @@ type stackSection struct {
 	// The gateway's and its upstream's knobs.
 	GatewayPoolTimeout  time.Duration `yaml:"gateway_pool_timeout"`
 	GatewayStateless    bool          `yaml:"gateway_stateless"`
+	GatewayTokenUsage   bool          `yaml:"gateway_token_usage"` // token-usage tracking, where session-outside-request leaks
 	RunDelay            time.Duration `yaml:"run_delay"`
 	UpstreamLatency     time.Duration `yaml:"upstream_latency"`
 	UpstreamFailureRate float64       `yaml:"upstream_failure_rate"`
@@ -117,7 +118,7 @@ func profileFrom(filename string, parse func(...plan.Section) (*plan.Plan, error
 	p.Stack = fixtures.Config{IdleInTxTimeout: stack.IdleInTxTimeout, MaxConnections: stack.MaxConnections,
 		PoolMode: stack.PoolMode, PgBouncerPoolSize: stack.PgBouncerPoolSize, MaxClientConn: stack.MaxClientConn,
 		GatewayPoolSize: stack.GatewayPoolSize, Users: stack.Users, Teams: stack.Teams, Seed: stack.Seed,
-		GatewayPoolTimeout: stack.GatewayPoolTimeout, GatewayStateless: stack.GatewayStateless, RunDelay: stack.RunDelay,
+		GatewayPoolTimeout: stack.GatewayPoolTimeout, GatewayStateless: stack.GatewayStateless, GatewayTokenUsage: stack.GatewayTokenUsage, RunDelay: stack.RunDelay,
 		UpstreamLatency: stack.UpstreamLatency, UpstreamFailureRate: stack.UpstreamFailureRate}
 	if signoff.VariantBefore != "" {
 		p.VariantBefore = signoff.VariantBefore
