@@ -12,7 +12,7 @@ import (
 
 // TestSchemaDocumented keeps SCHEMA.md honest: every field summary.json and
 // compare.json can hold must be listed there, by its JSON path. A field
-// added to Summary, probes.Summary or scenarios.Result fails this test
+// added to Summary, probes.Summary or engine.Result fails this test
 // until it is documented with its unit.
 func TestSchemaDocumented(t *testing.T) {
 	doc, err := os.ReadFile("SCHEMA.md")
