@@ -85,38 +85,8 @@ func WriteSummaryFile(path string, s *Summary) error {
 	if err != nil {
 		return fmt.Errorf("encode probe summary: %w", err)
 	}
-	if err := writeFileAtomic(path, append(b, '\n')); err != nil {
+	if err := rundir.WriteFile(path, append(b, '\n')); err != nil {
 		return fmt.Errorf("write probe summary: %w", err)
 	}
 	return nil
-}
-
-// writeFileAtomic writes data to path through a temporary file and a
-// rename, with mode 0644.
-func writeFileAtomic(path string, data []byte) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Chmod(0o644); err != nil {
-		return err
-	}
-	// Synced before the rename: otherwise a power loss after it may leave
-	// path naming an empty file.
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }

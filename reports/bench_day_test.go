@@ -179,7 +179,7 @@ func writeLongRun(b *testing.B, dir string, n, episodes int) {
 	})
 	write(rundir.LoadFile, func(enc *json.Encoder) error {
 		for sec := range n / 10 {
-			l := LoadPoint{Time: t0.Add(time.Duration(sec) * time.Second), ElapsedSeconds: float64(sec), ActiveUsers: 60,
+			l := rundir.LoadPoint{Time: t0.Add(time.Duration(sec) * time.Second), ElapsedSeconds: float64(sec), ActiveUsers: 60,
 				Requests: int64(150 + rng.IntN(50)), Failures: int64(rng.IntN(5)), Iterations: 40, ReqPerSecond: float64(150 + rng.IntN(50)),
 				P50Ms: 20 + rng.Float64()*10, P95Ms: 80 + rng.Float64()*40, P99Ms: 200 + rng.Float64()*400}
 			if err := enc.Encode(&l); err != nil {

@@ -128,7 +128,7 @@ func (c *Comparison) Write(dir string) error {
 	if err := writeJSON(filepath.Join(dir, rundir.CompareFile), c); err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(dir, rundir.ReportFile), func(f *os.File) error { return c.WriteMarkdown(f) })
+	return rundir.WriteFileFunc(filepath.Join(dir, rundir.ReportFile), c.WriteMarkdown)
 }
 
 // WriteMarkdown writes the sign-off: verdict, table, checks, culprits.

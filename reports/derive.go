@@ -179,19 +179,19 @@ func rebuildSummary(r *Run) *Summary {
 		s.Name, s.Profile, s.Environment, s.Load = old.Name, old.Profile, old.Environment, old.Load
 	}
 	stuckAfter, timeout, interval := 1.0, 0.0, 0.0
-	if c := readConfig(r.Dir); c != nil {
+	if c, err := rundir.ReadConfig(r.Dir); err == nil {
 		s.Name = cmp.Or(s.Name, c.Name)
 		s.Profile = cmp.Or(s.Profile, c.Profile.Name)
 		e := &s.Environment
 		e.Variant = cmp.Or(e.Variant, c.Variant)
 		e.LeakbenchVersion = cmp.Or(e.LeakbenchVersion, c.Version)
-		e.IdleInTxTimeoutSeconds = c.Stack.IdleInTxTimeout.seconds()
+		e.IdleInTxTimeoutSeconds = c.Stack.IdleInTxTimeout.Seconds()
 		e.MaxConnections, e.PoolMode = c.Stack.MaxConnections, c.Stack.PoolMode
 		e.PgBouncerPoolSize, e.GatewayPoolSize = c.Stack.PgBouncerPoolSize, c.Stack.GatewayPoolSize
-		if v := cmp.Or(c.Profile.Probe.StuckAfter, c.Profile.LegacyStuckAfter).seconds(); v > 0 {
+		if v := c.Profile.Probe.StuckAfter.Seconds(); v > 0 {
 			stuckAfter = v
 		}
-		timeout, interval = c.Stack.IdleInTxTimeout.seconds(), cmp.Or(c.Profile.Probe.Interval, c.Profile.LegacyProbeInterval).seconds()
+		timeout, interval = c.Stack.IdleInTxTimeout.Seconds(), c.Profile.Probe.Interval.Seconds()
 	}
 	var times []time.Time
 	for _, x := range r.Samples {
@@ -224,7 +224,7 @@ func secondsToDuration(v float64) time.Duration { return time.Duration(v * float
 
 // partialLoad sums load.jsonl into the engine's result shape; latency
 // percentiles cannot be merged from per-second ones and stay absent.
-func partialLoad(points []LoadPoint) *engine.Result {
+func partialLoad(points []rundir.LoadPoint) *engine.Result {
 	res := &engine.Result{Started: points[0].Time, Ended: points[len(points)-1].Time,
 		ErrorsByKind: map[string]int64{}, Latency: map[string]engine.LatencyStats{}, Interrupted: true}
 	if d := points[0].ElapsedSeconds; d > 0 {
@@ -234,7 +234,7 @@ func partialLoad(points []LoadPoint) *engine.Result {
 		res.Requests += l.Requests
 		res.Failures += l.Failures
 		res.Iterations += l.Iterations
-		res.PeakUsers = max(res.PeakUsers, l.ActiveUsers)
+		res.PeakUsers = max(res.PeakUsers, int(l.ActiveUsers))
 	}
 	return res
 }

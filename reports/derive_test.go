@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
 )
 
@@ -74,7 +75,7 @@ func TestPoolState(t *testing.T) {
 
 func TestReadJSONL(t *testing.T) {
 	in := "{\"requests\":1}\n\n{\"requests\":2}\n{\"requests\":3,\"fail"
-	var got []LoadPoint
+	var got []rundir.LoadPoint
 	bad, err := readJSONL(strings.NewReader(in), &got)
 	if err != nil || bad != 1 || len(got) != 2 || got[1].Requests != 2 {
 		t.Errorf("got %+v, %d bad, %v", got, bad, err)

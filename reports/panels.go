@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -270,7 +271,7 @@ func appPoolWaitsPanel(r *Run) *panel {
 }
 
 // loadXYs is one value per second of load.jsonl.
-func loadXYs(r *Run, y func(*LoadPoint) float64) plotter.XYs {
+func loadXYs(r *Run, y func(*rundir.LoadPoint) float64) plotter.XYs {
 	if len(r.Load) == 0 {
 		return nil
 	}
@@ -292,18 +293,18 @@ func requestsPanel(r *Run) *panel {
 	}
 	// A line covers one engine interval: counts become rates with the
 	// line's own requests per second.
-	perSecond := func(n int64) func(*LoadPoint) float64 {
-		return func(l *LoadPoint) float64 {
+	perSecond := func(n int64) func(*rundir.LoadPoint) float64 {
+		return func(l *rundir.LoadPoint) float64 {
 			if l.Requests == 0 {
 				return 0
 			}
 			return float64(n) * l.ReqPerSecond / float64(l.Requests)
 		}
 	}
-	p.addLine("requests", loadXYs(r, func(l *LoadPoint) float64 { return l.ReqPerSecond }), lineStyle(colBlue, 2, dashSolid), nil)
-	p.addLine("failed", loadXYs(r, func(l *LoadPoint) float64 { return perSecond(l.Failures)(l) }), lineStyle(colVermilion, 1.75, dashDashed), nil)
-	if slices.ContainsFunc(r.Load, func(l LoadPoint) bool { return l.DroppedIterations > 0 }) {
-		p.addLine("dropped iterations", loadXYs(r, func(l *LoadPoint) float64 { return perSecond(l.DroppedIterations)(l) }), lineStyle(colPurple, 1.25, dashDotted), nil)
+	p.addLine("requests", loadXYs(r, func(l *rundir.LoadPoint) float64 { return l.ReqPerSecond }), lineStyle(colBlue, 2, dashSolid), nil)
+	p.addLine("failed", loadXYs(r, func(l *rundir.LoadPoint) float64 { return perSecond(l.Failures)(l) }), lineStyle(colVermilion, 1.75, dashDashed), nil)
+	if slices.ContainsFunc(r.Load, func(l rundir.LoadPoint) bool { return l.DroppedIterations > 0 }) {
+		p.addLine("dropped iterations", loadXYs(r, func(l *rundir.LoadPoint) float64 { return perSecond(l.DroppedIterations)(l) }), lineStyle(colPurple, 1.25, dashDotted), nil)
 	}
 	return p
 }
@@ -313,7 +314,7 @@ func errorRatePanel(r *Run) *panel {
 	if len(r.Load) == 0 {
 		return empty(p, "load.jsonl not recorded")
 	}
-	p.addLine("failed / requests", loadXYs(r, func(l *LoadPoint) float64 {
+	p.addLine("failed / requests", loadXYs(r, func(l *rundir.LoadPoint) float64 {
 		if l.Requests == 0 {
 			return 0
 		}
@@ -327,9 +328,9 @@ func latencyPanel(r *Run) *panel {
 	if len(r.Load) == 0 {
 		return empty(p, "load.jsonl not recorded")
 	}
-	p.addLine("p50", loadXYs(r, func(l *LoadPoint) float64 { return l.P50Ms }), lineStyle(colGreen, 1.5, dashDotted), nil)
-	p.addLine("p95", loadXYs(r, func(l *LoadPoint) float64 { return l.P95Ms }), lineStyle(colOrange, 1.75, dashDashed), nil)
-	p.addLine("p99", loadXYs(r, func(l *LoadPoint) float64 { return l.P99Ms }), lineStyle(colVermilion, 2, dashSolid), nil)
+	p.addLine("p50", loadXYs(r, func(l *rundir.LoadPoint) float64 { return l.P50Ms }), lineStyle(colGreen, 1.5, dashDotted), nil)
+	p.addLine("p95", loadXYs(r, func(l *rundir.LoadPoint) float64 { return l.P95Ms }), lineStyle(colOrange, 1.75, dashDashed), nil)
+	p.addLine("p99", loadXYs(r, func(l *rundir.LoadPoint) float64 { return l.P99Ms }), lineStyle(colVermilion, 2, dashSolid), nil)
 	if c := r.Summary.Load; c != nil && c.Config.RequestTimeout > 0 {
 		h := hline{y: float64(c.Config.RequestTimeout.Milliseconds()), style: lineStyle(colBlack, 1, dashDashed)}
 		p.Add(h)
@@ -343,7 +344,7 @@ func usersPanel(r *Run) *panel {
 	if len(r.Load) == 0 {
 		return empty(p, "load.jsonl not recorded")
 	}
-	p.addLine("active users", loadXYs(r, func(l *LoadPoint) float64 { return float64(l.ActiveUsers) }), lineStyle(colBlue, 2, dashSolid), nil)
+	p.addLine("active users", loadXYs(r, func(l *rundir.LoadPoint) float64 { return float64(l.ActiveUsers) }), lineStyle(colBlue, 2, dashSolid), nil)
 	return p
 }
 

@@ -42,10 +42,10 @@ func renderRun(r *Run, stepSummary bool) error {
 	if err := writeBytes(filepath.Join(r.Dir, rundir.ReportFile), md.Bytes()); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(r.Dir, rundir.HTMLFile), func(f *os.File) error { return r.WriteHTML(f) }); err != nil {
+	if err := rundir.WriteFileFunc(filepath.Join(r.Dir, rundir.HTMLFile), r.WriteHTML); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(r.Dir, rundir.JUnitFile), func(f *os.File) error { return r.WriteJUnit(f) }); err != nil {
+	if err := rundir.WriteFileFunc(filepath.Join(r.Dir, rundir.JUnitFile), r.WriteJUnit); err != nil {
 		return err
 	}
 	if stepSummary {
@@ -87,10 +87,10 @@ func RenderComparison(dir string, c *Comparison) error {
 	if err := writeBytes(filepath.Join(dir, rundir.ReportFile), md.Bytes()); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(dir, rundir.HTMLFile), func(f *os.File) error { return c.WriteHTML(f) }); err != nil {
+	if err := rundir.WriteFileFunc(filepath.Join(dir, rundir.HTMLFile), c.WriteHTML); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(dir, rundir.JUnitFile), func(f *os.File) error { return c.WriteJUnit(f) }); err != nil {
+	if err := rundir.WriteFileFunc(filepath.Join(dir, rundir.JUnitFile), c.WriteJUnit); err != nil {
 		return err
 	}
 	return appendStepSummary(md.Bytes())
@@ -141,7 +141,7 @@ func writePlots(dir string, runs ...*Run) ([]string, error) {
 	for _, n := range names {
 		for _, format := range []string{FormatPNG, FormatSVG} {
 			path := filepath.Join(dir, rundir.PlotsDir, n+"."+format)
-			if err := writeFileAtomic(path, func(f *os.File) error { return WritePlot(f, n, format, runs...) }); err != nil {
+			if err := rundir.WriteFileFunc(path, func(f io.Writer) error { return WritePlot(f, n, format, runs...) }); err != nil {
 				return nil, err
 			}
 		}
@@ -149,12 +149,7 @@ func writePlots(dir string, runs ...*Run) ([]string, error) {
 	return names, nil
 }
 
-func writeBytes(path string, b []byte) error {
-	return writeFileAtomic(path, func(f *os.File) error {
-		_, err := f.Write(b)
-		return err
-	})
-}
+func writeBytes(path string, b []byte) error { return rundir.WriteFile(path, b) }
 
 // appendStepSummary appends md to $GITHUB_STEP_SUMMARY when it is set.
 func appendStepSummary(md []byte) error {

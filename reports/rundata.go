@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"time"
 
 	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
@@ -26,25 +25,6 @@ type Sample = probes.Sample
 // endpoint reported it; the *Total fields are counters since the service
 // started.
 type AppPoolSample = probes.AppPoolSample
-
-// LoadPoint is one line of load.jsonl: what the virtual users did in one
-// second of the run. The engine writes it from its own unexported type
-// (scenarios/monitor.go, documented in scenarios/FORMAT.md); this is the
-// reading side, under the same JSON names.
-type LoadPoint struct {
-	Time              time.Time `json:"time"`
-	ElapsedSeconds    float64   `json:"elapsed_seconds"`
-	ActiveUsers       int       `json:"active_users"`
-	Requests          int64     `json:"requests"`
-	Failures          int64     `json:"failures"`
-	Aborted           int64     `json:"aborted"`
-	Iterations        int64     `json:"iterations"`
-	DroppedIterations int64     `json:"dropped_iterations"`
-	ReqPerSecond      float64   `json:"req_per_second"`
-	P50Ms             float64   `json:"p50_ms"`
-	P95Ms             float64   `json:"p95_ms"`
-	P99Ms             float64   `json:"p99_ms"`
-}
 
 // Threshold is one of the scenario's pass/fail criteria as the engine
 // judged it (summary.json: load.thresholds).
@@ -89,50 +69,6 @@ func thresholdsOf(ts []engine.ThresholdResult) []Threshold {
 	return out
 }
 
-// runConfig is what reports read from config.json.
-type runConfig struct {
-	Name    string `json:"name"`
-	Variant string `json:"variant"`
-	Profile struct {
-		Name string `json:"name"`
-		// Run directories written before profiles became files kept the
-		// probe settings at the top of the profile.
-		LegacyProbeInterval duration `json:"probe_interval"`
-		LegacyStuckAfter    duration `json:"stuck_after"`
-		Probe               struct {
-			Interval   duration `json:"interval"`
-			StuckAfter duration `json:"stuck_after"`
-		} `json:"probe"`
-	} `json:"profile"`
-	Stack struct {
-		IdleInTxTimeout   duration `json:"idle_in_transaction_session_timeout"`
-		MaxConnections    int      `json:"max_connections"`
-		PoolMode          string   `json:"pool_mode"`
-		PgBouncerPoolSize int      `json:"pgbouncer_pool_size"`
-		GatewayPoolSize   int      `json:"gateway_pool_size"`
-	} `json:"stack"`
-	Version string `json:"leakbench_version"`
-}
-
-// duration reads a time.Duration written as nanoseconds or as a Go
-// duration string.
-type duration time.Duration
-
-func (d *duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if json.Unmarshal(b, &s) == nil {
-		v, err := time.ParseDuration(s)
-		*d = duration(v)
-		return err
-	}
-	var n int64
-	err := json.Unmarshal(b, &n)
-	*d = duration(n)
-	return err
-}
-
-func (d duration) seconds() float64 { return time.Duration(d).Seconds() }
-
 // Run is a run directory read back: the summary and the time series the
 // run recorded. Slices are empty when their file is absent.
 type Run struct {
@@ -142,7 +78,7 @@ type Run struct {
 	// Load from load.jsonl.
 	Samples    []Sample
 	Episodes   []probes.Episode
-	Load       []LoadPoint
+	Load       []rundir.LoadPoint
 	Thresholds []Threshold
 	// LoadEndReason and DroppedIterations are the engine's, when recorded.
 	LoadEndReason     string
@@ -267,17 +203,4 @@ func readJSONL[T any](rd io.Reader, dst *[]T) (bad int, err error) {
 		*dst = append(*dst, v)
 	}
 	return bad, sc.Err()
-}
-
-// readConfig reads config.json; nil when it is absent or unreadable.
-func readConfig(dir string) *runConfig {
-	raw, err := os.ReadFile(filepath.Join(dir, rundir.ConfigFile))
-	if err != nil {
-		return nil
-	}
-	var c runConfig
-	if json.Unmarshal(raw, &c) != nil {
-		return nil
-	}
-	return &c
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -80,7 +81,7 @@ func WriteRun(dir string, s *Summary) error {
 	if err := writeJSON(filepath.Join(dir, rundir.SummaryFile), s); err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(dir, rundir.ReportFile), func(f *os.File) error { return s.WriteMarkdown(f) })
+	return rundir.WriteFileFunc(filepath.Join(dir, rundir.ReportFile), s.WriteMarkdown)
 }
 
 // ErrNotRun means a directory holds no leakbench run.
@@ -122,33 +123,9 @@ func buildCommit() string {
 }
 
 func writeJSON(path string, v any) error {
-	return writeFileAtomic(path, func(f *os.File) error {
+	return rundir.WriteFileFunc(path, func(f io.Writer) error {
 		enc := json.NewEncoder(f)
 		enc.SetIndent("", "  ")
 		return enc.Encode(v)
 	})
-}
-
-func writeFileAtomic(path string, write func(*os.File) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
-	}
-	defer os.Remove(f.Name())
-	if err := write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
-	}
-	// CreateTemp makes the file 0600; reports are for everyone to read.
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
-	}
-	return nil
 }

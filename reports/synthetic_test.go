@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
 	"github.com/leakbench/leakbench/scenarios/engine"
 )
@@ -79,8 +80,8 @@ func syntheticRun(seed uint64, leaky bool) *Run {
 		if leaky && sec > 4 {
 			fail, p95 = int64(40+rng.IntN(60)), 950+rng.Float64()*50
 		}
-		r.Load = append(r.Load, LoadPoint{Time: t0.Add(time.Duration(sec) * time.Second), ElapsedSeconds: float64(sec),
-			ActiveUsers: min(60, sec*30), Requests: req, Failures: fail, ReqPerSecond: float64(req),
+		r.Load = append(r.Load, rundir.LoadPoint{Time: t0.Add(time.Duration(sec) * time.Second), ElapsedSeconds: float64(sec),
+			ActiveUsers: int64(min(60, sec*30)), Requests: req, Failures: fail, ReqPerSecond: float64(req),
 			P50Ms: p95 / 3, P95Ms: p95, P99Ms: p95 * 1.2})
 	}
 	ps := probes.Summarize(probes.Config{Interval: interval, StuckAfter: 2 * time.Second}, 5*time.Second, r.Samples, r.Episodes)

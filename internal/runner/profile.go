@@ -9,34 +9,18 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/scenarios/plan"
 	"github.com/leakbench/leakbench/scenarios/profiles"
 )
 
 // Profile is a complete, reproducible sign-off recipe: a scenario plus what
-// to start, how to watch it and which variants to compare.
-type Profile struct {
-	Name  string          `json:"name"`
-	File  string          `json:"file"`
-	Stack fixtures.Config `json:"stack"`
-	Plan  *plan.Plan      `json:"plan"`
-	Probe ProbeSettings   `json:"probe"`
-	// VariantBefore and VariantAfter are the gateway variants compared.
-	VariantBefore string `json:"variant_before"`
-	VariantAfter  string `json:"variant_after"`
-}
+// to start, how to watch it and which variants to compare. It is recorded
+// in every run's config.json, whose format package rundir owns.
+type Profile = rundir.Profile
 
-// ProbeSettings say how the probes watch a run.
-type ProbeSettings struct {
-	// Interval is the pg_stat_activity sampling interval.
-	Interval time.Duration `json:"interval" yaml:"interval"`
-	// StuckAfter is when an idle-in-transaction episode counts as stuck.
-	StuckAfter time.Duration `json:"stuck_after" yaml:"stuck_after"`
-	// Drain is the longest the probes keep watching after the load stops,
-	// so that leaked sessions are seen to their end (the server's
-	// timeout); it ends early once no session is idle in a transaction.
-	Drain time.Duration `json:"drain" yaml:"drain"`
-}
+// ProbeSettings say how the probes watch a run (rundir.ProbeSettings).
+type ProbeSettings = rundir.ProbeSettings
 
 // stackSection mirrors fixtures.Config in the profile's YAML spelling.
 type stackSection struct {

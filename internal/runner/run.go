@@ -3,11 +3,9 @@ package runner
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -255,18 +253,7 @@ func fillEnvironment(e *reports.Environment, env *fixtures.Env) {
 // writeConfig records the resolved configuration. Tokens and DSNs are not
 // part of it (their fields are excluded from JSON), so no secret lands here.
 func writeConfig(dir string, o Options, stack fixtures.Config) error {
-	cfg := struct {
-		Name    string          `json:"name"`
-		Variant string          `json:"variant"`
-		Profile Profile         `json:"profile"`
-		Stack   fixtures.Config `json:"stack"`
-		Version string          `json:"leakbench_version"`
-	}{o.Name, o.Variant, o.Profile, stack, o.Version}
-	raw, err := json.MarshalIndent(cfg, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode config: %w", err)
-	}
-	return os.WriteFile(filepath.Join(dir, "config.json"), append(raw, '\n'), 0o644)
+	return rundir.WriteConfig(dir, &rundir.Config{Name: o.Name, Variant: o.Variant, Profile: o.Profile, Stack: stack, Version: o.Version})
 }
 
 // scrapeTargets is the gateway's own pool, read from its /metrics.

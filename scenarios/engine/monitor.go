@@ -18,23 +18,6 @@ import (
 // abortOnFail checks.
 const tickEvery = time.Second
 
-// loadLine is one line of load.jsonl: what happened in one interval
-// (documented in FORMAT.md; the reports read exactly these names).
-type loadLine struct {
-	Time              string  `json:"time"`
-	ElapsedSeconds    float64 `json:"elapsed_seconds"`
-	ActiveUsers       int64   `json:"active_users"`
-	Requests          int64   `json:"requests"`
-	Failures          int64   `json:"failures"`
-	Aborted           int64   `json:"aborted"`
-	Iterations        int64   `json:"iterations"`
-	DroppedIterations int64   `json:"dropped_iterations"`
-	ReqPerSecond      float64 `json:"req_per_second"`
-	P50Ms             float64 `json:"p50_ms"`
-	P95Ms             float64 `json:"p95_ms"`
-	P99Ms             float64 `json:"p99_ms"`
-}
-
 // totals are the run's cumulative counters at one instant.
 type totals struct {
 	requests, failures, aborted, iterations, dropped, active int64
@@ -134,8 +117,8 @@ func updateMin(v interface {
 
 func (m *monitor) writeLine(now time.Time, cur totals, h *hdrhistogram.Histogram) {
 	d := now.Sub(m.lastTick).Seconds()
-	l := loadLine{
-		Time:              now.UTC().Format(time.RFC3339Nano),
+	l := rundir.LoadPoint{
+		Time:              now.UTC(),
 		ElapsedSeconds:    round3(now.Sub(m.e.started).Seconds()),
 		ActiveUsers:       cur.active,
 		Requests:          cur.requests - m.last.requests,

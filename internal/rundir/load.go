@@ -1,0 +1,24 @@
+package rundir
+
+import "time"
+
+// LoadPoint is one line of load.jsonl: what the virtual users did in one
+// second of the run (scenarios/FORMAT.md describes every field). The engine
+// appends one a second while it plays, so that a killed run keeps its
+// time series; the counters are that second's, not the run's.
+type LoadPoint struct {
+	Time              time.Time `json:"time"`
+	ElapsedSeconds    float64   `json:"elapsed_seconds"`
+	ActiveUsers       int64     `json:"active_users"`
+	Requests          int64     `json:"requests"`
+	Failures          int64     `json:"failures"`
+	Aborted           int64     `json:"aborted"`
+	Iterations        int64     `json:"iterations"`
+	DroppedIterations int64     `json:"dropped_iterations"`
+	ReqPerSecond      float64   `json:"req_per_second"`
+	// Latency percentiles of the requests that ended in that second, in
+	// milliseconds; 0 when none did.
+	P50Ms float64 `json:"p50_ms"`
+	P95Ms float64 `json:"p95_ms"`
+	P99Ms float64 `json:"p99_ms"`
+}
