@@ -31,6 +31,16 @@ type Config struct {
 	// RunDir, when set, receives samples.jsonl and episodes.jsonl,
 	// appended to as sampling goes (created if missing).
 	RunDir string `json:"-"`
+	// ServerLogFile, when set, is PostgreSQL's log file (its stderr as the
+	// stack records it, or log_destination = stderr under
+	// logging_collector), which the probe reads, from the end it finds at
+	// Start, for the FATAL lines of backends killed by
+	// idle_in_transaction_session_timeout or pg_terminate_backend: those
+	// episodes then end exactly (to the millisecond) when the server says
+	// it killed them. It needs log_line_prefix to start with '%m [%p]'
+	// (PostgreSQL's default) and messages in English. A log the probe
+	// cannot read is a Warning (source "server log"), not an error.
+	ServerLogFile string `json:"server_log_file,omitempty"`
 	// KeepQueryText keeps the query texts of episodes (episodes.jsonl) and
 	// culprits (the summary's example_query) as pg_stat_activity shows
 	// them. SENSITIVE: services whose drivers interpolate values into the

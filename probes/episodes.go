@@ -19,11 +19,13 @@ type Episode struct {
 	// HoldSeconds is the release latency, End - Start.
 	HoldSeconds float64 `json:"hold_seconds"`
 	// EndExact is true when End is the server's state_change for the
-	// backend's next state. That state_change is set when the statement
-	// that ended the wait finished (for the usual COMMIT: well under a
-	// millisecond late) or, for state active, when it began. EndExact is
-	// false when End is estimated from the samples around the backend's
-	// disappearance or is the last sample (open_at_end).
+	// backend's next state — set when the statement that ended the wait
+	// finished (for the usual COMMIT: well under a millisecond late) or,
+	// for state active, when it began — or, for a backend that was killed,
+	// the time the server logged the kill (Config.ServerLogFile; to the
+	// millisecond). EndExact is false when End is estimated from the
+	// samples around the backend's disappearance (for a timeout: the moment
+	// the timeout was due) or is the last sample (open_at_end).
 	EndExact  bool   `json:"end_exact"`
 	EndReason string `json:"end_reason"`
 	// Aborted: the state was 'idle in transaction (aborted)'.
@@ -116,7 +118,29 @@ type tracker struct {
 	// keepQuery: episodes keep their raw query text (Config.KeepQueryText).
 	keepQuery bool
 	texts     queryTexts
+	// kills, when set, tells when the server killed a backend; a vanished
+	// backend's episode waits up to killWait for its line (pending).
+	kills   killFinder
+	pending []pendingEnd
 }
+
+// killFinder finds the server's record of a backend's kill in a time
+// window (serverLog).
+type killFinder interface {
+	find(pid int32, from, to time.Time) (logKill, bool)
+}
+
+// pendingEnd is an episode whose backend vanished from the sample at
+// goneAt, waiting for the server log to say when it was killed.
+type pendingEnd struct {
+	o      *openEpisode
+	goneAt time.Time
+}
+
+// killWait is how long a vanished backend's episode waits for its kill to
+// show in the server log (written by the backend before it exits, but
+// through a pipe and whoever copies it to the file).
+const killWait = time.Second
 
 func newTracker(timeout time.Duration, keepQuery bool) *tracker {
 	return &tracker{timeout: timeout, open: make(map[backendKey]*openEpisode), seen: make(map[backendKey]bool), keepQuery: keepQuery}
@@ -197,16 +221,60 @@ func (t *tracker) observe(now time.Time, rows []backendRow) []Episode {
 		if seen[k] {
 			continue
 		}
-		done = append(done, t.vanished(o, now))
 		delete(t.open, k)
+		if t.kills != nil {
+			t.pending = append(t.pending, pendingEnd{o, now})
+			continue
+		}
+		done = append(done, t.vanished(o, now))
 	}
+	done = t.settle(done, now, false)
 	sortEpisodes(done[gone:])
 	return done
 }
 
+// settle ends the pending episodes whose kill the server log now shows,
+// and those that waited killWait (all of them with force).
+func (t *tracker) settle(done []Episode, now time.Time, force bool) []Episode {
+	kept := t.pending[:0]
+	for _, p := range t.pending {
+		// The log's %m is cut to the millisecond; the snapshot is read a
+		// little after its now().
+		k, ok := t.kills.find(p.o.ep.PID, p.o.lastSeen.Add(-10*time.Millisecond), p.goneAt.Add(100*time.Millisecond))
+		switch {
+		case ok:
+			done = append(done, t.killed(p.o, k))
+		case force || now.Sub(p.goneAt) >= killWait:
+			done = append(done, t.vanished(p.o, p.goneAt))
+		default:
+			kept = append(kept, p)
+		}
+	}
+	clear(t.pending[len(kept):])
+	t.pending = kept
+	return done
+}
+
+// killed ends an episode at the kill the server logged: exact to the
+// millisecond of the log's timestamp. A timeout's kill comes after
+// Start + timeout; the log's millisecond may read a little before it.
+func (t *tracker) killed(o *openEpisode, k logKill) Episode {
+	end := k.at
+	if k.reason == EndTimeout && t.timeout > 0 {
+		if due := o.ep.Start.Add(t.timeout); end.Before(due) && due.Sub(end) < time.Millisecond {
+			end = due
+		}
+	}
+	return t.end(o, end, true, k.reason)
+}
+
 // vanished ends an episode whose backend was in the sample at o.lastSeen
-// and gone from the one at now. It went somewhere in between: End is the
-// middle of that window (lastSeen + half an interval when no sample failed).
+// and gone from the one at now. It went somewhere in between. A backend
+// gone when idle_in_transaction_session_timeout was due was killed no
+// sooner than Start + timeout (the server arms the timer as it goes idle)
+// and no sooner than it was last seen: End is the later of the two, within
+// the server's timer latency of the truth. Otherwise End is the middle of
+// the window (lastSeen + half an interval when no sample failed).
 func (t *tracker) vanished(o *openEpisode, now time.Time) Episode {
 	end := o.lastSeen.Add(now.Sub(o.lastSeen) / 2)
 	reason := EndTerminated
@@ -214,6 +282,10 @@ func (t *tracker) vanished(o *openEpisode, now time.Time) Episode {
 		due := o.ep.Start.Add(t.timeout)
 		if o.lastSeen.Before(due.Add(timeoutLate)) && !now.Before(due.Add(-timeoutEarly)) {
 			reason = EndTimeout
+			end = due
+			if o.lastSeen.After(due) {
+				end = o.lastSeen
+			}
 		}
 	}
 	return t.end(o, end, false, reason)
@@ -276,6 +348,9 @@ func (t *tracker) oldest(now time.Time) *OpenEpisode {
 // successful sample.
 func (t *tracker) close() []Episode {
 	var done []Episode
+	if t.kills != nil {
+		done = t.settle(done, time.Time{}, true)
+	}
 	for k, o := range t.open {
 		done = append(done, t.end(o, o.lastSeen, false, EndOpenAtEnd))
 		delete(t.open, k)

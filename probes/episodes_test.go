@@ -76,7 +76,9 @@ func TestTracker(t *testing.T) {
 				{1.0, []backendRow{row(1, 0, iit, 0.02)}},
 				{1.1, nil},
 			},
-			want: []ep{{1, 0.02, 1.05, false, EndTimeout, false}},
+			// Killed no sooner than Start + timeout: the end is that, not
+			// the middle of the window (1.05).
+			want: []ep{{1, 0.02, 1.02, false, EndTimeout, false}},
 		},
 		{
 			name:    "vanished a little late for the timeout (busy server)",
@@ -85,7 +87,8 @@ func TestTracker(t *testing.T) {
 				{1.4, []backendRow{row(1, 0, iit, 0)}},
 				{1.5, nil},
 			},
-			want: []ep{{1, 0, 1.45, false, EndTimeout, false}},
+			// Seen after the timeout was due: killed after that sighting.
+			want: []ep{{1, 0, 1.4, false, EndTimeout, false}},
 		},
 		{
 			name:    "vanished too late for the timeout",

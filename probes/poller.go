@@ -31,7 +31,8 @@ type Poller struct {
 	scraper *scraper     // nil without scrape targets
 	track   *tracker
 	sum     *summarizer
-	rec     *recorder // nil without RunDir
+	rec     *recorder  // nil without RunDir
+	slog    *serverLog // nil without ServerLogFile, or when it cannot be read
 	metrics *probeMetrics
 	server  *metricsServer // nil without MetricsAddr
 	warn    *warnings
@@ -96,6 +97,9 @@ func Start(ctx context.Context, cfg Config) (p *Poller, err error) {
 		_, _, err := p.bouncer.read(setupCtx, nil) // warn at once about a wrong DSN
 		p.warn.report("pgbouncer", err, time.Now())
 	}
+	if cfg.ServerLogFile != "" {
+		p.slog = p.openServerLog(setupCtx)
+	}
 	if len(cfg.Scrape) > 0 {
 		if p.scraper, err = newScraper(cfg, p.warn); err != nil {
 			return p, err
@@ -112,6 +116,9 @@ func Start(ctx context.Context, cfg Config) (p *Poller, err error) {
 		}
 	}
 	p.track = newTracker(p.timeout, cfg.KeepQueryText)
+	if p.slog != nil {
+		p.track.kills = p.slog
+	}
 	p.sum = newSummarizer(cfg.Interval, cfg.StuckAfter, p.timeout)
 	p.sum.scrapeInterval = cfg.ScrapeInterval
 	p.sum.keepQuery = cfg.KeepQueryText
@@ -187,6 +194,9 @@ func (p *Poller) Stop() (*Summary, error) {
 		// counts what happened since the last read of it.
 		p.pg.dbReadAt = time.Time{}
 		p.sampleOnce(context.Background())
+		if p.slog != nil {
+			p.warn.report(sourceServerLog, p.slog.poll(), time.Now())
+		}
 		for _, e := range p.track.close() {
 			p.episode(e)
 		}
@@ -250,6 +260,9 @@ func (p *Poller) sampleOnce(ctx context.Context) {
 		s.Time, s.Gap = began.UTC(), true
 		errs = append(errs, err.Error())
 	} else {
+		if p.slog != nil { // after the read: the kills it shows are logged
+			p.warn.report(sourceServerLog, p.slog.poll(), began)
+		}
 		p.absorb(&s, a)
 	}
 	if p.bouncer != nil {
@@ -320,7 +333,29 @@ func (p *Poller) episode(e Episode) {
 	p.mu.Unlock()
 }
 
+// sourceServerLog names the server log in Warnings.
+const sourceServerLog = "server log"
+
+// openServerLog opens Config.ServerLogFile; a failure is a Warning and
+// nil: the probe does without.
+func (p *Poller) openServerLog(ctx context.Context) *serverLog {
+	prefix, tz, err := p.pg.logSettings(ctx)
+	if err == nil {
+		err = checkLogPrefix(prefix)
+	}
+	var l *serverLog
+	if err == nil {
+		l, err = openServerLog(p.cfg.ServerLogFile, tz)
+	}
+	p.warn.report(sourceServerLog, err, time.Now())
+	return l
+}
+
 func (p *Poller) closeSources() {
+	if p.slog != nil {
+		_ = p.slog.close()
+		p.slog = nil
+	}
 	if p.pg != nil {
 		p.pg.close()
 	}
