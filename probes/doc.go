@@ -25,11 +25,18 @@
 // From successive samples the Poller cuts episodes: one per span a backend
 // sat idle in transaction, from the server's state_change to the moment the
 // transaction moved on (exact, from state_change) or the backend vanished
-// (bounded by the samples around it; classified "timeout" when that matches
-// idle_in_transaction_session_timeout, else "terminated"). An episode's
-// length is its release latency. Episodes at least StuckAfter long are
-// stuck; grouped by the Fingerprint of the session's last query they name
-// the culprit.
+// (bounded by the samples around it, never before a timeout was due;
+// classified "timeout" when that matches idle_in_transaction_session_timeout,
+// else "terminated"; exact when Config.ServerLogFile lets the probe read the
+// kill from the server's log). An episode's length is its release latency.
+// Episodes at least StuckAfter long are stuck; grouped by the Fingerprint of
+// the session's last query they name the culprit.
+//
+// Query texts are stored and shown masked (MaskQuery: every literal a ?),
+// since drivers that interpolate values put e-mail addresses, tokens and
+// passwords in them; Config.KeepQueryText keeps them raw. The Summary's
+// memory does not grow with the run: a day of samples costs what a minute
+// does.
 //
 // With Config.RunDir set, every sample goes to samples.jsonl and every
 // finished episode to episodes.jsonl as they happen, each line written
