@@ -225,18 +225,39 @@ func newSummarizer(interval, stuckAfter, timeout time.Duration) *summarizer {
 // queries are masked unless cfg.KeepQueryText is set, also when the files
 // hold raw texts.
 func Summarize(cfg Config, timeout time.Duration, samples []Sample, episodes []Episode) Summary {
+	a := NewSummarizer(cfg, timeout)
+	for _, s := range samples {
+		a.AddSample(s)
+	}
+	for _, e := range episodes {
+		a.AddEpisode(e)
+	}
+	return a.Summary()
+}
+
+// Summarizer is Summarize one record at a time, for files read as a
+// stream: its memory does not grow with the records.
+type Summarizer struct{ a *summarizer }
+
+// NewSummarizer returns an empty Summarizer for a Poller configured with
+// cfg, the server's idle_in_transaction_session_timeout being timeout.
+func NewSummarizer(cfg Config, timeout time.Duration) *Summarizer {
 	cfg = cfg.withDefaults()
 	a := newSummarizer(cfg.Interval, cfg.StuckAfter, timeout)
 	a.scrapeInterval = cfg.ScrapeInterval
 	a.keepQuery = cfg.KeepQueryText
-	for _, s := range samples {
-		a.addSample(s)
-	}
-	for _, e := range episodes {
-		a.addEpisode(e)
-	}
-	return a.summary()
+	return &Summarizer{a}
 }
+
+// AddSample folds one line of samples.jsonl in; samples go in the order
+// they were taken.
+func (s *Summarizer) AddSample(x Sample) { s.a.addSample(x) }
+
+// AddEpisode folds one line of episodes.jsonl in.
+func (s *Summarizer) AddEpisode(e Episode) { s.a.addEpisode(e) }
+
+// Summary returns the summary of what was added so far.
+func (s *Summarizer) Summary() Summary { return s.a.summary() }
 
 func (a *summarizer) addSample(s Sample) {
 	a.sum.Samples++
