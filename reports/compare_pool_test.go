@@ -3,8 +3,8 @@ package reports
 import (
 	"testing"
 
+	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
-	"github.com/leakbench/leakbench/scenarios/engine"
 )
 
 // TestCompareReadsPinnedPool: a leak that holds connections without a
@@ -12,7 +12,7 @@ import (
 // the service pool's evidence, and then the after run must free the pool.
 func TestCompareReadsPinnedPool(t *testing.T) {
 	run := func(p probes.Summary) *Summary {
-		return &Summary{EndReason: EndCompleted, Probe: &p, Load: &engine.Result{}}
+		return &Summary{EndReason: EndCompleted, Probe: &p, Load: &rundir.LoadResult{}}
 	}
 	pinned := probes.Summary{AppPoolSampled: true, AppPoolSaturatedSeconds: 8, AppPoolAcquireWaits: 60, AppPoolMax: 6, AppPoolMaxAcquired: 6}
 	freed := probes.Summary{AppPoolSampled: true, AppPoolSaturatedSeconds: 0.5, AppPoolMax: 6}

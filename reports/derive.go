@@ -10,7 +10,6 @@ import (
 
 	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
-	"github.com/leakbench/leakbench/scenarios/engine"
 )
 
 // MinExhaustedSeconds is how long a pool must stay saturated (or have
@@ -224,9 +223,9 @@ func secondsToDuration(v float64) time.Duration { return time.Duration(v * float
 
 // partialLoad sums load.jsonl into the engine's result shape; latency
 // percentiles cannot be merged from per-second ones and stay absent.
-func partialLoad(points []rundir.LoadPoint) *engine.Result {
-	res := &engine.Result{Started: points[0].Time, Ended: points[len(points)-1].Time,
-		ErrorsByKind: map[string]int64{}, Latency: map[string]engine.LatencyStats{}, Interrupted: true}
+func partialLoad(points []rundir.LoadPoint) *rundir.LoadResult {
+	res := &rundir.LoadResult{Started: points[0].Time, Ended: points[len(points)-1].Time,
+		ErrorsByKind: map[string]int64{}, Latency: map[string]rundir.LatencyStats{}, Interrupted: true}
 	if d := points[0].ElapsedSeconds; d > 0 {
 		res.Started = res.Started.Add(-time.Duration(d * float64(time.Second)))
 	}

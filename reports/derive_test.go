@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -83,10 +85,20 @@ func TestReadJSONL(t *testing.T) {
 }
 
 func TestThresholdObserved(t *testing.T) {
-	for raw, want := range map[string]string{"": "n/a", "null": "n/a", "512.5": "512.5", `"12%"`: "12%", "[1]": "[1]"} {
-		if got := (Threshold{Observed: []byte(raw)}).ObservedString(); got != want {
+	for raw, want := range map[string]string{"": "n/a", `,"observed":null`: "n/a", `,"observed":512.5`: "512.5", `,"observed":"12%"`: "n/a", `,"observed":[1]`: "n/a"} {
+		var th rundir.Threshold
+		if err := json.Unmarshal([]byte(`{"metric":"m"`+raw+`}`), &th); err != nil {
+			t.Errorf("%q: %v", raw, err)
+			continue
+		}
+		if got := th.ObservedString(); got != want {
 			t.Errorf("%q: %q, want %q", raw, got, want)
 		}
+	}
+	// NaN (nothing observed) is written as null: JSON has no NaN.
+	raw, err := json.Marshal(rundir.Threshold{Metric: "m", Observed: math.NaN()})
+	if err != nil || !strings.Contains(string(raw), `"observed":null`) {
+		t.Errorf("NaN observed: %s, %v", raw, err)
 	}
 }
 

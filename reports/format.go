@@ -5,8 +5,8 @@ import (
 	"math"
 	"strings"
 
+	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
-	"github.com/leakbench/leakbench/scenarios/engine"
 )
 
 // metricRow is one line of the incident-shaped table.
@@ -89,7 +89,7 @@ func poolRow(s *Summary) string {
 	return state + " / worst wait " + seconds(p.WorstWaitSeconds)
 }
 
-func rate(r *engine.Result) float64 {
+func rate(r *rundir.LoadResult) float64 {
 	d := r.Ended.Sub(r.Started).Seconds()
 	if d <= 0 {
 		return 0

@@ -51,7 +51,7 @@ type htmlPlot struct {
 type htmlRun struct {
 	Label      string
 	Culprits   []probes.Culprit
-	Thresholds []Threshold
+	Thresholds []rundir.Threshold
 	Errors     []htmlRow
 	Samples    []string
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/leakbench/leakbench/internal/rundir"
 )
 
 // RunChecks are the leak checks of one run: each is a JUnit test case and
@@ -112,7 +114,7 @@ func checkSuite(name, class string, checks []Check) junitSuite {
 // thresholdSuite lists a run's thresholds. informational: a failed
 // threshold is reported as skipped, not failed (the before run of a
 // sign-off is expected to break them; the sign-off's checks decide).
-func thresholdSuite(name, class string, ts []Threshold, informational bool) junitSuite {
+func thresholdSuite(name, class string, ts []rundir.Threshold, informational bool) junitSuite {
 	s := junitSuite{Name: name}
 	for _, t := range ts {
 		msg := fmt.Sprintf("%s %s: observed %s", t.Metric, t.Expression, t.ObservedString())

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/internal/rundir"
-	"github.com/leakbench/leakbench/scenarios/engine"
 )
 
 // WriteMarkdown writes one run's report from its summary alone: the table,
@@ -115,7 +114,7 @@ func writeCulprits(b *strings.Builder, heading string, s *Summary, max int) {
 	}
 }
 
-func writeThresholds(b *strings.Builder, heading string, ts []Threshold) {
+func writeThresholds(b *strings.Builder, heading string, ts []rundir.Threshold) {
 	if len(ts) == 0 {
 		return
 	}
@@ -134,7 +133,7 @@ func writeThresholds(b *strings.Builder, heading string, ts []Threshold) {
 }
 
 // errorKinds lists the kinds of error the load saw at least once, sorted.
-func errorKinds(l *engine.Result) []string {
+func errorKinds(l *rundir.LoadResult) []string {
 	if l == nil {
 		return nil
 	}

@@ -10,11 +10,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
-	"github.com/leakbench/leakbench/scenarios/engine"
 )
 
 // Sample is one line of samples.jsonl, as the probe writes it, the
@@ -26,49 +24,6 @@ type Sample = probes.Sample
 // started.
 type AppPoolSample = probes.AppPoolSample
 
-// Threshold is one of the scenario's pass/fail criteria as the engine
-// judged it (summary.json: load.thresholds).
-type Threshold struct {
-	Metric      string          `json:"metric"`
-	Expression  string          `json:"expression"`
-	Pass        bool            `json:"pass"`
-	Observed    json.RawMessage `json:"observed,omitempty"`
-	AbortOnFail bool            `json:"abort_on_fail"`
-}
-
-// ObservedString formats the observed value: numbers as numbers, anything
-// else as its JSON text.
-func (t Threshold) ObservedString() string {
-	raw := bytes.TrimSpace(t.Observed)
-	if len(raw) == 0 || string(raw) == "null" {
-		return "n/a"
-	}
-	if f, err := strconv.ParseFloat(string(raw), 64); err == nil {
-		return strconv.FormatFloat(f, 'g', 6, 64)
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	return string(raw)
-}
-
-// thresholdsOf is the engine's threshold results in the report's form.
-func thresholdsOf(ts []engine.ThresholdResult) []Threshold {
-	if len(ts) == 0 {
-		return nil
-	}
-	out := make([]Threshold, 0, len(ts))
-	for _, t := range ts {
-		th := Threshold{Metric: t.Metric, Expression: t.Expression, Pass: t.Pass, AbortOnFail: t.AbortOnFail}
-		if raw, err := json.Marshal(t.Observed); err == nil { // NaN and ±Inf stay "n/a"
-			th.Observed = raw
-		}
-		out = append(out, th)
-	}
-	return out
-}
-
 // Run is a run directory read back: the summary and the time series the
 // run recorded. Slices are empty when their file is absent.
 type Run struct {
@@ -79,7 +34,7 @@ type Run struct {
 	Samples    []Sample
 	Episodes   []probes.Episode
 	Load       []rundir.LoadPoint
-	Thresholds []Threshold
+	Thresholds []rundir.Threshold
 	// LoadEndReason and DroppedIterations are the engine's, when recorded.
 	LoadEndReason     string
 	DroppedIterations int64
@@ -125,7 +80,7 @@ func LoadRun(dir string) (*Run, error) {
 			return nil, err
 		}
 		if l := r.Summary.Load; l != nil {
-			r.Thresholds = thresholdsOf(l.Thresholds)
+			r.Thresholds = l.Thresholds
 			r.LoadEndReason = l.EndReason
 			r.DroppedIterations = l.DroppedIterations
 		}

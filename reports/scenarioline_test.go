@@ -3,9 +3,9 @@ package reports_test
 import (
 	"testing"
 
+	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/internal/runner"
 	"github.com/leakbench/leakbench/reports"
-	"github.com/leakbench/leakbench/scenarios/engine"
 )
 
 // TestScenarioLineOfProfiles: the report's scenario line of a run of each
@@ -17,7 +17,7 @@ func TestScenarioLineOfProfiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := &reports.Summary{Load: &engine.Result{Plan: p.Plan}}
+		s := &reports.Summary{Load: &rundir.LoadResult{Plan: p.Plan}}
 		reports.Golden(t, "scenario-line-"+name+".txt", []byte(reports.ScenarioText(s)+"\n"))
 	}
 }

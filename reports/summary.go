@@ -13,7 +13,6 @@ import (
 
 	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
-	"github.com/leakbench/leakbench/scenarios/engine"
 )
 
 // SchemaVersion is the version of summary.json and compare.json. It changes
@@ -50,16 +49,16 @@ type Environment struct {
 
 // Summary is one run's summary.json.
 type Summary struct {
-	SchemaVersion int             `json:"schema_version"`
-	Name          string          `json:"name"`
-	Profile       string          `json:"profile"`
-	Started       time.Time       `json:"started"`
-	Ended         time.Time       `json:"ended"`
-	EndReason     string          `json:"end_reason"`
-	Error         string          `json:"error,omitempty"`
-	Environment   Environment     `json:"environment"`
-	Probe         *probes.Summary `json:"probe"`
-	Load          *engine.Result  `json:"load"`
+	SchemaVersion int                `json:"schema_version"`
+	Name          string             `json:"name"`
+	Profile       string             `json:"profile"`
+	Started       time.Time          `json:"started"`
+	Ended         time.Time          `json:"ended"`
+	EndReason     string             `json:"end_reason"`
+	Error         string             `json:"error,omitempty"`
+	Environment   Environment        `json:"environment"`
+	Probe         *probes.Summary    `json:"probe"`
+	Load          *rundir.LoadResult `json:"load"`
 	// Incomplete: the run was killed before it wrote its summary; this one
 	// was rebuilt by the report from the probe's files.
 	Incomplete bool `json:"incomplete,omitempty"`

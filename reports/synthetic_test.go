@@ -6,7 +6,6 @@ import (
 
 	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
-	"github.com/leakbench/leakbench/scenarios/engine"
 )
 
 // syntheticRun is a seeded, made-up leaky or healthy run with every series
@@ -29,8 +28,8 @@ func syntheticRun(seed uint64, leaky bool) *Run {
 		SchemaVersion: SchemaVersion, Name: name, Profile: "synthetic", Started: t0, Ended: t0.Add(duration),
 		EndReason:   EndCompleted,
 		Environment: Environment{Variant: variant, IdleInTxTimeoutSeconds: 5, GatewayPoolSize: poolMax},
-		Load: &engine.Result{Started: t0, Ended: t0.Add(loadEnd),
-			Config: engine.Config{Users: 60, Duration: loadEnd, RequestTimeout: time.Second}},
+		Load: &rundir.LoadResult{Started: t0, Ended: t0.Add(loadEnd),
+			Config: rundir.PlanSummary{Users: 60, Duration: loadEnd, RequestTimeout: time.Second}},
 	}}
 	var stuck, waits, canceled float64
 	for t := time.Duration(0); t < duration; t += interval {
