@@ -169,7 +169,7 @@ func TestParseProfile(t *testing.T) {
 	}
 	bad := []struct{ name, yaml, want string }{
 		{"unknown stack key", "stack:\n  max_conns: 5\nscenarios:\n  a: {executor: constant-vus, vus: 1, duration: 1s, flow: [ping]}\n", `short.yaml:2: stack: unknown option "max_conns"`},
-		{"bad stack value", "stack:\n  users: many\nscenarios:\n  a: {executor: constant-vus, vus: 1, duration: 1s, flow: [ping]}\n", "short.yaml:2: stack.users: cannot unmarshal"},
+		{"bad stack value", "stack:\n  users: many\nscenarios:\n  a: {executor: constant-vus, vus: 1, duration: 1s, flow: [ping]}\n", "short.yaml:2: stack.users: want a whole number"},
 		{"every problem at once", "signoff:\n  variant_befor: x\nscenarios:\n  a: {executor: constant-vus, vus: 0, duration: 1s, flow: [ping]}\n",
 			"short.yaml:2: signoff: unknown option \"variant_befor\"; want one of variant_before, variant_after\nshort.yaml:4: scenarios.a.vus"},
 		{"bad probe duration", "probe:\n  interval: soon\nscenarios:\n  a: {executor: constant-vus, vus: 1, duration: 1s, flow: [ping]}\n", "probe"},
