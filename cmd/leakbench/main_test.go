@@ -171,6 +171,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"report", t.TempDir()}, exitRunFailed, "not a leakbench run directory"},
 		{[]string{"gateway"}, exitUsage, "--dsn"},
 		{[]string{"signoff", "--out", "x", "--env", "external"}, exitUsage, "starts its own stacks"},
+		{[]string{"signoff", "--out", "x", "--profile", "all", "--variant-before", "fixed"}, exitUsage, "each pattern's own variants"},
+		{[]string{"signoff", "--out", "x", "--profile", "all", "--history", "h"}, exitUsage, "record one sign-off"},
 		{[]string{"run", "--out", "x", "--env", "external"}, exitUsage, "--target"},
 		{[]string{"run", "--out", "x", "--target", "http://127.0.0.1:1/mcp"}, exitUsage, "belong to --env external"},
 	}

@@ -14,7 +14,7 @@ import (
 
 func cmdSignoff(ctx context.Context, args []string) (err error) {
 	fs := flag.NewFlagSet("signoff", flag.ContinueOnError)
-	profile := fs.String("profile", "ci", "built-in profile: "+strings.Join(runner.ProfileNames(), ", ")+" (ci: both runs in about 90 s on 2 cores)")
+	profile := fs.String("profile", "ci", "built-in profile: "+strings.Join(runner.ProfileNames(), ", ")+" (ci: both runs in about 90 s on 2 cores), or "+runner.AllProfile+": every pattern's in turn ("+strings.Join(runner.AllPatterns, ", ")+"), one report and one verdict")
 	scenario := fs.String("scenario", "", "a profile or scenario file to use instead of --profile (see scenarios/profiles/*.yaml)")
 	out := fs.String("out", "", "directory for the run directories (before/, after/) and the comparison (required)")
 	force := fs.Bool("force", false, "replace the contents of a non-empty --out directory")
@@ -39,6 +39,15 @@ func cmdSignoff(ctx context.Context, args []string) (err error) {
 	case "auto", "docker", "local":
 	default:
 		return fmt.Errorf("%w: --env %q: a sign-off starts its own stacks; want auto, docker or local", errUsage, *env)
+	}
+	if *profile == runner.AllProfile && *scenario == "" {
+		switch {
+		case *before != "" || *after != "":
+			return fmt.Errorf("%w: --profile %s compares each pattern's own variants; --variant-before/--variant-after take one profile", errUsage, runner.AllProfile)
+		case hist.dir != "" || hist.baseline != "" || hist.release != "":
+			return fmt.Errorf("%w: --history, --release and --baseline record one sign-off; with --profile %s sign the patterns off one by one (--profile NAME) to record them", errUsage, runner.AllProfile)
+		}
+		return signoffAll(ctx, runner.SignoffOptions{Out: *out, Force: *force, Log: os.Stderr, Version: version, Env: *env, MetricsAddr: *metricsAddr, KeepQueryText: *keepQueryText})
 	}
 	p, err := loadProfile(*profile, *scenario)
 	if err != nil {
@@ -69,6 +78,35 @@ func cmdSignoff(ctx context.Context, args []string) (err error) {
 	}
 	if regressed {
 		return fmt.Errorf("%w: after regressed against the baseline; see %s/baseline.md", errVerdict, *out)
+	}
+	return nil
+}
+
+// signoffAll signs off every pattern (runner.SignoffAll): exit 0 only when
+// every pattern passes, 99 naming the ones that did not.
+func signoffAll(ctx context.Context, o runner.SignoffOptions) error {
+	start := time.Now()
+	m, err := runner.SignoffAll(ctx, runner.SignoffAllOptions{SignoffOptions: o})
+	if err != nil {
+		return err
+	}
+	fmt.Println()
+	if err := m.WriteTable(os.Stdout); err != nil {
+		return err
+	}
+	fmt.Printf("\nsign-off of every pattern took %s; report: %s/report.md\n", time.Since(start).Round(time.Second), o.Out)
+	var broken []string
+	for _, p := range m.Patterns {
+		if p.Error != "" {
+			broken = append(broken, p.Name)
+		}
+	}
+	if len(broken) > 0 {
+		// Exit 1, not 99: those sign-offs could not be done at all.
+		return fmt.Errorf("the sign-off of %s could not be done (failed: %s); see %s/report.md", strings.Join(broken, ", "), strings.Join(m.Failed, ", "), o.Out)
+	}
+	if !m.Pass {
+		return fmt.Errorf("%w: %s failed; see %s/report.md", errVerdict, strings.Join(m.Failed, ", "), o.Out)
 	}
 	return nil
 }
