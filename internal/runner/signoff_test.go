@@ -193,6 +193,149 @@ func TestParseProfile(t *testing.T) {
 	}
 }
 
+// upstreamProfileYAML signs off the held-across-upstream pattern
+// (ContextForge #2518/#2323): every call waits 3 s on the upstream, longer
+// than the 2 s idle_in_transaction_session_timeout.
+const upstreamProfileYAML = `
+stack:
+  idle_in_transaction_session_timeout: 2s
+  users: 20
+  upstream_latency: 3s
+probe:
+  interval: 100ms
+  stuck_after: 1s
+  drain: 4s
+signoff:
+  variant_before: held-across-upstream
+  variant_after: fixed
+timeout: 10s
+scenarios:
+  federating:
+    executor: constant-vus
+    vus: 8
+    duration: 6s
+    gracefulStop: 5s
+    flow:
+      - tools/call: { name: call_upstream, arguments: { payload: "hello from {{user}}" } }
+      - think: 200ms
+`
+
+// TestSignoffHeldAcrossUpstream: the probes alone recognize the second
+// leak pattern — sessions idle in transaction on the upstream-call INSERT,
+// killed by the server's timeout — and find none with the fix.
+func TestSignoffHeldAcrossUpstream(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: two local stacks under load")
+	}
+	p, err := ParseProfile([]byte(upstreamProfileYAML), "upstream.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Stack.UpstreamLatency != 3*time.Second {
+		t.Fatalf("stack.upstream_latency not read: %+v", p.Stack)
+	}
+	out := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmp, err := Signoff(ctx, SignoffOptions{Profile: p, Out: out, Version: "test"})
+	if errors.Is(err, fixtures.ErrMissingBinary) {
+		t.Skipf("PostgreSQL or PgBouncer not installed (run `make deps`): %v", err)
+	}
+	if err != nil {
+		t.Fatalf("signoff: %v", err)
+	}
+	b, a := cmp.Before.Probe, cmp.After.Probe
+	if b.TimeoutTerminated == 0 || len(b.Culprits) == 0 || !strings.Contains(strings.ToLower(b.Culprits[0].Fingerprint), "upstream_calls") {
+		t.Errorf("before: want sessions killed by the timeout with the upstream-call statement as culprit; got %d timeouts, culprits %+v", b.TimeoutTerminated, b.Culprits)
+	}
+	if a.StuckEpisodes != 0 || a.MaxStuckIdleInTx != 0 {
+		t.Errorf("after (fixed): %d stuck episodes, %d at once", a.StuckEpisodes, a.MaxStuckIdleInTx)
+	}
+	if !cmp.Pass {
+		for _, ch := range cmp.Checks {
+			t.Logf("check %s: %v — %s", ch.Name, ch.Pass, ch.Detail)
+		}
+		t.Errorf("sign-off did not pass")
+	}
+}
+
+// waitersProfileYAML reproduces held-while-waiting: clients wait in
+// wait_for_run (runs finish after 3 s) on a gateway pool of 6.
+const waitersProfileYAML = `
+stack:
+  idle_in_transaction_session_timeout: 5s
+  users: 20
+  gateway_pool_size: 6
+  gateway_pool_timeout: 2s
+  run_delay: 3s
+probe:
+  interval: 100ms
+  stuck_after: 1s
+  drain: 2s
+signoff:
+  variant_before: held-while-waiting
+  variant_after: fixed
+timeout: 10s
+scenarios:
+  waiters:
+    executor: constant-vus
+    vus: 12
+    duration: 8s
+    gracefulStop: 6s
+    flow:
+      - tools/call: { name: start_run, arguments: { name: "job of {{user}}" } }
+      - tools/call: { name: wait_for_run, arguments: { max_wait_seconds: 5 } }
+      - think: 200ms
+`
+
+// TestHeldWhileWaitingSignature: the probes alone see the third pattern —
+// the service's pool pinned at its maximum while the server's sessions are
+// plain idle (not idle in transaction) — and the fix frees the pool.
+func TestHeldWhileWaitingSignature(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: two local stacks under load")
+	}
+	p, err := ParseProfile([]byte(waitersProfileYAML), "waiters.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmp, err := Signoff(ctx, SignoffOptions{Profile: p, Out: out, Version: "test"})
+	if errors.Is(err, fixtures.ErrMissingBinary) {
+		t.Skipf("PostgreSQL or PgBouncer not installed (run `make deps`): %v", err)
+	}
+	if err != nil {
+		t.Fatalf("signoff: %v", err)
+	}
+	b, a := cmp.Before.Probe, cmp.After.Probe
+	t.Logf("before: pool saturated %.1fs, max acquired %.0f/%.0f, acquire waits %.0f, stuck %d; after: saturated %.1fs, max acquired %.0f, waits %.0f",
+		b.AppPoolSaturatedSeconds, b.AppPoolMaxAcquired, b.AppPoolMax, b.AppPoolAcquireWaits, b.MaxStuckIdleInTx,
+		a.AppPoolSaturatedSeconds, a.AppPoolMaxAcquired, a.AppPoolAcquireWaits)
+	if !b.AppPoolSampled || b.AppPoolSaturatedSeconds < 2 || b.AppPoolAcquireWaits == 0 {
+		t.Errorf("before: want the service pool saturated for seconds with acquire waits")
+	}
+	if b.MaxStuckIdleInTx != 0 {
+		t.Errorf("before: held-while-waiting holds idle connections, not transactions; saw %d stuck idle in transaction", b.MaxStuckIdleInTx)
+	}
+	if a.AppPoolSaturatedSeconds >= b.AppPoolSaturatedSeconds/2 {
+		t.Errorf("after: pool saturated %.1fs, want far less than before's %.1fs", a.AppPoolSaturatedSeconds, b.AppPoolSaturatedSeconds)
+	}
+	// The verdict reads the pattern too: a pinned pool is the leak, and the
+	// fix must free it.
+	names := map[string]bool{}
+	for _, ch := range cmp.Checks {
+		names[ch.Name] = true
+		if !ch.Pass {
+			t.Errorf("check failed: %s — %s", ch.Name, ch.Detail)
+		}
+	}
+	if !names["after does not pin the service pool"] {
+		t.Errorf("the verdict has no pool check for a leak without transactions: %+v", cmp.Checks)
+	}
+}
+
 // freeAddr returns a loopback address no one listens on.
 func freeAddr(t *testing.T) string {
 	t.Helper()
