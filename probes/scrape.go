@@ -113,7 +113,7 @@ func (s *scraper) round(ctx context.Context) {
 		if sum == nil {
 			sum = &AppPoolSample{}
 		}
-		sum.add(*p)
+		sum.Add(*p)
 	}
 	if sum == nil {
 		return

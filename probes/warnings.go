@@ -7,22 +7,12 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/internal/redact"
+	"github.com/leakbench/leakbench/internal/rundir"
 )
 
-// Warning is a source of the probe failing, or working again. Sources are
-// "postgres", "pgbouncer" and "scrape URL". Messages say what to do when
-// the probe knows.
-type Warning struct {
-	Source  string    `json:"source"`
-	Message string    `json:"message"`
-	First   time.Time `json:"first"`
-	Last    time.Time `json:"last"`
-	// Count is how many reads failed this way.
-	Count int `json:"count"`
-	// Recovered: the source works again (the callback's last word on an
-	// episode of failures; never in Summary.Warnings).
-	Recovered bool `json:"recovered,omitempty"`
-}
+// Warning is the run directory's record of a source's failures
+// (rundir.Warning).
+type Warning = rundir.Warning
 
 // warnings collects failures by source and message and tells
 // Config.OnWarning when a source's condition changes.

@@ -17,52 +17,6 @@ import (
 // with a client queued for a few milliseconds is a pool doing its job.
 const MinExhaustedSeconds = 1.0
 
-// PoolState is the verdict on the connection pools — PgBouncer's and the
-// service's own — derived from the samples.
-//
-// The probe's summary has pool figures too (probe.pool_exhausted,
-// probe.app_pool_saturated_seconds), but they answer another question:
-// the probe adds up every sample with clients queued or the pool at its
-// max, so a run with many scattered one-sample blips — a busy, healthy
-// pool — adds up to seconds. The verdict is on the longest continuous
-// span (two samples or more) of cl_waiting > 0 or acquired >= max, which
-// only the time series gives; so the report derives its own, and the
-// probe's figures stay in summary.json as recorded (Compare's pinned-pool
-// check reads those).
-type PoolState struct {
-	// Exhausted: the service pool had every connection acquired, or
-	// PgBouncer had clients queued, continuously for at least
-	// MinExhaustedSeconds over two or more samples; or a PgBouncer client
-	// waited that long.
-	Exhausted bool `json:"exhausted"`
-	// Reason says why, in one line ("" when healthy).
-	Reason string `json:"reason"`
-	// WorstWaitSeconds is the longest any client waited for a server
-	// connection (PgBouncer maxwait).
-	WorstWaitSeconds float64 `json:"worst_wait_seconds"`
-
-	PgBouncerSampled      bool `json:"pgbouncer_sampled"`
-	PgBouncerMaxClWaiting int  `json:"pgbouncer_max_cl_waiting"`
-	// PgBouncerWaitingSeconds is the longest continuous span with
-	// cl_waiting > 0.
-	PgBouncerWaitingSeconds float64 `json:"pgbouncer_waiting_seconds"`
-
-	AppPoolSampled     bool    `json:"app_pool_sampled"`
-	AppPoolMax         float64 `json:"app_pool_max"`
-	AppPoolMaxAcquired float64 `json:"app_pool_max_acquired"`
-	// AppPoolSaturatedSeconds is the longest continuous span with
-	// acquired >= max.
-	AppPoolSaturatedSeconds float64 `json:"app_pool_saturated_seconds"`
-	// Counter increases over the run: acquires that had to wait, the time
-	// they waited in all, and acquires given up (context canceled).
-	AppPoolAcquireWaits       float64 `json:"app_pool_acquire_waits"`
-	AppPoolAcquireWaitSeconds float64 `json:"app_pool_acquire_wait_seconds"`
-	AppPoolCanceledAcquires   float64 `json:"app_pool_canceled_acquires"`
-	// AppPoolUnclosedSessions: sessions the service opened and never
-	// closed, at the last sample.
-	AppPoolUnclosedSessions float64 `json:"app_pool_unclosed_sessions"`
-}
-
 // derivePool sets s.Pool from dir's samples.jsonl, as LoadRun does, so
 // that a summary written before the report is rendered already says
 // whether a pool ran dry. Without samples s.Pool stays as it is.

@@ -119,7 +119,7 @@ func TestWriteRunDerivesPoolState(t *testing.T) {
 	}
 	const row = "| Pool state / worst wait | healthy / worst wait 199 ms |"
 	var md strings.Builder
-	if err := s.WriteMarkdown(&md); err != nil {
+	if err := WriteSummaryMarkdown(&md, s); err != nil {
 		t.Fatal(err)
 	}
 	for name, text := range map[string]string{rundir.ReportFile: string(readFile(t, filepath.Join(dir, rundir.ReportFile))), "WriteMarkdown": md.String()} {

@@ -10,9 +10,9 @@ import (
 	"github.com/leakbench/leakbench/internal/rundir"
 )
 
-// WriteMarkdown writes one run's report from its summary alone: the table,
-// culprits, errors and environment.
-func (s *Summary) WriteMarkdown(w io.Writer) error {
+// WriteSummaryMarkdown writes one run's report from its summary alone: the
+// table, culprits, errors and environment.
+func WriteSummaryMarkdown(w io.Writer, s *Summary) error {
 	var b strings.Builder
 	writeRunMarkdown(&b, s, nil)
 	_, err := io.WriteString(w, b.String())

@@ -9,63 +9,31 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"time"
 
 	"github.com/leakbench/leakbench/internal/rundir"
-	"github.com/leakbench/leakbench/probes"
 )
 
-// SchemaVersion is the version of summary.json and compare.json. It changes
-// when a field changes meaning or disappears; adding a field keeps it.
-const SchemaVersion = 1
+// summary.json's types are the run directory's (package rundir owns the
+// format); these are the reports' names for them.
+type (
+	// Summary is one run's summary.json.
+	Summary = rundir.Summary
+	// Environment records what the run ran against.
+	Environment = rundir.Environment
+	// PoolState is the verdict on the connection pools (rundir.PoolState).
+	PoolState = rundir.PoolState
+)
 
-// How a run ended.
+// SchemaVersion is the version of summary.json and compare.json.
+const SchemaVersion = rundir.SchemaVersion
+
+// How a run ended (Summary.EndReason).
 const (
-	EndCompleted   = "completed"
-	EndInterrupted = "interrupted"
-	EndFailed      = "failed"
-	// EndIncomplete: the run wrote no summary (it was killed); the report
-	// was rebuilt from the probe's files.
-	EndIncomplete = "incomplete"
+	EndCompleted   = rundir.EndCompleted
+	EndInterrupted = rundir.EndInterrupted
+	EndFailed      = rundir.EndFailed
+	EndIncomplete  = rundir.EndIncomplete
 )
-
-// Environment records what the run ran against.
-type Environment struct {
-	Provider               string  `json:"provider"`
-	Variant                string  `json:"variant"`
-	PostgresVersion        string  `json:"postgres_version"`
-	PgBouncerVersion       string  `json:"pgbouncer_version"`
-	IdleInTxTimeoutSeconds float64 `json:"idle_in_transaction_session_timeout_seconds"`
-	MaxConnections         int     `json:"max_connections"`
-	PoolMode               string  `json:"pool_mode"`
-	PgBouncerPoolSize      int     `json:"pgbouncer_pool_size"`
-	GatewayPoolSize        int     `json:"gateway_pool_size"`
-	Target                 string  `json:"target"`
-	LeakbenchVersion       string  `json:"leakbench_version"`
-	// LeakbenchCommit is the VCS revision leakbench was built from, when
-	// the build recorded one.
-	LeakbenchCommit string `json:"leakbench_commit,omitempty"`
-}
-
-// Summary is one run's summary.json.
-type Summary struct {
-	SchemaVersion int                `json:"schema_version"`
-	Name          string             `json:"name"`
-	Profile       string             `json:"profile"`
-	Started       time.Time          `json:"started"`
-	Ended         time.Time          `json:"ended"`
-	EndReason     string             `json:"end_reason"`
-	Error         string             `json:"error,omitempty"`
-	Environment   Environment        `json:"environment"`
-	Probe         *probes.Summary    `json:"probe"`
-	Load          *rundir.LoadResult `json:"load"`
-	// Incomplete: the run was killed before it wrote its summary; this one
-	// was rebuilt by the report from the probe's files.
-	Incomplete bool `json:"incomplete,omitempty"`
-	// Pool is the verdict on the connection pools, derived from the
-	// samples by the report.
-	Pool *PoolState `json:"pool,omitempty"`
-}
 
 // WriteRun writes summary.json and report.md into dir, with the pool
 // state derived from the samples the probe recorded there (s.Pool is set).
@@ -80,7 +48,7 @@ func WriteRun(dir string, s *Summary) error {
 	if err := writeJSON(filepath.Join(dir, rundir.SummaryFile), s); err != nil {
 		return err
 	}
-	return rundir.WriteFileFunc(filepath.Join(dir, rundir.ReportFile), s.WriteMarkdown)
+	return rundir.WriteFileFunc(filepath.Join(dir, rundir.ReportFile), func(w io.Writer) error { return WriteSummaryMarkdown(w, s) })
 }
 
 // ErrNotRun means a directory holds no leakbench run.

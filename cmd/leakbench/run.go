@@ -86,7 +86,7 @@ func cmdRun(ctx context.Context, args []string) (err error) {
 		return fmt.Errorf("render reports: %w", err)
 	}
 	fmt.Println()
-	if err := sum.WriteMarkdown(os.Stdout); err != nil {
+	if err := reports.WriteSummaryMarkdown(os.Stdout, sum); err != nil {
 		return err
 	}
 	fmt.Printf("\nreport: %s/report.html\n", *out)

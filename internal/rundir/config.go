@@ -51,6 +51,11 @@ type ProbeSettings struct {
 	// so that leaked sessions are seen to their end (the server's
 	// timeout); it ends early once no session is idle in a transaction.
 	Drain time.Duration `json:"drain" yaml:"drain"`
+	// SlowRelease judges the episodes the service released itself, only
+	// late (held stuck_after or longer, end_reason released): the release
+	// latency's 99th percentile must stay below it. Zero: StuckAfter.
+	// Leaked episodes (nobody released them) are gated strictly apart.
+	SlowRelease time.Duration `json:"slow_release,omitempty" yaml:"slow_release"`
 }
 
 // WriteConfig writes c into dir's config.json, whole or not at all.

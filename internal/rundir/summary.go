@@ -1,0 +1,105 @@
+package rundir
+
+import "time"
+
+// SchemaVersion is the version of summary.json and compare.json. It changes
+// when a field changes meaning or disappears; adding a field keeps it.
+const SchemaVersion = 1
+
+// How a run ended.
+const (
+	EndCompleted   = "completed"
+	EndInterrupted = "interrupted"
+	EndFailed      = "failed"
+	// EndIncomplete: the run wrote no summary (it was killed); the report
+	// was rebuilt from the probe's files.
+	EndIncomplete = "incomplete"
+)
+
+// Environment records what the run ran against.
+type Environment struct {
+	Provider               string  `json:"provider"`
+	Variant                string  `json:"variant"`
+	PostgresVersion        string  `json:"postgres_version"`
+	PgBouncerVersion       string  `json:"pgbouncer_version"`
+	IdleInTxTimeoutSeconds float64 `json:"idle_in_transaction_session_timeout_seconds"`
+	MaxConnections         int     `json:"max_connections"`
+	PoolMode               string  `json:"pool_mode"`
+	PgBouncerPoolSize      int     `json:"pgbouncer_pool_size"`
+	GatewayPoolSize        int     `json:"gateway_pool_size"`
+	Target                 string  `json:"target"`
+	LeakbenchVersion       string  `json:"leakbench_version"`
+	// LeakbenchCommit is the VCS revision leakbench was built from, when
+	// the build recorded one.
+	LeakbenchCommit string `json:"leakbench_commit,omitempty"`
+}
+
+// Summary is one run's summary.json.
+type Summary struct {
+	SchemaVersion int           `json:"schema_version"`
+	Name          string        `json:"name"`
+	Profile       string        `json:"profile"`
+	Started       time.Time     `json:"started"`
+	Ended         time.Time     `json:"ended"`
+	EndReason     string        `json:"end_reason"`
+	Error         string        `json:"error,omitempty"`
+	Environment   Environment   `json:"environment"`
+	Probe         *ProbeSummary `json:"probe"`
+	Load          *LoadResult   `json:"load"`
+	// Incomplete: the run was killed before it wrote its summary; this one
+	// was rebuilt by the report from the probe's files.
+	Incomplete bool `json:"incomplete,omitempty"`
+	// Pool is the verdict on the connection pools, derived from the
+	// samples by the report.
+	Pool *PoolState `json:"pool,omitempty"`
+	// Forensics is what the report learned about the stuck sessions:
+	// leaked or released late, the requests that left them, whom they
+	// blocked (see Forensics).
+	Forensics *Forensics `json:"forensics,omitempty"`
+}
+
+// PoolState is the verdict on the connection pools — PgBouncer's and the
+// service's own — derived from the samples.
+//
+// The probe's summary has pool figures too (probe.pool_exhausted,
+// probe.app_pool_saturated_seconds), but they answer another question:
+// the probe adds up every sample with clients queued or the pool at its
+// max, so a run with many scattered one-sample blips — a busy, healthy
+// pool — adds up to seconds. The verdict is on the longest continuous
+// span (two samples or more) of cl_waiting > 0 or acquired >= max, which
+// only the time series gives; so the report derives its own, and the
+// probe's figures stay in summary.json as recorded (Compare's pinned-pool
+// check reads those).
+type PoolState struct {
+	// Exhausted: the service pool had every connection acquired, or
+	// PgBouncer had clients queued, continuously for at least
+	// MinExhaustedSeconds over two or more samples; or a PgBouncer client
+	// waited that long.
+	Exhausted bool `json:"exhausted"`
+	// Reason says why, in one line ("" when healthy).
+	Reason string `json:"reason"`
+	// WorstWaitSeconds is the longest any client waited for a server
+	// connection (PgBouncer maxwait).
+	WorstWaitSeconds float64 `json:"worst_wait_seconds"`
+
+	PgBouncerSampled      bool `json:"pgbouncer_sampled"`
+	PgBouncerMaxClWaiting int  `json:"pgbouncer_max_cl_waiting"`
+	// PgBouncerWaitingSeconds is the longest continuous span with
+	// cl_waiting > 0.
+	PgBouncerWaitingSeconds float64 `json:"pgbouncer_waiting_seconds"`
+
+	AppPoolSampled     bool    `json:"app_pool_sampled"`
+	AppPoolMax         float64 `json:"app_pool_max"`
+	AppPoolMaxAcquired float64 `json:"app_pool_max_acquired"`
+	// AppPoolSaturatedSeconds is the longest continuous span with
+	// acquired >= max.
+	AppPoolSaturatedSeconds float64 `json:"app_pool_saturated_seconds"`
+	// Counter increases over the run: acquires that had to wait, the time
+	// they waited in all, and acquires given up (context canceled).
+	AppPoolAcquireWaits       float64 `json:"app_pool_acquire_waits"`
+	AppPoolAcquireWaitSeconds float64 `json:"app_pool_acquire_wait_seconds"`
+	AppPoolCanceledAcquires   float64 `json:"app_pool_canceled_acquires"`
+	// AppPoolUnclosedSessions: sessions the service opened and never
+	// closed, at the last sample.
+	AppPoolUnclosedSessions float64 `json:"app_pool_unclosed_sessions"`
+}
