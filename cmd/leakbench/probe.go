@@ -59,6 +59,7 @@ func cmdProbe(ctx context.Context, args []string) error {
 	metricsAddr := fs.String("metrics-addr", "", "serve the probe's own metrics at http://`ADDR`/metrics (e.g. 127.0.0.1:9187)")
 	out := fs.String("out", "", "directory to write samples.jsonl, episodes.jsonl and "+rundir.ProbeSummaryFile+" into (required)")
 	force := fs.Bool("force", false, "replace the contents of a non-empty --out directory")
+	serverLog := fs.String("server-log", "", "PostgreSQL's log `FILE` as it is written (log_line_prefix '%m [%p] '): the server's own record of the backends it killed makes those episodes' ends exact (optional)")
 	keepQueryText := fs.Bool("keep-query-text", false, "keep stuck sessions' raw query texts in --out (default: literals masked, since queries may hold e-mails, keys or passwords; sensitive)")
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, `Usage: leakbench probe --probe-dsn DSN [--pgbouncer-admin-dsn DSN] [--scrape URL]... [--duration D] --out DIR
@@ -107,7 +108,7 @@ cleanly on Ctrl-C or after --duration, leaving the samples, episodes and a summa
 	p, err := probes.Start(ctx, probes.Config{
 		DSN: dsn, PgBouncerAdminDSN: pgbouncer, Database: *database, Interval: *interval, StuckAfter: *stuckAfter,
 		RunDir: *out, Scrape: scrapes, Mappings: mappings, MetricsAddr: *metricsAddr, OnWarning: view.warn,
-		KeepQueryText: *keepQueryText,
+		KeepQueryText: *keepQueryText, ServerLogFile: *serverLog,
 	})
 	if err != nil {
 		// Nothing was probed: leave no empty --out behind that looks like
@@ -146,7 +147,7 @@ loop:
 	}
 	view.done()
 	sum, stopErr := p.Stop()
-	if err := writeSummary(filepath.Join(*out, rundir.ProbeSummaryFile), sum); err != nil {
+	if err := probes.WriteSummaryFile(filepath.Join(*out, rundir.ProbeSummaryFile), sum); err != nil {
 		return errors.Join(stopErr, err)
 	}
 	printSummary(os.Stdout, sum, *out)
@@ -167,17 +168,6 @@ func readMappings(path string) (map[string]probes.PoolMapping, error) {
 		return nil, fmt.Errorf("%w: --mapping %s: want a JSON object of mappings by name: %v", errUsage, path, err)
 	}
 	return m, nil
-}
-
-func writeSummary(path string, s *probes.Summary) error {
-	b, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode probe summary: %w", err)
-	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write probe summary: %w", err)
-	}
-	return nil
 }
 
 func durationOrOff(d time.Duration) string {

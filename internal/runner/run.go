@@ -106,6 +106,9 @@ func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
 		DSN: env.ProbeDSN, PgBouncerAdminDSN: env.PgBouncerAdminDSN, Database: env.Database,
 		Interval: p.Probe.Interval, StuckAfter: p.Probe.StuckAfter, RunDir: o.Dir,
 		Scrape: scrapeTargets(env), KeepQueryText: o.KeepQueryText,
+		// The server's own record of the backends it killed makes those
+		// episodes' ends exact, where the provider keeps a live log.
+		ServerLogFile: env.PostgresLogFile,
 		// A probe source that fails (PgBouncer's console, the metrics
 		// scrape) does not stop the others; say so as it happens.
 		OnWarning: func(w probes.Warning) {
