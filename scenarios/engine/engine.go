@@ -2,18 +2,18 @@ package engine
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
-	"net/netip"
-	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/leakbench/leakbench/internal/redact"
 	"github.com/leakbench/leakbench/internal/rundir"
@@ -31,6 +31,20 @@ const (
 // maxConcurrentCloses bounds the session closes in flight at once.
 const maxConcurrentCloses = 256
 
+// preflightTimeout bounds the preflight's initialize: a bad target is
+// reported within seconds.
+const preflightTimeout = 5 * time.Second
+
+// newSession is a user's session, with a token source of its own when
+// OAuth tokens are per user.
+func (e *engine) newSession(token string) *mcp.Session {
+	s := e.client.NewSession(token)
+	if e.oauth != nil && e.oauth.PerUser {
+		s.SetTokens(mcp.NewOAuthTokens(*e.oauth))
+	}
+	return s
+}
+
 // ErrNotMCP is returned (wrapped) by RunPlan when the target answers, but
 // not as an MCP server over Streamable HTTP.
 var ErrNotMCP = errors.New("target is not an MCP server (Streamable HTTP)")
@@ -47,9 +61,17 @@ type RunOptions struct {
 	// Progress gets a live line, redrawn each second on a terminal, or
 	// plain periodic lines otherwise.
 	Progress io.Writer
-	// AllowTargets are hosts (IP addresses or names) that may be loaded
-	// besides loopback, e.g. a container the stack created.
-	AllowTargets []string
+	// TLS configures https targets (nil: the system roots); see
+	// mcp.TLSConfig for --ca-file and --insecure-skip-verify.
+	TLS *tls.Config
+	// OAuth, if set, gets the users' bearer tokens with the OAuth 2.1
+	// client-credentials grant instead of Tokens (one token shared, or
+	// one per user with OAuth.PerUser). It holds a secret: never
+	// serialized.
+	OAuth *mcp.OAuthConfig
+	// Gatherer, if set, is served at MetricsAddr beside the engine's own
+	// metrics (the probe's, say), so that one scrape gets both.
+	Gatherer prometheus.Gatherer
 }
 
 // engine is one run of a plan.
@@ -67,6 +89,9 @@ type engine struct {
 	// closeSem bounds the DELETEs of users stopping at once (the end of a
 	// 10,000-user run), so that closing does not open a connection each.
 	closeSem chan struct{}
+	// oauth, if set, gives users their tokens (per user with PerUser; the
+	// client's shared source otherwise).
+	oauth *mcp.OAuthConfig
 
 	endOnce   sync.Once
 	endReason atomic.Value // string
@@ -104,10 +129,12 @@ func RunPlan(ctx context.Context, pl *plan.Plan, opts RunOptions) (*Result, erro
 	if p.Target == "" {
 		return nil, fmt.Errorf("%w: no target: give target: in the scenario file or a target URL", plan.ErrInvalidPlan)
 	}
-	if err := allowedTarget(p.Target, opts.AllowTargets); err != nil {
-		return nil, err
+	if opts.OAuth != nil {
+		if err := opts.OAuth.Validate(); err != nil {
+			return nil, fmt.Errorf("%w: %w", plan.ErrInvalidPlan, err)
+		}
 	}
-	e := newEngine(cp, p.Tokens)
+	e := newEngine(cp, p.Tokens, opts)
 	defer e.client.CloseIdleConnections()
 	if err := e.preflight(ctx); err != nil {
 		return nil, err
@@ -125,7 +152,7 @@ func RunPlan(ctx context.Context, pl *plan.Plan, opts RunOptions) (*Result, erro
 	return res, nil
 }
 
-func newEngine(cp *plan.Compiled, tokens []string) *engine {
+func newEngine(cp *plan.Compiled, tokens []string, opts RunOptions) *engine {
 	p := cp.Plan
 	users := 0
 	for _, cs := range cp.Scenarios {
@@ -138,8 +165,14 @@ func newEngine(cp *plan.Compiled, tokens []string) *engine {
 		tokens:   tokens,
 		seed:     p.Seed,
 		closeSem: make(chan struct{}, maxConcurrentCloses),
-		client:   mcp.NewClient(p.Target, mcp.ClientOptions{RequestTimeout: p.Timeout.D(), MaxConns: users, Headers: p.Headers}),
+		oauth:    opts.OAuth,
 	}
+	copts := mcp.ClientOptions{RequestTimeout: p.Timeout.D(), MaxConns: users, Headers: p.Headers,
+		SharedConns: p.SharedConnections, TLS: opts.TLS}
+	if e.oauth != nil && !e.oauth.PerUser {
+		copts.Tokens = mcp.NewOAuthTokens(*e.oauth)
+	}
+	e.client = mcp.NewClient(p.Target, copts)
 	base := 0
 	for i, cs := range cp.Scenarios {
 		sc := &scenario{CompiledScenario: cs, idx: uint16(i), timeout: cs.RequestTimeout, flow: lower(e.m, cs.Flow)}
@@ -187,34 +220,6 @@ func lower(m *metrics, steps []plan.CompiledStep) []step {
 	return out
 }
 
-// allowedTarget accepts http(s) URLs of this machine (localhost, loopback)
-// or of the hosts in allow: leakbench loads its own stack, never someone
-// else's service.
-func allowedTarget(target string, allow []string) error {
-	u, err := url.Parse(target)
-	if err != nil || u.Hostname() == "" {
-		return fmt.Errorf("%w: target is not a URL with a host", plan.ErrInvalidPlan)
-	}
-	host := u.Hostname()
-	lh := strings.ToLower(host)
-	if lh == "localhost" || strings.HasSuffix(lh, ".localhost") {
-		return nil
-	}
-	ip, err := netip.ParseAddr(host)
-	if err == nil && ip.Unmap().IsLoopback() {
-		return nil
-	}
-	for _, a := range allow {
-		if strings.EqualFold(strings.Trim(a, "[]"), host) {
-			return nil
-		}
-		if aip, err := netip.ParseAddr(strings.Trim(a, "[]")); err == nil && ip.IsValid() && aip.Unmap() == ip.Unmap() {
-			return nil
-		}
-	}
-	return fmt.Errorf("%w: target host %q is not on this machine: use localhost or a loopback address, or allow the stack's own host", plan.ErrInvalidPlan, host)
-}
-
 // preflight opens and closes one session, so that a target that is not an
 // MCP server, refuses the credentials or is down is reported as such
 // before any load is sent.
@@ -223,8 +228,12 @@ func (e *engine) preflight(ctx context.Context) error {
 	if len(e.tokens) > 0 {
 		token = e.tokens[0]
 	}
-	s := e.client.NewSession(token)
+	s := e.newSession(token)
+	defer s.CloseConn()
 	s.Pin(e.runs[0].cs.Pin)
+	// A target that does not answer within seconds is reported as such,
+	// whatever the scenario's own request timeout.
+	s.SetTimeouts(min(e.cp.Plan.Timeout.D(), preflightTimeout), 0)
 	err := s.Initialize(ctx)
 	if err == nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
@@ -236,7 +245,17 @@ func (e *engine) preflight(ctx context.Context) error {
 	var me *mcp.Error
 	errors.As(err, &me)
 	switch kind := mcp.Classify(err); {
-	case kind == mcp.KindConn:
+	case kind == mcp.KindDNS:
+		return fmt.Errorf("cannot reach target %s: its host name does not resolve (check the URL or DNS): %w", target, err)
+	case kind == mcp.KindTLS:
+		return fmt.Errorf("cannot reach target %s: TLS failed (for a private CA give --ca-file, for a self-signed staging server --insecure-skip-verify; an http port answers https with garbage): %w", target, err)
+	case kind == mcp.KindConnRefused:
+		return fmt.Errorf("cannot reach target %s: connection refused (nothing listens there; start the service or fix the URL): %w", target, err)
+	case kind == mcp.KindAuth:
+		return fmt.Errorf("cannot get a token for target %s: %w", target, err)
+	case kind == mcp.KindTimeout:
+		return fmt.Errorf("cannot reach target %s: no answer to initialize within %s (a firewall dropping packets, a wrong address, or an overloaded service): %w", target, min(e.cp.Plan.Timeout.D(), preflightTimeout), err)
+	case mcp.IsConnKind(kind):
 		return fmt.Errorf("cannot reach target %s: %w", target, err)
 	case kind == mcp.KindCanceled:
 		return fmt.Errorf("interrupted before the run started: %w", err)
@@ -363,7 +382,7 @@ func openOutputs(opts RunOptions, e *engine) (*outputs, error) {
 		out.load = f
 	}
 	if opts.MetricsAddr != "" {
-		ms, err := serveMetrics(opts.MetricsAddr, e)
+		ms, err := serveMetrics(opts.MetricsAddr, e, opts.Gatherer)
 		if err != nil {
 			out.close()
 			return nil, err

@@ -48,7 +48,7 @@ func startRun(tb testing.TB, p *plan.Plan, target string) *benchRun {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	e := newEngine(cp, nil)
+	e := newEngine(cp, nil, RunOptions{})
 	ctx, cancel := context.WithCancel(context.Background())
 	br := &benchRun{e: e, cancel: cancel, done: make(chan *Result, 1)}
 	go func() {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -81,6 +82,28 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// MetricNames lists the names of the engine's live metrics, as a scrape
+// shows them before suffixes (_sum, _count): what a dashboard may query.
+func MetricNames() []string {
+	ch := make(chan *prometheus.Desc, 32)
+	collector{}.Describe(ch)
+	close(ch)
+	var names []string
+	for d := range ch {
+		names = append(names, descName(d))
+	}
+	return names
+}
+
+// descName is a Desc's fully-qualified name (Desc has no getter: its
+// String form is documented as `Desc{fqName: "NAME", ...}`).
+func descName(d *prometheus.Desc) string {
+	s := d.String()
+	_, rest, _ := strings.Cut(s, `fqName: "`)
+	name, _, _ := strings.Cut(rest, `"`)
+	return name
+}
+
 func summary(d *prometheus.Desc, g *merged, labels ...string) prometheus.Metric {
 	h := g.hist
 	q := make(map[float64]float64, len(promQuantiles))
@@ -99,17 +122,21 @@ type metricsServer struct {
 	done sync.WaitGroup
 }
 
-func serveMetrics(addr string, e *engine) (*metricsServer, error) {
+func serveMetrics(addr string, e *engine, extra prometheus.Gatherer) (*metricsServer, error) {
 	reg := prometheus.NewRegistry()
 	if err := reg.Register(collector{e}); err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	var g prometheus.Gatherer = reg
+	if extra != nil {
+		g = prometheus.Gatherers{reg, extra}
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics address %s: %w", strconv.Quote(addr), err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
 	ms := &metricsServer{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}}
 	ms.done.Go(func() {
 		if err := ms.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

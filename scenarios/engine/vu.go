@@ -64,7 +64,7 @@ func newVU(sr *scenarioRun, user int, gen uint64) *vu {
 	if n := len(e.tokens); n > 0 {
 		token = e.tokens[user%n]
 	}
-	s := e.client.NewSession(token)
+	s := e.newSession(token)
 	s.Pin(sr.cs.Pin)
 	return &vu{
 		sr: sr, cs: sr.cs, sc: sr.sc, s: s, sh: e.m.shard(user),
@@ -310,6 +310,7 @@ func (v *vu) endSession(hard context.Context) {
 // ended, within closeTimeout. It is not measured: the run is over for
 // this user.
 func (v *vu) closeSession(hard context.Context) {
+	defer v.s.CloseConn() // the user's own connection, if it has one
 	if v.s.ID() == "" {
 		return
 	}

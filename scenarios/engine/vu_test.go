@@ -24,7 +24,7 @@ func TestCoordinatedOmission(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEngine(cp, nil)
+	e := newEngine(cp, nil, RunOptions{})
 	defer e.client.CloseIdleConnections()
 	sr := e.runs[0]
 	ctx := context.Background()
@@ -54,7 +54,7 @@ func TestProgressOnTerminal(t *testing.T) {
 	p := mustParse(t, "scenarios:\n  s: {executor: constant-vus, duration: 10s, flow: [ping]}\n")
 	p.Target = "http://127.0.0.1:1/mcp"
 	cp, _ := plan.Compile(p)
-	e := newEngine(cp, nil)
+	e := newEngine(cp, nil, RunOptions{})
 	e.started = time.Now()
 	m := newMonitor(e, &buf, nil)
 	m.tty = true

@@ -6,12 +6,14 @@ package mcp
 // messages, which costs memory and a connection per virtual user and makes
 // thousands of virtual users on a laptop measure the load generator rather
 // than the target. A load-test user only needs request/response: an idle
-// Session here is a few small fields, with no goroutine and no connection
-// of its own; all sessions share one keep-alive connection pool
+// Session here is a few small fields and, by default, one keep-alive
+// connection of its own (as a real client has), with no goroutine; with
+// ClientOptions.SharedConns all sessions share one pool instead
 // (package internal/h1).
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -70,6 +72,17 @@ type ClientOptions struct {
 	// fails unless the server agrees. Empty: negotiate (ask for
 	// [ProtocolVersion], accept any of [SupportedVersions]).
 	ProtocolVersion string
+	// SharedConns, when above 0, makes all sessions share one keep-alive
+	// pool of at most that many idle connections (for peak-rate tests);
+	// 0 gives each session a connection of its own, as real clients have.
+	SharedConns int
+	// TLS configures https targets (nil: the system roots); see
+	// [TLSConfig].
+	TLS *tls.Config
+	// Tokens, if set, gives each session its bearer token at each request
+	// (OAuth client credentials, refreshed before expiry; see
+	// [NewOAuthTokens]); the session's own token is then ignored.
+	Tokens TokenSource
 }
 
 // Client holds what all sessions share: the target and its connection pool.
@@ -82,6 +95,8 @@ type Client struct {
 	head    []byte        // header lines every request carries
 	headErr error         // an invalid extra header
 	pin     string
+	shared  bool        // sessions share the transport's pool
+	tokens  TokenSource // nil: sessions' static tokens
 }
 
 type clientInfo struct {
@@ -109,11 +124,17 @@ func NewClient(target string, opts ClientOptions) *Client {
 		timeout: opts.RequestTimeout,
 		info:    clientInfo{Name: opts.ClientName, Version: opts.ClientVersion},
 		pin:     opts.ProtocolVersion,
+		shared:  opts.SharedConns > 0,
+		tokens:  opts.Tokens,
+	}
+	maxIdle := opts.MaxConns
+	if opts.SharedConns > 0 {
+		maxIdle = opts.SharedConns
 	}
 	// Proxies are never used: load goes straight to the target. Redirects
 	// are never followed (to another host, say): a 3xx is an answer.
 	if u, err := url.Parse(target); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
-		c.tr = h1.New(u, opts.RequestTimeout, opts.MaxConns)
+		c.tr = h1.New(u, opts.RequestTimeout, maxIdle, opts.TLS)
 	}
 	h := []byte("User-Agent: " + opts.ClientName + "/" + opts.ClientVersion + "\r\nAccept: application/json, text/event-stream\r\n")
 	if strings.ContainsAny(opts.ClientName+opts.ClientVersion, "\r\n") {
@@ -139,10 +160,23 @@ func (c *Client) CloseIdleConnections() {
 }
 
 // NewSession returns an uninitialized session that authenticates with token
-// (no Authorization header if token is empty).
+// (no Authorization header if token is empty), or with the client's
+// ClientOptions.Tokens if set.
 func (c *Client) NewSession(token string) *Session {
-	return &Session{c: c, token: token, pin: c.pin, badToken: strings.ContainsAny(token, "\r\n")}
+	s := &Session{c: c, token: token, pin: c.pin, badToken: strings.ContainsAny(token, "\r\n"), tokens: c.tokens}
+	if !c.shared {
+		s.slot = new(h1.Slot)
+	}
+	return s
 }
+
+// SetTokens makes the session take its bearer token from ts at each
+// request (one token source per user), instead of the client's.
+func (s *Session) SetTokens(ts TokenSource) { s.tokens = ts }
+
+// CloseConn closes the session's own connection, if it has one; the next
+// request dials a new one. Call it when the user stops.
+func (s *Session) CloseConn() { s.slot.Close() }
 
 // Session is one MCP session: one virtual user. It is not safe for
 // concurrent use: a user sends one request at a time.
@@ -153,8 +187,10 @@ type Session struct {
 	version   string // negotiated protocol version; "" before Initialize
 	pin       string // pinned protocol version; "" to negotiate
 	nextID    int64
-	sessioned bool // the last request carried a session id
-	badToken  bool // the token holds a line break: nothing can be sent
+	sessioned bool        // the last request carried a session id
+	badToken  bool        // the token holds a line break: nothing can be sent
+	slot      *h1.Slot    // the session's own connection; nil: the shared pool
+	tokens    TokenSource // nil: token is fixed
 
 	// Set with SetTimeouts: a request timeout other than the client's,
 	// and a delay after which the caller gives up (0: never).
@@ -327,6 +363,16 @@ func (s *Session) send(ctx context.Context, op, method string, body []byte, abor
 	case ctx.Err() != nil:
 		return nil, nil, &Error{Kind: KindCanceled, Op: op, Err: context.Cause(ctx)}
 	}
+	if s.tokens != nil {
+		tok, err := s.tokens.Token(ctx)
+		if err != nil {
+			return nil, nil, &Error{Kind: KindAuth, Op: op, Msg: redact.String(err.Error())}
+		}
+		if strings.ContainsAny(tok, "\r\n") {
+			return nil, nil, &Error{Kind: KindAuth, Op: op, Msg: "the token endpoint's access token contains a line break"}
+		}
+		s.token = tok
+	}
 	timeout, cause := s.c.timeout, errRequestTimeout
 	if s.timeout > 0 {
 		timeout = s.timeout
@@ -355,7 +401,7 @@ func (s *Session) send(ctx context.Context, op, method string, body []byte, abor
 		h = append(h, s.version...)
 		h = append(h, "\r\n"...)
 	}
-	resp, w, err := s.c.tr.RoundTrip(ctx, time.Now().Add(timeout), cause, method, h, body)
+	resp, w, err := s.c.tr.RoundTrip(ctx, s.slot, time.Now().Add(timeout), cause, method, h, body)
 	*hb = h
 	headBufs.Put(hb)
 	if err != nil {

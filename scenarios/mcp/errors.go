@@ -2,12 +2,15 @@ package mcp
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"strings"
 	"syscall"
+
+	"github.com/leakbench/leakbench/scenarios/internal/h1"
 )
 
 // Error kinds: a small closed set, so that results from different runs and
@@ -24,8 +27,21 @@ const (
 	KindJSONRPC = "jsonrpc"
 	// KindTool: tools/call returned a result with isError: true.
 	KindTool = "tool"
-	// KindConn: the connection failed: refused, reset, closed early (EOF).
+	// KindConn: the connection failed otherwise: closed early (EOF), the
+	// network unreachable, a dial that timed out.
 	KindConn = "conn"
+	// KindConnRefused: the target refused the connection (nothing listens).
+	KindConnRefused = "conn_refused"
+	// KindConnReset: the target (or a middlebox) reset the connection.
+	KindConnReset = "conn_reset"
+	// KindTLS: the TLS handshake failed (unknown authority, name mismatch,
+	// a plain-HTTP port).
+	KindTLS = "tls"
+	// KindDNS: the target's name did not resolve.
+	KindDNS = "dns"
+	// KindAuth: no bearer token could be had: the OAuth token endpoint
+	// refused the client credentials or could not be reached.
+	KindAuth = "auth"
 	// KindProtocol: the answer was not valid JSON, SSE or JSON-RPC, or
 	// broke the MCP Streamable HTTP rules.
 	KindProtocol = "protocol"
@@ -41,7 +57,18 @@ const (
 // Kinds lists every error kind, in a stable order.
 var Kinds = kindList[:]
 
-var kindList = [...]string{KindTimeout, KindHTTP, KindJSONRPC, KindTool, KindConn, KindProtocol, KindAborted, KindCanceled}
+var kindList = [...]string{KindTimeout, KindHTTP, KindJSONRPC, KindTool, KindConn, KindConnRefused, KindConnReset,
+	KindTLS, KindDNS, KindAuth, KindProtocol, KindAborted, KindCanceled}
+
+// IsConnKind reports whether kind is one of the connection failures
+// (conn, conn_refused, conn_reset, tls, dns).
+func IsConnKind(kind string) bool {
+	switch kind {
+	case KindConn, KindConnRefused, KindConnReset, KindTLS, KindDNS:
+		return true
+	}
+	return false
+}
 
 // NumKinds is the number of error kinds.
 const NumKinds = len(kindList)
@@ -123,10 +150,34 @@ func Classify(err error) string {
 		return KindCanceled
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, errRequestTimeout):
 		return KindTimeout
+	}
+	if k := connKind(err); k != "" {
+		return k
+	}
+	return KindProtocol
+}
+
+// connKind returns the connection-failure kind of err, or "" if err is
+// not one.
+func connKind(err error) string {
+	var dnsErr *net.DNSError
+	var tlsErr *h1.TLSError
+	var recErr tls.RecordHeaderError
+	var certErr *tls.CertificateVerificationError
+	var alert tls.AlertError
+	switch {
+	case errors.As(err, &dnsErr):
+		return KindDNS
+	case errors.As(err, &tlsErr), errors.As(err, &recErr), errors.As(err, &certErr), errors.As(err, &alert):
+		return KindTLS
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return KindConnRefused
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return KindConnReset
 	case isConnError(err):
 		return KindConn
 	}
-	return KindProtocol
+	return ""
 }
 
 // errRequestTimeout is the cause set on a request's context when our
@@ -164,8 +215,8 @@ func transportError(ctx context.Context, expired error, op string, err error) *E
 	if errors.As(err, &pe) {
 		return &Error{Kind: KindProtocol, Op: op, Msg: pe.msg}
 	}
-	if isConnError(err) {
-		return &Error{Kind: KindConn, Op: op, Err: err}
+	if k := connKind(err); k != "" {
+		return &Error{Kind: k, Op: op, Err: err}
 	}
 	// An error from the HTTP client that is neither a network error nor
 	// ours (e.g. a malformed response status line) is a protocol error.

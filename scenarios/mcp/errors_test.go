@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/internal/redact"
+	"github.com/leakbench/leakbench/scenarios/internal/h1"
 	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
 )
 
@@ -174,8 +176,8 @@ func TestConnectionRefused(t *testing.T) {
 	c := NewClient("http://"+addr+"/mcp", ClientOptions{})
 	defer c.CloseIdleConnections()
 	err = c.NewSession("").Initialize(context.Background())
-	if Classify(err) != KindConn {
-		t.Fatalf("kind %q, want %q (err: %v)", Classify(err), KindConn, err)
+	if Classify(err) != KindConnRefused {
+		t.Fatalf("kind %q, want %q (err: %v)", Classify(err), KindConnRefused, err)
 	}
 	if !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Errorf("error does not wrap ECONNREFUSED: %v", err)
@@ -286,8 +288,12 @@ func TestClassify(t *testing.T) {
 		{nil, ""},
 		{context.Canceled, KindCanceled},
 		{fmt.Errorf("wrapped: %w", context.DeadlineExceeded), KindTimeout},
-		{fmt.Errorf("dial: %w", syscall.ECONNREFUSED), KindConn},
-		{syscall.ECONNRESET, KindConn},
+		{fmt.Errorf("dial: %w", syscall.ECONNREFUSED), KindConnRefused},
+		{syscall.ECONNRESET, KindConnReset},
+		{syscall.EPIPE, KindConnReset},
+		{&net.OpError{Op: "dial", Err: &net.DNSError{Err: "no such host", Name: "nx.invalid", IsNotFound: true}}, KindDNS},
+		{&h1.TLSError{Err: errors.New("x509: certificate signed by unknown authority")}, KindTLS},
+		{tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}, KindTLS},
 		{io.ErrUnexpectedEOF, KindConn},
 		{&net.OpError{Op: "read", Err: errors.New("x")}, KindConn},
 		{errors.New("something else"), KindProtocol},

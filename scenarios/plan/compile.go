@@ -31,6 +31,9 @@ func Compile(p *Plan) (*Compiled, error) {
 	}
 	checkVersion(pe, 0, "protocolVersion", p.ProtocolVersion)
 	checkHeaders(pe, p.Headers)
+	if p.SharedConnections < 0 || p.SharedConnections > MaxSharedConnections {
+		pe.add(0, "connections", "shared: want a number of connections in [1, %d], got %d", MaxSharedConnections, p.SharedConnections)
+	}
 	for i, tok := range p.Tokens {
 		// Never print the token itself.
 		if tok == "" {

@@ -73,6 +73,7 @@ func (p Plan) MarshalJSON() ([]byte, error) {
 		o = append(o, field{"tokensFile", p.TokensFile})
 	}
 	o = append(o, field{"seed", p.Seed})
+	o = append(o, field{"connections", p.connectionsJSON()})
 	scen := obj{}
 	for _, s := range p.Scenarios {
 		scen = append(scen, field{s.Name, s})

@@ -86,6 +86,11 @@ type Plan struct {
 	Tokens     []string
 	// Seed seeds every random choice (think times, picks, probabilities).
 	Seed int64
+	// SharedConnections is the connections: option: 0 (perUser, the
+	// default) gives every virtual user its own keep-alive connection;
+	// N > 0 ({shared: N}) makes all users share a pool of at most N idle
+	// connections (see connections.go).
+	SharedConnections int
 	// Scenarios run side by side, each from its own StartTime.
 	Scenarios []Scenario
 	// Thresholds are checked at the end of the run (and every second for

@@ -136,7 +136,7 @@ func yamlErr(err error) (int, string) {
 	return n, text
 }
 
-var planKeys = []string{"target", "timeout", "protocolVersion", "headers", "tokens", "tokensFile", "seed", "scenarios", "thresholds"}
+var planKeys = []string{"target", "timeout", "protocolVersion", "headers", "tokens", "tokensFile", "seed", "connections", "scenarios", "thresholds"}
 
 func (d *ydec) plan(n *yaml.Node, p *Plan) {
 	keys := planKeys
@@ -171,6 +171,8 @@ func (d *ydec) plan(n *yaml.Node, p *Plan) {
 			p.tokensLine = e.k.Line
 		case "seed":
 			p.Seed = d.int(e.v, e.key)
+		case "connections":
+			d.connections(e.v, p)
 		case "scenarios":
 			hasScenarios = true
 			scens, _ := d.mapping(e.v, e.key, nil)

@@ -9,7 +9,9 @@
 // and two buffers per pooled connection; for a load generator that is most
 // of its CPU per request. Here a request is written and its answer read on
 // the caller's goroutine, over a keep-alive connection taken from a LIFO
-// pool; a pooled connection is one socket and one read buffer. Response
+// pool; a pooled connection is one socket and one read buffer. A caller
+// may instead hold a connection of its own (a [Slot]): a virtual user
+// does, as a real client keeps its own connection. Response
 // framing (Content-Length, chunked, close-delimited; 1xx answers skipped)
 // is read by response.go, held to net/http's reading by a fuzz test. When
 // the request's context ends, its connection is closed, as a client giving
@@ -59,8 +61,10 @@ type pconn struct {
 }
 
 // New returns a transport for the origin of u (http or https) that keeps
-// up to maxIdle idle connections; dialTimeout bounds a dial.
-func New(u *url.URL, dialTimeout time.Duration, maxIdle int) *Transport {
+// up to maxIdle idle connections in its shared pool; dialTimeout bounds a
+// dial and its TLS handshake. For https, tlsConf (nil: the system roots)
+// is cloned, with the server name and ALPN set here.
+func New(u *url.URL, dialTimeout time.Duration, maxIdle int, tlsConf *tls.Config) *Transport {
 	t := &Transport{host: u.Host, path: u.RequestURI(), maxIdle: maxIdle,
 		dialer: net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}}
 	port := u.Port()
@@ -69,9 +73,31 @@ func New(u *url.URL, dialTimeout time.Duration, maxIdle int) *Transport {
 	}
 	t.addr = net.JoinHostPort(u.Hostname(), port)
 	if u.Scheme == "https" {
-		t.tlsConf = &tls.Config{ServerName: u.Hostname(), NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12}
+		if tlsConf == nil {
+			tlsConf = &tls.Config{}
+		}
+		t.tlsConf = tlsConf.Clone()
+		if t.tlsConf.ServerName == "" {
+			t.tlsConf.ServerName = u.Hostname()
+		}
+		t.tlsConf.NextProtos = []string{"http/1.1"}
+		t.tlsConf.MinVersion = max(t.tlsConf.MinVersion, tls.VersionTLS12)
 	}
 	return t
+}
+
+// Slot holds one caller's own keep-alive connection, instead of the
+// shared pool: a virtual user's, as a real client has. Its zero value is
+// empty (the next request dials). It is not safe for concurrent use: one
+// request at a time.
+type Slot struct{ pc *pconn }
+
+// Close closes the slot's connection, if it holds one.
+func (s *Slot) Close() {
+	if s != nil && s.pc != nil {
+		_ = s.pc.c.Close()
+		s.pc = nil
+	}
 }
 
 // CloseIdle closes every pooled connection.
@@ -85,19 +111,25 @@ func (t *Transport) CloseIdle() {
 	}
 }
 
-// get takes a live pooled connection, or dials one before deadline.
-func (t *Transport) get(ctx context.Context, deadline time.Time) (*pconn, error) {
+// get takes the slot's connection (slot non-nil) or a pooled one if it
+// is live, or dials one before deadline.
+func (t *Transport) get(ctx context.Context, slot *Slot, deadline time.Time) (*pconn, error) {
 	for {
-		t.mu.Lock()
-		n := len(t.idle)
-		if n == 0 {
+		var pc *pconn
+		if slot != nil {
+			pc, slot.pc = slot.pc, nil
+		} else {
+			t.mu.Lock()
+			if n := len(t.idle); n > 0 {
+				pc = t.idle[n-1]
+				t.idle[n-1] = nil
+				t.idle = t.idle[:n-1]
+			}
 			t.mu.Unlock()
+		}
+		if pc == nil {
 			break
 		}
-		pc := t.idle[n-1]
-		t.idle[n-1] = nil
-		t.idle = t.idle[:n-1]
-		t.mu.Unlock()
 		// Look at the socket only for a connection idle a while: a server
 		// closes idle keep-alive connections after seconds, not
 		// milliseconds, and the retry below covers the rare race.
@@ -118,15 +150,26 @@ func (t *Transport) get(ctx context.Context, deadline time.Time) (*pconn, error)
 		tc := tls.Client(c, t.tlsConf)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			_ = c.Close()
-			return nil, err
+			return nil, &TLSError{Err: err}
 		}
 		c = tc
 	}
 	return &pconn{c: c, br: bufio.NewReaderSize(c, readBufferSize)}, nil
 }
 
-func (t *Transport) put(pc *pconn) {
+// TLSError is a failed TLS handshake (an unknown authority, a name
+// mismatch, a server that does not speak TLS).
+type TLSError struct{ Err error }
+
+func (e *TLSError) Error() string { return "TLS handshake: " + e.Err.Error() }
+func (e *TLSError) Unwrap() error { return e.Err }
+
+func (t *Transport) put(pc *pconn, slot *Slot) {
 	pc.idleSince = time.Now()
+	if slot != nil {
+		slot.pc = pc
+		return
+	}
 	t.mu.Lock()
 	if len(t.idle) < t.maxIdle {
 		t.idle = append(t.idle, pc)
@@ -180,12 +223,13 @@ func (w *Watch) release() bool {
 
 // RoundTrip sends one request (head: its header lines, each ending in
 // CRLF, after the request line) and reads the answer's head, all before
-// deadline (whose passing means cause). The caller must close the body,
-// which releases the watch. The returned watch also tells, after an error,
-// whether the deadline fired.
-func (t *Transport) RoundTrip(ctx context.Context, deadline time.Time, cause error, method string, head, body []byte) (*Response, *Watch, error) {
+// deadline (whose passing means cause), over slot's connection (nil: the
+// shared pool's). The caller must close the body, which releases the
+// watch. The returned watch also tells, after an error, whether the
+// deadline fired.
+func (t *Transport) RoundTrip(ctx context.Context, slot *Slot, deadline time.Time, cause error, method string, head, body []byte) (*Response, *Watch, error) {
 	for attempt := 0; ; attempt++ {
-		pc, err := t.get(ctx, deadline)
+		pc, err := t.get(ctx, slot, deadline)
 		if err != nil {
 			w := &Watch{cause: cause}
 			w.fired.Store(!time.Now().Before(deadline))
@@ -237,7 +281,7 @@ func (t *Transport) RoundTrip(ctx context.Context, deadline time.Time, cause err
 			_ = pc.c.Close()
 			return nil, w, err
 		}
-		resp.Body = &respBody{rc: resp.Body, w: w, t: t, keep: !resp.close, eof: resp.length == 0}
+		resp.Body = &respBody{rc: resp.Body, w: w, t: t, slot: slot, keep: !resp.close, eof: resp.length == 0}
 		return resp, w, nil
 	}
 }
@@ -250,6 +294,7 @@ type respBody struct {
 	rc        io.ReadCloser
 	w         *Watch
 	t         *Transport
+	slot      *Slot
 	keep, eof bool
 	closed    bool
 }
@@ -282,7 +327,7 @@ func (b *respBody) Close() error {
 	}
 	_ = b.rc.Close()
 	if b.w.release() && b.keep {
-		b.t.put(pc)
+		b.t.put(pc, b.slot)
 	} else {
 		_ = pc.c.Close()
 	}
