@@ -37,6 +37,7 @@ func derive(r *Run) {
 	if len(r.Samples) > 0 {
 		r.Summary.Pool = poolState(r.Samples, intervalOf(r))
 	}
+	deriveForensics(r) // after the pool: it reads Summary.Pool
 }
 
 func intervalOf(r *Run) float64 {

@@ -28,7 +28,8 @@ func ExampleCompareRuns() {
 	// true before run completed
 	// true after run completed
 	// true before reproduces the leak
-	// true after has no stuck session
+	// true after leaks no session
+	// true after releases promptly
 	// pass: true
 	// plots: [stuck states release pgbouncer]
 }

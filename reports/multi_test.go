@@ -52,7 +52,7 @@ func TestMultiSignoff(t *testing.T) {
 	md := string(readFile(t, filepath.Join(dir, rundir.ReportFile)))
 	for _, want := range []string{"FAIL — 2 patterns: see outside, upstream", "| `commit-in-finally` | [ci](#ci) | PASS |",
 		"## ci\n", "## outside\n", "## upstream\n", "could not be done: before run (held-across-upstream): start gateway: boom",
-		"(ci/report.md)", "after has no stuck session", "Stuck episodes"} {
+		"(ci/report.md)", "after leaks no session", "Stuck episodes"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report.md lacks %q:\n%s", want, md)
 		}

@@ -42,6 +42,7 @@ const (
 func WriteRun(dir string, s *Summary) error {
 	s.SchemaVersion = SchemaVersion
 	derivePool(dir, s)
+	deriveForensicsFromDir(dir, s) // after the pool: it reads s.Pool
 	if s.Environment.LeakbenchCommit == "" {
 		s.Environment.LeakbenchCommit = buildCommit()
 	}
