@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/internal/redact"
+	"github.com/leakbench/leakbench/internal/rundir"
 )
 
 // Format names a history entry; FormatVersion is the version this package
@@ -137,65 +138,8 @@ type BaselineInfo struct {
 // ErrSummary means a summary.json could not be read.
 var ErrSummary = errors.New("bad summary.json")
 
-// summaryDoc mirrors the fields of summary.json (reports/SCHEMA.md, schema
-// version 1) that history keeps.
-type summaryDoc struct {
-	SchemaVersion int    `json:"schema_version"`
-	Name          string `json:"name"`
-	Profile       string `json:"profile"`
-	EndReason     string `json:"end_reason"`
-	Environment   struct {
-		Provider               string  `json:"provider"`
-		Variant                string  `json:"variant"`
-		PostgresVersion        string  `json:"postgres_version"`
-		PgBouncerVersion       string  `json:"pgbouncer_version"`
-		IdleInTxTimeoutSeconds float64 `json:"idle_in_transaction_session_timeout_seconds"`
-		MaxConnections         int     `json:"max_connections"`
-		PoolMode               string  `json:"pool_mode"`
-		PgBouncerPoolSize      int     `json:"pgbouncer_pool_size"`
-		GatewayPoolSize        int     `json:"gateway_pool_size"`
-		Target                 string  `json:"target"`
-		LeakbenchVersion       string  `json:"leakbench_version"`
-		LeakbenchCommit        string  `json:"leakbench_commit"`
-	} `json:"environment"`
-	Probe *struct {
-		Episodes                  int     `json:"episodes"`
-		MaxStuckIdleInTx          int     `json:"max_stuck_idle_in_tx"`
-		StuckEpisodes             int     `json:"stuck_episodes"`
-		TimeoutTerminated         int     `json:"timeout_terminated"`
-		LongestHoldSeconds        float64 `json:"longest_hold_seconds"`
-		ReleaseP50Seconds         float64 `json:"release_p50_seconds"`
-		ReleaseP99Seconds         float64 `json:"release_p99_seconds"`
-		ReleaseMaxSeconds         float64 `json:"release_max_seconds"`
-		PgBouncerMaxClWaiting     int     `json:"pgbouncer_max_cl_waiting"`
-		PgBouncerMaxWaitSeconds   float64 `json:"pgbouncer_max_wait_seconds"`
-		AppPoolAcquireWaits       float64 `json:"app_pool_acquire_waits"`
-		AppPoolAcquireWaitSeconds float64 `json:"app_pool_acquire_wait_seconds"`
-		AppPoolSaturatedSeconds   float64 `json:"app_pool_saturated_seconds"`
-	} `json:"probe"`
-	Pool *struct {
-		Exhausted                 bool    `json:"exhausted"`
-		Reason                    string  `json:"reason"`
-		WorstWaitSeconds          float64 `json:"worst_wait_seconds"`
-		PgBouncerMaxClWaiting     int     `json:"pgbouncer_max_cl_waiting"`
-		AppPoolSaturatedSeconds   float64 `json:"app_pool_saturated_seconds"`
-		AppPoolAcquireWaits       float64 `json:"app_pool_acquire_waits"`
-		AppPoolAcquireWaitSeconds float64 `json:"app_pool_acquire_wait_seconds"`
-	} `json:"pool"`
-	Load *struct {
-		Started      time.Time        `json:"started"`
-		Ended        time.Time        `json:"ended"`
-		Requests     int64            `json:"requests"`
-		Failures     int64            `json:"failures"`
-		ErrorsByKind map[string]int64 `json:"errors_by_kind"`
-		Latency      map[string]struct {
-			Count int64   `json:"count"`
-			P95Ms float64 `json:"p95_ms"`
-			P99Ms float64 `json:"p99_ms"`
-		} `json:"latency"`
-		EndReason string `json:"end_reason"`
-	} `json:"load"`
-}
+// summaryDoc is summary.json as the run directory's owner declares it.
+type summaryDoc rundir.Summary
 
 // readSummary decodes a summary.json of schema version 1.
 func readSummary(raw []byte) (*summaryDoc, error) {
@@ -203,8 +147,8 @@ func readSummary(raw []byte) (*summaryDoc, error) {
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSummary, err)
 	}
-	if d.SchemaVersion != 1 {
-		return nil, fmt.Errorf("%w: schema_version %d, history reads 1", ErrSummary, d.SchemaVersion)
+	if d.SchemaVersion != rundir.SchemaVersion {
+		return nil, fmt.Errorf("%w: schema_version %d, history reads %d", ErrSummary, d.SchemaVersion, rundir.SchemaVersion)
 	}
 	return &d, nil
 }
