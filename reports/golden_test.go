@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/leakbench/leakbench/internal/junit"
 	"github.com/leakbench/leakbench/internal/rundir"
 )
 
@@ -163,7 +164,7 @@ func TestGoldenSignoff(t *testing.T) {
 // checkJUnit parses the XML and checks its counts add up.
 func checkJUnit(t *testing.T, raw []byte, wantFailures int) {
 	t.Helper()
-	var doc junitSuites
+	var doc junit.Document
 	if err := xml.Unmarshal(raw, &doc); err != nil {
 		t.Fatalf("junit.xml does not parse: %v", err)
 	}

@@ -1,11 +1,11 @@
 package reports
 
 import (
-	"encoding/xml"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/leakbench/leakbench/internal/junit"
 	"github.com/leakbench/leakbench/internal/rundir"
 )
 
@@ -55,58 +55,14 @@ func RunChecks(s *Summary) []Check {
 
 func trimDetail(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// JUnit XML, as Jenkins, GitLab, GitHub test reporters and most CI systems
-// read it. Output is deterministic: no timestamps, no durations.
-type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Skipped  int          `xml:"skipped,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Cases    []junitCase `xml:"testcase"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Failure   *junitMessage `xml:"failure,omitempty"`
-	Skipped   *junitMessage `xml:"skipped,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
-}
-
-type junitMessage struct {
-	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr,omitempty"`
-	Text    string `xml:",chardata"`
-}
-
-func (s *junitSuite) add(c junitCase) {
-	s.Tests++
-	if c.Failure != nil {
-		s.Failures++
-	}
-	if c.Skipped != nil {
-		s.Skipped++
-	}
-	s.Cases = append(s.Cases, c)
-}
-
-func checkSuite(name, class string, checks []Check) junitSuite {
-	s := junitSuite{Name: name}
+func checkSuite(name, class string, checks []Check) junit.Suite {
+	s := junit.Suite{Name: name}
 	for _, ch := range checks {
-		c := junitCase{Name: ch.Name, Classname: class, SystemOut: ch.Detail}
+		c := junit.Case{Name: ch.Name, Classname: class, SystemOut: ch.Detail}
 		if !ch.Pass {
-			c.Failure = &junitMessage{Message: ch.Detail, Type: "LeakCheckFailed", Text: ch.Detail}
+			c.Failure = &junit.Message{Message: ch.Detail, Type: "LeakCheckFailed", Text: ch.Detail}
 		}
-		s.add(c)
+		s.Add(c)
 	}
 	return s
 }
@@ -114,50 +70,31 @@ func checkSuite(name, class string, checks []Check) junitSuite {
 // thresholdSuite lists a run's thresholds. informational: a failed
 // threshold is reported as skipped, not failed (the before run of a
 // sign-off is expected to break them; the sign-off's checks decide).
-func thresholdSuite(name, class string, ts []rundir.Threshold, informational bool) junitSuite {
-	s := junitSuite{Name: name}
+func thresholdSuite(name, class string, ts []rundir.Threshold, informational bool) junit.Suite {
+	s := junit.Suite{Name: name}
 	for _, t := range ts {
 		msg := fmt.Sprintf("%s %s: observed %s", t.Metric, t.Expression, t.ObservedString())
-		c := junitCase{Name: t.Metric + " " + t.Expression, Classname: class, SystemOut: msg}
+		c := junit.Case{Name: t.Metric + " " + t.Expression, Classname: class, SystemOut: msg}
 		switch {
 		case t.Pass:
 		case informational:
-			c.Skipped = &junitMessage{Message: "failed on the before (leaky) build, as a sign-off expects: " + msg}
+			c.Skipped = &junit.Message{Message: "failed on the before (leaky) build, as a sign-off expects: " + msg}
 		default:
-			c.Failure = &junitMessage{Message: msg, Type: "ThresholdFailed", Text: msg}
+			c.Failure = &junit.Message{Message: msg, Type: "ThresholdFailed", Text: msg}
 		}
-		s.add(c)
+		s.Add(c)
 	}
 	return s
 }
 
-func writeJUnit(w io.Writer, name string, suites []junitSuite) error {
-	doc := junitSuites{Name: name}
-	for _, s := range suites {
-		if s.Tests == 0 {
-			continue
-		}
-		doc.Tests += s.Tests
-		doc.Failures += s.Failures
-		doc.Skipped += s.Skipped
-		doc.Suites = append(doc.Suites, s)
-	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+func writeJUnit(w io.Writer, name string, suites []junit.Suite) error {
+	return junit.Write(w, name, suites...)
 }
 
 // WriteJUnit writes the run's leak checks and thresholds as JUnit XML.
 func (r *Run) WriteJUnit(w io.Writer) error {
 	class := "leakbench." + r.Summary.Name
-	return writeJUnit(w, "leakbench "+r.Label(), []junitSuite{
+	return writeJUnit(w, "leakbench "+r.Label(), []junit.Suite{
 		checkSuite("leak checks: "+r.Label(), class, RunChecks(r.Summary)),
 		thresholdSuite("thresholds: "+r.Label(), class, r.Thresholds, false),
 	})
@@ -167,7 +104,7 @@ func (r *Run) WriteJUnit(w io.Writer) error {
 // JUnit XML. Thresholds the before run fails are reported as skipped:
 // the leaky build is expected to fail them.
 func (c *Comparison) WriteJUnit(w io.Writer) error {
-	suites := []junitSuite{checkSuite("sign-off", "leakbench.signoff", c.Checks)}
+	suites := []junit.Suite{checkSuite("sign-off", "leakbench.signoff", c.Checks)}
 	if c.after != nil {
 		suites = append(suites, thresholdSuite("thresholds: "+c.after.Label(), "leakbench.after", c.after.Thresholds, false))
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/junit"
 	"github.com/leakbench/leakbench/internal/rundir"
 )
 
@@ -235,20 +236,20 @@ func (m *MultiSignoff) WriteTable(w io.Writer) error {
 // leakbench.signoff.NAME) and the after runs' thresholds; a pattern whose
 // sign-off could not be done is one failed case.
 func (m *MultiSignoff) WriteJUnit(w io.Writer) error {
-	var suites []junitSuite
+	var suites []junit.Suite
 	for i := range m.Patterns {
 		p := &m.Patterns[i]
 		class := "leakbench.signoff." + p.Name
 		name := fmt.Sprintf("sign-off %s: %s against %s", p.Name, p.VariantBefore, p.VariantAfter)
-		var s junitSuite
+		var s junit.Suite
 		if p.Comparison != nil {
 			s = checkSuite(name, class, p.Comparison.Checks)
 		} else {
-			s = junitSuite{Name: name}
+			s = junit.Suite{Name: name}
 		}
 		if p.Error != "" {
-			s.add(junitCase{Name: "sign-off could be done", Classname: class,
-				Failure: &junitMessage{Message: p.Error, Type: "SignoffError", Text: p.Error}})
+			s.Add(junit.Case{Name: "sign-off could be done", Classname: class,
+				Failure: &junit.Message{Message: p.Error, Type: "SignoffError", Text: p.Error}})
 		}
 		suites = append(suites, s)
 		if c := p.Comparison; c != nil && c.after != nil {

@@ -1,10 +1,11 @@
 package history
 
 import (
-	"encoding/xml"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/leakbench/leakbench/internal/junit"
 )
 
 // Regressions are the deltas that regressed.
@@ -103,59 +104,22 @@ func deltaVerdict(d Delta) string {
 // failure, a figure one run did not record is skipped. No timestamps, so
 // the output is deterministic.
 func (b *BaselineInfo) WriteJUnit(w io.Writer) error {
-	type msg struct {
-		Message string `xml:"message,attr"`
-		Text    string `xml:",chardata"`
-	}
-	type tc struct {
-		Name      string `xml:"name,attr"`
-		Classname string `xml:"classname,attr"`
-		Failure   *msg   `xml:"failure,omitempty"`
-		Skipped   *msg   `xml:"skipped,omitempty"`
-		SystemOut string `xml:"system-out,omitempty"`
-	}
-	type suite struct {
-		XMLName  xml.Name `xml:"testsuite"`
-		Name     string   `xml:"name,attr"`
-		Tests    int      `xml:"tests,attr"`
-		Failures int      `xml:"failures,attr"`
-		Skipped  int      `xml:"skipped,attr"`
-		Cases    []tc     `xml:"testcase"`
-	}
-	s := suite{Name: "leakbench baseline"}
+	s := junit.Suite{Name: "leakbench baseline"}
 	if b.ID == "" {
-		s.Cases = append(s.Cases, tc{Name: "baseline found", Classname: "leakbench.baseline", Skipped: &msg{Message: b.Note}})
+		s.Add(junit.Case{Name: "baseline found", Classname: "leakbench.baseline", Skipped: &junit.Message{Message: b.Note}})
 	}
 	for _, d := range b.Deltas {
-		c := tc{Name: d.Label + " did not regress", Classname: "leakbench.baseline",
+		c := junit.Case{Name: d.Label + " did not regress", Classname: "leakbench.baseline",
 			SystemOut: fmt.Sprintf("baseline %s (%s): %s, now %s, change %s; %s", b.ID, b.Release, d.BaselineText(), d.CurrentText(), d.ChangeText(), d.Rule)}
 		switch {
 		case d.Skipped:
-			c.Skipped = &msg{Message: "not measured in one of the runs"}
+			c.Skipped = &junit.Message{Message: "not measured in one of the runs"}
 		case d.Regressed:
-			c.Failure = &msg{Message: fmt.Sprintf("%s: %s → %s (%s)", d.Label, d.BaselineText(), d.CurrentText(), d.ChangeText()), Text: d.Rule}
+			c.Failure = &junit.Message{Message: fmt.Sprintf("%s: %s → %s (%s)", d.Label, d.BaselineText(), d.CurrentText(), d.ChangeText()), Text: d.Rule}
 		}
-		s.Cases = append(s.Cases, c)
+		s.Add(c)
 	}
-	for _, c := range s.Cases {
-		s.Tests++
-		if c.Failure != nil {
-			s.Failures++
-		}
-		if c.Skipped != nil {
-			s.Skipped++
-		}
-	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(s); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return junit.Write(w, "leakbench baseline", s)
 }
 
 func mdCell(s string) string {
