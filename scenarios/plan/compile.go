@@ -223,6 +223,7 @@ func compileScenario(pe *planError, p *Plan, s *Scenario, path string) *Compiled
 		return cs
 	}
 	count := 0
+	cs.bind = newBinder(pe, p, s, cs, path)
 	cs.Flow = compileSteps(pe, cs, s.Flow, path+".flow", 0, &count)
 	cs.StartsWithInit = len(cs.Flow) > 0 && cs.Flow[0].Kind == OpInitialize
 	if s.Executor != ExecConstantArrivalRate && s.Executor != ExecRampingArrivalRate && len(cs.Flow) == len(s.Flow) && !progresses(cs.Flow) {
@@ -268,7 +269,7 @@ func compileSteps(pe *planError, cs *CompiledScenario, steps []Step, path string
 			return out
 		}
 		c := CompiledStep{Kind: st.Kind, Timeout: st.Timeout.D(), AbortAfter: st.AbortAfter.D()}
-		isReq := st.Kind != OpDelete && slices.Contains(Methods, st.Kind)
+		isReq := st.Kind != OpDelete && slices.Contains(Methods, st.Kind) || st.Kind == StepHTTP
 		unexpected := func(what string, set bool) {
 			if set {
 				pe.add(st.line, sp, "%s is not an option of %s", what, st.Kind)
@@ -282,6 +283,9 @@ func compileSteps(pe *planError, cs *CompiledScenario, steps []Step, path string
 		unexpected("probability", st.Probability != 0 && st.Kind != StepEndSession)
 		unexpected("choices", len(st.Choices) > 0 && st.Kind != StepChoose)
 		unexpected("think time", st.Think != (Think{}) && st.Kind != StepThink)
+		unexpected("capture", len(st.Captures) > 0 && !isReq)
+		unexpected("check", len(st.Checks) > 0 && !isReq)
+		unexpected("http", st.HTTP != nil && st.Kind != StepHTTP)
 		switch {
 		case isReq:
 			compileRequest(pe, cs, st, &c, sp)
@@ -322,7 +326,7 @@ func compileSteps(pe *planError, cs *CompiledScenario, steps []Step, path string
 }
 
 var stepNames = []string{OpInitialize, OpPing, OpListTools, OpCallTool, OpListResources, OpReadResource,
-	OpListPrompts, OpGetPrompt, StepThink, StepEndSession, StepChoose}
+	OpListPrompts, OpGetPrompt, StepThink, StepEndSession, StepChoose, StepHTTP}
 
 func compileRequest(pe *planError, cs *CompiledScenario, st *Step, c *CompiledStep, sp string) {
 	timeout := cs.RequestTimeout
@@ -356,6 +360,7 @@ func compileRequest(pe *planError, cs *CompiledScenario, st *Step, c *CompiledSt
 			pe.add(st.line, sp+".uri", "%v", err)
 		}
 	}
+	compileStepExtras(pe, cs, st, c, sp)
 }
 
 func compileThink(pe *planError, st *Step, sp string) {

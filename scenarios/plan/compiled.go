@@ -29,6 +29,15 @@ type CompiledScenario struct {
 	Users int
 	// Length is how long its executor runs, from StartTime.
 	Length time.Duration
+	// Vars names the user variables its steps capture, by slot
+	// (plan.Vars.Captured); Checks names its checks, by CompiledCheck.ID.
+	Vars, Checks []string
+	// Data is the scenario's data file (its own, else the plan's; nil:
+	// none), DataTable its rows.
+	Data      *DataSource
+	DataTable *DataTable
+
+	bind *binder // while its flow is compiled
 }
 
 // CompiledStep is a checked step. Kind is the Step's; the other fields
@@ -47,6 +56,14 @@ type CompiledStep struct {
 	// of choices 0..i.
 	Choices    [][]CompiledStep
 	CumWeights []int
+	// HTTP is an http step's request.
+	HTTP *CompiledHTTP
+	// Captures and Checks judge a request's answer; Uses lists the
+	// variable slots its templates use (each must be set before it is
+	// sent).
+	Captures []CompiledCapture
+	Checks   []*CompiledCheck
+	Uses     []int
 }
 
 // Validate reports every problem with p, each naming where it is (file and

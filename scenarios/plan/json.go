@@ -14,7 +14,7 @@ import (
 // shape: JSON being YAML, the scenario parser reads it), so that a run
 // directory's summary.json round-trips.
 func (p *Plan) UnmarshalJSON(b []byte) error {
-	q, err := ParsePlan(b, "plan (JSON)")
+	q, err := ParsePlan(b, recordedPlan)
 	if err != nil {
 		return fmt.Errorf("read plan: %w", err)
 	}
@@ -78,6 +78,9 @@ func (p Plan) MarshalJSON() ([]byte, error) {
 	for _, s := range p.Scenarios {
 		scen = append(scen, field{s.Name, s})
 	}
+	if p.Data != nil {
+		o = append(o, field{"data", p.Data})
+	}
 	o = append(o, field{"scenarios", scen})
 	if len(p.Thresholds) > 0 {
 		th := obj{}
@@ -113,6 +116,9 @@ func (s Scenario) MarshalJSON() ([]byte, error) {
 		add("protocolVersion", s.ProtocolVersion)
 	}
 	add("flow", s.Flow)
+	if s.Data != nil {
+		add("data", s.Data)
+	}
 	return o.MarshalJSON()
 }
 
@@ -140,6 +146,10 @@ func (s Step) MarshalJSON() ([]byte, error) {
 		}
 	case OpReadResource:
 		opts = append(opts, field{"uri", s.URI})
+	case StepHTTP:
+		if s.HTTP != nil {
+			opts = append(opts, s.HTTP.fields()...)
+		}
 	}
 	if s.Timeout != 0 {
 		opts = append(opts, field{"timeout", s.Timeout})
@@ -147,6 +157,7 @@ func (s Step) MarshalJSON() ([]byte, error) {
 	if s.AbortAfter != 0 {
 		opts = append(opts, field{"abortAfter", s.AbortAfter})
 	}
+	opts = append(opts, answerFields(s)...)
 	if len(opts) == 0 {
 		return json.Marshal(s.Kind)
 	}

@@ -96,9 +96,12 @@ type Plan struct {
 	// Thresholds are checked at the end of the run (and every second for
 	// those with AbortOnFail).
 	Thresholds []Threshold
+	// Data is the per-user data file of scenarios without their own.
+	Data *DataSource
 
 	file       string // the scenario file, for error messages
 	tokensLine int    // where tokensFile was given
+	dataLine   int    // where data was given
 }
 
 // Scenario is one group of virtual users playing Flow under an executor.
@@ -137,6 +140,8 @@ type Scenario struct {
 
 	// Flow is one iteration of a virtual user.
 	Flow []Step
+	// Data is the scenario's per-user data file (nil: the plan's).
+	Data *DataSource
 
 	line  int
 	lines map[string]int // line of each option given in the file
@@ -181,6 +186,12 @@ type Step struct {
 	Probability float64
 	// Choices of a choose step, one picked per pass by weight.
 	Choices []Choice
+	// HTTP is the request of an http step (StepHTTP).
+	HTTP *HTTPRequest
+	// Captures and Checks of a request step (MCP or http), judged on its
+	// answer: the JSON-RPC result, or an http step's JSON body.
+	Captures []Capture
+	Checks   []Check
 
 	line int
 }
@@ -274,6 +285,8 @@ func (s *Scenario) option(key string) any {
 		return &s.ProtocolVersion
 	case "flow":
 		return &s.Flow
+	case "data":
+		return &s.Data
 	case "vus":
 		return &s.VUs
 	case "duration":

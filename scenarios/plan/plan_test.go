@@ -113,7 +113,7 @@ func TestParseErrors(t *testing.T) {
 		{"choose empty", head + "    executor: constant-vus\n    duration: 1s\n    flow:\n      - ping\n      - choose: [{weight: 2, steps: []}]\n", "f.yaml:7: scenarios.s.flow[1].choose[0].steps: empty"},
 		{"bad threshold expression", head + "    executor: constant-vus\n    duration: 1s\n    flow: [ping]\nthresholds:\n  mcp_req_duration: [\"p95<500\"]\n", `f.yaml:7: thresholds.mcp_req_duration: threshold "p95<500": unknown aggregation "p95"`},
 		{"threshold no comparison", head + "    executor: constant-vus\n    duration: 1s\n    flow: [ping]\nthresholds:\n  mcp_req_failed: [\"rate 0.01\"]\n", "has no comparison"},
-		{"unknown metric", head + "    executor: constant-vus\n    duration: 1s\n    flow: [ping]\nthresholds:\n  http_req_duration: [\"p(95)<500\"]\n", `unknown metric "http_req_duration"`},
+		{"unknown metric", head + "    executor: constant-vus\n    duration: 1s\n    flow: [ping]\nthresholds:\n  https_req_duration: [\"p(95)<500\"]\n", `unknown metric "https_req_duration"`},
 		{"unknown tag", head + "    executor: constant-vus\n    duration: 1s\n    flow: [ping]\nthresholds:\n  mcp_req_duration{status:200}: [\"p(95)<500\"]\n", `has no tag "status"`},
 		{"unknown method value", head + "    executor: constant-vus\n    duration: 1s\n    flow: [ping]\nthresholds:\n  mcp_req_duration{method:tools/cal}: [\"p(95)<500\"]\n", `unknown method "tools/cal"`},
 		{"unknown scenario value", head + "    executor: constant-vus\n    duration: 1s\n    flow: [ping]\nthresholds:\n  iterations{scenario:x}: [\"count>1\"]\n", `no scenario named "x"`},

@@ -50,7 +50,7 @@ func TestSections(t *testing.T) {
 		{"stack: 5\n" + scen, `p.yaml:1: stack: want a mapping (key: value), got "5"`},
 		{"stack:\n  stateless: yes please\nscenarios:\n  a: {executor: sometimes, flow: [ping]}\n",
 			"p.yaml:2: stack.stateless: want true or false, got \"yes please\"\np.yaml:4: scenarios.a.executor: unknown executor \"sometimes\""},
-		{"stacks: {}\n" + scen, `p.yaml:1: unknown option "stacks"; want one of target, timeout, protocolVersion, headers, tokens, tokensFile, seed, connections, scenarios, thresholds, stack`},
+		{"stacks: {}\n" + scen, `p.yaml:1: unknown option "stacks"; want one of target, timeout, protocolVersion, headers, tokens, tokensFile, seed, connections, data, scenarios, thresholds, stack`},
 	} {
 		var st testStack
 		_, err := ParsePlan([]byte(tt.yaml), "p.yaml", Section{Key: "stack", Into: &st})

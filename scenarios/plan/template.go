@@ -35,6 +35,20 @@ type Vars struct {
 	Iteration int64  // the user's iteration in its scenario, from 0
 	Scenario  string // the scenario's name
 	Rand      *rand.Rand
+	// Captured holds the user's {{vars.NAME}} by slot
+	// (CompiledScenario.Vars), set by the captures of its steps.
+	Captured []Captured
+	// Data and Row: the user's row of the scenario's data file
+	// ({{data.COLUMN}}); Data is nil without one.
+	Data *DataTable
+	Row  int
+}
+
+// Captured is one captured value: its raw JSON and its text (a string's
+// value, else the JSON). Set is false until a capture finds it.
+type Captured struct {
+	Raw, Text string
+	Set       bool
 }
 
 type tkind uint8
@@ -46,6 +60,8 @@ const (
 	tPick                // one of items
 	tArray               // items
 	tObject              // keys (pre-encoded, with ':') and items
+	tVar                 // exactly one {{vars.NAME}}: the captured JSON value as it is
+	tData                // exactly one {{data.COLUMN}}: the cell (a string, or a JSON file's value)
 )
 
 // Template is a compiled template value: arguments of a request, or one
@@ -68,6 +84,8 @@ const (
 	fnScenario
 	fnRandInt
 	fnPick
+	fnVar  // {{vars.NAME}}: slot
+	fnData // {{data.COLUMN}}: slot is the column
 )
 
 // tpart is literal text or one placeholder of a string template.
@@ -76,10 +94,12 @@ type tpart struct {
 	text   string
 	lo, hi int64
 	words  []string
+	name   string // fnVar, fnData: the variable or column
+	slot   int    // ... bound by bind
 }
 
 // templateFuncs names the placeholders, for error messages.
-const templateFuncs = "user, iteration, scenario, randInt LO HI, pick A B ..."
+const templateFuncs = "user, iteration, scenario, randInt LO HI, pick A B ..., vars.NAME, data.COLUMN"
 
 // compileString compiles a string that may hold placeholders.
 func compileString(s string) (*Template, error) {
@@ -114,6 +134,12 @@ func compileString(s string) (*Template, error) {
 	if len(parts) == 1 && (parts[0].fn == fnUser || parts[0].fn == fnIteration || parts[0].fn == fnRandInt) {
 		return &Template{kind: tNum, parts: parts}, nil
 	}
+	if len(parts) == 1 && parts[0].fn == fnVar {
+		return &Template{kind: tVar, parts: parts}, nil
+	}
+	if len(parts) == 1 && parts[0].fn == fnData {
+		return &Template{kind: tData, parts: parts}, nil
+	}
 	return &Template{kind: tString, parts: parts}, nil
 }
 
@@ -128,6 +154,22 @@ func compilePlaceholder(src string) (tpart, error) {
 			return tpart{}, fmt.Errorf("{{%s}} takes no arguments", f[0])
 		}
 		return tpart{fn: fn}, nil
+	}
+	if name, ok := strings.CutPrefix(f[0], "vars."); ok {
+		if !varName.MatchString(name) {
+			return tpart{}, fmt.Errorf("{{%s}}: want vars.NAME, NAME letters, digits and '_'", textutil.Truncate(f[0], 40))
+		}
+		p, err := noArgs(fnVar)
+		p.name = name
+		return p, err
+	}
+	if name, ok := strings.CutPrefix(f[0], "data."); ok {
+		if name == "" {
+			return tpart{}, errors.New("{{data.}}: want data.COLUMN")
+		}
+		p, err := noArgs(fnData)
+		p.name = name
+		return p, err
 	}
 	switch f[0] {
 	case "user":
@@ -271,7 +313,7 @@ func compileArgs(args map[string]any, promptMode bool) (*Template, error) {
 // stringified makes a prompt-argument node render as a JSON string.
 func stringified(n *Template) *Template {
 	switch n.kind {
-	case tNum:
+	case tNum, tVar, tData:
 		return &Template{kind: tString, parts: n.parts}
 	case tPick:
 		for i, c := range n.items {
@@ -295,6 +337,17 @@ func (n *Template) AppendJSON(b []byte, c *Vars) []byte {
 		return append(b, n.json...)
 	case tNum:
 		return n.parts[0].appendText(b, c)
+	case tVar:
+		if v := c.Captured[n.parts[0].slot]; v.Set {
+			return append(b, v.Raw...)
+		}
+		return append(b, "null"...)
+	case tData:
+		cell, raw := c.Data.cell(c.Row, n.parts[0].slot)
+		if raw {
+			return append(b, cell...)
+		}
+		return textutil.AppendJSONString(b, string(cell))
 	case tString:
 		// Placeholders render ASCII digits or text taken from the plan,
 		// so render the text first and escape it as a whole.
@@ -357,6 +410,11 @@ func (p *tpart) appendText(b []byte, c *Vars) []byte {
 		return strconv.AppendInt(b, p.lo+c.Rand.Int64N(p.hi-p.lo+1), 10)
 	case fnPick:
 		return append(b, p.words[c.Rand.IntN(len(p.words))]...)
+	case fnVar:
+		return append(b, c.Captured[p.slot].Text...)
+	case fnData:
+		cell, _ := c.Data.cell(c.Row, p.slot)
+		return append(b, cell...)
 	}
 	return append(b, p.text...)
 }

@@ -23,6 +23,10 @@ const (
 	MetricDroppedIterations = "dropped_iterations" // counter
 	MetricVUs               = "vus"                // gauge: active users
 	MetricVUsMax            = "vus_max"            // gauge: peak active users
+	MetricChecks            = "checks"             // rate: checks passed / checks judged
+	MetricHTTPReqDuration   = "http_req_duration"  // trend, ms: http steps answered
+	MetricHTTPReqFailed     = "http_req_failed"    // rate: http steps failed / sent (aborted, canceled excluded)
+	MetricHTTPReqs          = "http_reqs"          // counter: http steps sent
 )
 
 type metricType uint8
@@ -49,6 +53,10 @@ var metricDefs = map[string]struct {
 	MetricDroppedIterations: {mCounter, []string{"scenario"}},
 	MetricVUs:               {mGauge, []string{"scenario"}},
 	MetricVUsMax:            {mGauge, []string{"scenario"}},
+	MetricChecks:            {mRate, []string{"scenario", "check"}},
+	MetricHTTPReqDuration:   {mTrend, []string{"scenario", "method", "name", "status"}},
+	MetricHTTPReqFailed:     {mRate, []string{"scenario", "method", "name", "status"}},
+	MetricHTTPReqs:          {mCounter, []string{"scenario", "method", "name", "status"}},
 }
 
 // aggregations allowed per metric type, as k6 has them.
@@ -189,8 +197,16 @@ func compileThreshold(t Threshold, scenarioNames []string) (*CompiledThreshold, 
 				return nil, fmt.Errorf("metric %q: no scenario named %q", t.Metric, textutil.Truncate(f.Value, 40))
 			}
 		case "method":
-			if !slices.Contains(Methods, f.Value) {
+			if strings.HasPrefix(name, "http_") {
+				if strings.IndexFunc(f.Value, func(r rune) bool { return r < 'A' || r > 'Z' }) >= 0 {
+					return nil, fmt.Errorf("metric %q: %q is not an HTTP method (GET, POST, ...)", t.Metric, textutil.Truncate(f.Value, 40))
+				}
+			} else if !slices.Contains(Methods, f.Value) {
 				return nil, fmt.Errorf("metric %q: unknown method %q; want one of %s", t.Metric, textutil.Truncate(f.Value, 40), strings.Join(Methods, ", "))
+			}
+		case "status":
+			if n, err := strconv.Atoi(f.Value); err != nil || n < 0 || n > 599 {
+				return nil, fmt.Errorf("metric %q: status %q is not an HTTP status (0: no answer)", t.Metric, textutil.Truncate(f.Value, 40))
 			}
 		case "kind":
 			if !slices.Contains(mcp.Kinds, f.Value) {

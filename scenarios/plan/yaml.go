@@ -136,7 +136,7 @@ func yamlErr(err error) (int, string) {
 	return n, text
 }
 
-var planKeys = []string{"target", "timeout", "protocolVersion", "headers", "tokens", "tokensFile", "seed", "connections", "scenarios", "thresholds"}
+var planKeys = []string{"target", "timeout", "protocolVersion", "headers", "tokens", "tokensFile", "seed", "connections", "data", "scenarios", "thresholds"}
 
 func (d *ydec) plan(n *yaml.Node, p *Plan) {
 	keys := planKeys
@@ -179,6 +179,8 @@ func (d *ydec) plan(n *yaml.Node, p *Plan) {
 			for _, s := range scens {
 				p.Scenarios = append(p.Scenarios, d.scenario(s))
 			}
+		case "data":
+			p.Data, p.dataLine = d.dataSource(e.v, e.key), e.k.Line
 		case "thresholds":
 			d.thresholds(e.v, p)
 		default:
@@ -193,7 +195,7 @@ func (d *ydec) plan(n *yaml.Node, p *Plan) {
 	}
 }
 
-var commonScenarioKeys = []string{"executor", "startTime", "gracefulStop", "timeout", "protocolVersion", "flow"}
+var commonScenarioKeys = []string{"executor", "startTime", "gracefulStop", "timeout", "protocolVersion", "flow", "data"}
 
 func (d *ydec) scenario(e kv) Scenario {
 	path := "scenarios." + e.raw
@@ -246,6 +248,8 @@ func (d *ydec) scenario(e kv) Scenario {
 			*f = d.str(o.v, op)
 		case *[]Step:
 			*f = d.steps(o.v, op)
+		case **DataSource:
+			*f = d.dataSource(o.v, op)
 		case *[]Stage:
 			*f = d.stages(o.v, op)
 		}

@@ -22,16 +22,17 @@ var stepAliases = map[string]string{
 	"prompts/list": OpListPrompts, "listprompts": OpListPrompts,
 	"prompts/get": OpGetPrompt, "getprompt": OpGetPrompt,
 	"think": StepThink, "sleep": StepThink,
-	"endsession": StepEndSession, "choose": StepChoose,
+	"endsession": StepEndSession, "choose": StepChoose, "http": StepHTTP,
 }
 
-var requestOptions = []string{"timeout", "abortAfter"}
+var requestOptions = []string{"timeout", "abortAfter", "capture", "check"}
 
 // stepOptions lists, per step kind, the options its mapping may hold.
 var stepOptions = map[string][]string{
-	OpCallTool:     {"name", "arguments", "timeout", "abortAfter"},
-	OpGetPrompt:    {"name", "arguments", "timeout", "abortAfter"},
-	OpReadResource: {"uri", "timeout", "abortAfter"},
+	OpCallTool:     {"name", "arguments", "timeout", "abortAfter", "capture", "check"},
+	OpGetPrompt:    {"name", "arguments", "timeout", "abortAfter", "capture", "check"},
+	OpReadResource: {"uri", "timeout", "abortAfter", "capture", "check"},
+	StepHTTP:       {"method", "url", "name", "headers", "body", "expectStatus", "timeout", "abortAfter", "capture", "check"},
 	StepEndSession: {"probability"},
 }
 
@@ -93,10 +94,13 @@ func (d *ydec) step(n *yaml.Node, path string) Step {
 			return st
 		}
 	}
+	if kind == StepHTTP {
+		st.HTTP = &HTTPRequest{}
+	}
 	if opts == nil {
-		if kind == OpCallTool || kind == OpGetPrompt || kind == OpReadResource {
+		if kind == OpCallTool || kind == OpGetPrompt || kind == OpReadResource || kind == StepHTTP {
 			d.errf(r, path, "needs options, e.g. - %s: %s", kind, map[string]string{OpCallTool: "{name: echo, arguments: {text: hi}}",
-				OpGetPrompt: "{name: greet, arguments: {who: ada}}", OpReadResource: "{uri: file:///data.txt}"}[kind])
+				OpGetPrompt: "{name: greet, arguments: {who: ada}}", OpReadResource: "{uri: file:///data.txt}", StepHTTP: "{method: GET, url: /api/health}"}[kind])
 		}
 		return st
 	}
@@ -109,6 +113,9 @@ func (d *ydec) step(n *yaml.Node, path string) Step {
 		case OpReadResource:
 			st.URI = opts.Value
 			return st
+		case StepHTTP:
+			st.HTTP.URL = opts.Value
+			return st
 		}
 	}
 	allowed := stepOptions[kind]
@@ -119,8 +126,6 @@ func (d *ydec) step(n *yaml.Node, path string) Step {
 	for _, f := range fields {
 		fp := path + "." + f.key
 		switch f.key {
-		case "name":
-			st.Name = d.str(f.v, fp)
 		case "uri":
 			st.URI = d.str(f.v, fp)
 		case "arguments":
@@ -135,6 +140,30 @@ func (d *ydec) step(n *yaml.Node, path string) Step {
 			st.AbortAfter = d.duration(f.v, fp)
 		case "probability":
 			st.Probability = d.float(f.v, fp)
+		case "capture":
+			st.Captures = d.captures(f.v, fp)
+		case "check":
+			st.Checks = d.checks(f.v, fp)
+		case "method":
+			st.HTTP.Method = d.str(f.v, fp)
+		case "url":
+			st.HTTP.URL = d.str(f.v, fp)
+		case "name":
+			if kind == StepHTTP {
+				st.HTTP.Name = d.str(f.v, fp)
+			} else {
+				st.Name = d.str(f.v, fp)
+			}
+		case "headers":
+			hs, _ := d.mapping(f.v, fp, nil)
+			st.HTTP.Headers = map[string]string{}
+			for _, h := range hs {
+				st.HTTP.Headers[h.raw] = d.str(h.v, fp+"."+h.raw)
+			}
+		case "body":
+			st.HTTP.Body = d.value(f.v, fp, 0)
+		case "expectStatus":
+			st.HTTP.ExpectStatus = d.statuses(f.v, fp)
 		}
 	}
 	return st
