@@ -228,6 +228,12 @@ func (w *Watch) release() bool {
 // watch. The returned watch also tells, after an error, whether the
 // deadline fired.
 func (t *Transport) RoundTrip(ctx context.Context, slot *Slot, deadline time.Time, cause error, method string, head, body []byte) (*Response, *Watch, error) {
+	return t.RoundTripPath(ctx, slot, deadline, cause, method, t.path, head, body)
+}
+
+// RoundTripPath is RoundTrip to another request target (path and query)
+// on the same origin: a scenario's plain HTTP steps.
+func (t *Transport) RoundTripPath(ctx context.Context, slot *Slot, deadline time.Time, cause error, method, path string, head, body []byte) (*Response, *Watch, error) {
 	for attempt := 0; ; attempt++ {
 		pc, err := t.get(ctx, slot, deadline)
 		if err != nil {
@@ -241,7 +247,7 @@ func (t *Transport) RoundTrip(ctx context.Context, slot *Slot, deadline time.Tim
 		buf := reqBufs.Get().(*[]byte)
 		b := append((*buf)[:0], method...)
 		b = append(b, ' ')
-		b = append(b, t.path...)
+		b = append(b, path...)
 		b = append(b, " HTTP/1.1\r\nHost: "...)
 		b = append(b, t.host...)
 		b = append(b, "\r\n"...)
