@@ -47,7 +47,7 @@ type Config struct {
 	// SQL (psycopg2, JDBC's simple protocol, string-built queries) put
 	// e-mail addresses, tokens and passwords (ALTER ROLE … PASSWORD '…')
 	// there. Off (the default), texts are stored and shown masked:
-	// MaskQuery replaces every literal with ?. Either way control
+	// querytext.Mask replaces every literal with ?. Either way control
 	// characters are replaced (see Fingerprint).
 	KeepQueryText bool `json:"keep_query_text,omitempty"`
 

@@ -32,7 +32,7 @@
 // Episodes at least StuckAfter long are stuck; grouped by the Fingerprint of
 // the session's last query they name the culprit.
 //
-// Query texts are stored and shown masked (MaskQuery: every literal a ?),
+// Query texts are stored and shown masked (querytext.Mask: every literal a ?),
 // since drivers that interpolate values put e-mail addresses, tokens and
 // passwords in them; Config.KeepQueryText keeps them raw. The Summary's
 // memory does not grow with the run: a day of samples costs what a minute

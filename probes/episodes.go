@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/probes/querytext"
 )
 
 // Episode and BouncerLink are the run directory's records (package rundir
@@ -106,7 +107,7 @@ func (c *queryTexts) get(q string) queryText {
 		*c = make(queryTexts)
 	}
 	var t queryText
-	t.fingerprint, t.masked = normalizeQuery(q, true)
+	t.fingerprint, t.masked = querytext.Normalize(q, true)
 	(*c)[q] = t
 	return t
 }

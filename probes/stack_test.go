@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/probes/querytext"
 	"go.uber.org/goleak"
 )
 
@@ -254,7 +255,7 @@ func testAccuracy(t *testing.T, ctx context.Context, env *fixtures.Env, observer
 			t.Errorf("/metrics lacks %q:\n%s", want, metrics)
 		}
 	}
-	if st := p.Status(); st.Sample.OldestIdleInTx == nil || st.Sample.OldestIdleInTx.Fingerprint != Fingerprint(stuckSQL) || st.AppPool == nil {
+	if st := p.Status(); st.Sample.OldestIdleInTx == nil || st.Sample.OldestIdleInTx.Fingerprint != querytext.Fingerprint(stuckSQL) || st.AppPool == nil {
 		t.Errorf("status %+v: want the oldest episode with its fingerprint and the gateway's pool", st)
 	}
 	longerHeld := commitAfter(t, ctx, observer, longer, 4*time.Second)
@@ -298,7 +299,7 @@ func testAccuracy(t *testing.T, ctx context.Context, env *fixtures.Env, observer
 		if d := math.Abs(e.HoldSeconds - c.held.Seconds()); d > 0.005 {
 			t.Errorf("%s: hold %.6fs, server says %.6fs (off by %.1f ms)", c.name, e.HoldSeconds, c.held.Seconds(), d*1000)
 		}
-		if e.Query != MaskQuery(stuckSQL) || e.Fingerprint != Fingerprint(stuckSQL) || e.Aborted {
+		if e.Query != querytext.Mask(stuckSQL) || e.Fingerprint != querytext.Fingerprint(stuckSQL) || e.Aborted {
 			t.Errorf("%s: query %q fingerprint %q aborted %v; want the masked query", c.name, e.Query, e.Fingerprint, e.Aborted)
 		}
 		if stuck := c.held >= time.Second; stuck != (e.PgBouncer != nil) {
@@ -322,8 +323,8 @@ func testAccuracy(t *testing.T, ctx context.Context, env *fixtures.Env, observer
 	if sum.MaxIdleInTx < 4 || sum.MaxStuckIdleInTx < 3 {
 		t.Errorf("max idle in tx %d, max stuck %d; want ≥ 4, ≥ 3", sum.MaxIdleInTx, sum.MaxStuckIdleInTx)
 	}
-	if len(sum.Culprits) == 0 || sum.Culprits[0].Fingerprint != Fingerprint(stuckSQL) || sum.Culprits[0].Episodes != 3 || sum.Culprits[0].AppClientAddr != "127.0.0.1" {
-		t.Errorf("culprits %+v, want first %q with 3 episodes", sum.Culprits, Fingerprint(stuckSQL))
+	if len(sum.Culprits) == 0 || sum.Culprits[0].Fingerprint != querytext.Fingerprint(stuckSQL) || sum.Culprits[0].Episodes != 3 || sum.Culprits[0].AppClientAddr != "127.0.0.1" {
+		t.Errorf("culprits %+v, want first %q with 3 episodes", sum.Culprits, querytext.Fingerprint(stuckSQL))
 	}
 	// pg_stat_database agrees: the timeout is a fatal session end, and the
 	// three commits (and more) were counted.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/probes/querytext"
 )
 
 // Summary and Culprit are the run directory's records (package rundir
@@ -255,7 +256,7 @@ func (a *summarizer) addEpisode(e Episode) {
 	}
 	fp := e.Fingerprint
 	if fp == "" { // recorded before episodes carried it
-		fp = Fingerprint(e.Query)
+		fp = querytext.Fingerprint(e.Query)
 	}
 	k := culpritKey{fp, e.ApplicationName}
 	c := a.culprits[k]
@@ -263,9 +264,9 @@ func (a *summarizer) addEpisode(e Episode) {
 		if len(a.culprits) >= maxCulprits {
 			a.dropCulprit()
 		}
-		example := sanitizeText(e.Query)
+		example := querytext.Sanitize(e.Query)
 		if !a.keepQuery {
-			example = MaskQuery(e.Query)
+			example = querytext.Mask(e.Query)
 		}
 		a.culpritSeq++
 		c = &culpritEntry{Culprit{Fingerprint: k.fingerprint, ExampleQuery: example, ApplicationName: k.app, ClientAddr: e.ClientAddr}, a.culpritSeq}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/probes/querytext"
 )
 
 func TestSummarizer(t *testing.T) {
@@ -51,9 +52,9 @@ func TestSummarizer(t *testing.T) {
 		t.Errorf("release p50 %g p99 %g max %g; want 0.5 3 5", s.ReleaseP50Seconds, s.ReleaseP99Seconds, s.ReleaseMaxSeconds)
 	}
 	want := []Culprit{
-		{Fingerprint: Fingerprint(members), ExampleQuery: MaskQuery(members), ApplicationName: "gw", Episodes: 2, TotalHoldSeconds: 5, MaxHoldSeconds: 3},
-		{Fingerprint: Fingerprint(tokens), ExampleQuery: MaskQuery(tokens), ApplicationName: "gw", Episodes: 1, TotalHoldSeconds: 5, MaxHoldSeconds: 5},
-		{Fingerprint: Fingerprint(members), ExampleQuery: MaskQuery(members), ApplicationName: "other-app", Episodes: 1, TotalHoldSeconds: 1, MaxHoldSeconds: 1},
+		{Fingerprint: querytext.Fingerprint(members), ExampleQuery: querytext.Mask(members), ApplicationName: "gw", Episodes: 2, TotalHoldSeconds: 5, MaxHoldSeconds: 3},
+		{Fingerprint: querytext.Fingerprint(tokens), ExampleQuery: querytext.Mask(tokens), ApplicationName: "gw", Episodes: 1, TotalHoldSeconds: 5, MaxHoldSeconds: 5},
+		{Fingerprint: querytext.Fingerprint(members), ExampleQuery: querytext.Mask(members), ApplicationName: "other-app", Episodes: 1, TotalHoldSeconds: 1, MaxHoldSeconds: 1},
 	}
 	if len(s.Culprits) != len(want) {
 		t.Fatalf("culprits %+v, want %+v", s.Culprits, want)

@@ -27,10 +27,10 @@ type Episode struct {
 	// Aborted: the state was 'idle in transaction (aborted)'.
 	Aborted bool `json:"aborted"`
 	// Query is the session's last statement (what it was idle after),
-	// possibly cut at track_activity_query_size: masked by MaskQuery
+	// possibly cut at track_activity_query_size: masked by querytext.Mask
 	// unless Config.KeepQueryText is set.
 	Query string `json:"query"`
-	// Fingerprint is the Fingerprint of the statement as the server
+	// Fingerprint is the querytext.Fingerprint of the statement as the server
 	// showed it.
 	Fingerprint     string `json:"fingerprint,omitempty"`
 	ApplicationName string `json:"application_name"`

@@ -99,7 +99,7 @@ type ProbeSummary struct {
 // Culprit is one kind of statement that sessions were stuck after.
 type Culprit struct {
 	Fingerprint string `json:"fingerprint"`
-	// ExampleQuery is the first such episode's query: masked (MaskQuery)
+	// ExampleQuery is the first such episode's query: masked (querytext.Mask)
 	// unless Config.KeepQueryText is set, control characters replaced
 	// either way.
 	ExampleQuery     string  `json:"example_query"`

@@ -1,4 +1,4 @@
-package probes
+package querytext
 
 import (
 	"strings"
@@ -66,11 +66,11 @@ var maskCases = []struct{ name, in, want string }{
 	{"bind parameters", `UPDATE t SET a = $1 WHERE id = $2`, `UPDATE t SET a = $1 WHERE id = $2`},
 }
 
-func TestMaskQuery(t *testing.T) {
+func TestMask(t *testing.T) {
 	for _, c := range maskCases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := MaskQuery(c.in); got != c.want {
-				t.Errorf("MaskQuery(%q)\n got %q\nwant %q", c.in, got, c.want)
+			if got := Mask(c.in); got != c.want {
+				t.Errorf("Mask(%q)\n got %q\nwant %q", c.in, got, c.want)
 			}
 		})
 	}
@@ -108,12 +108,12 @@ func checkFingerprint(t *testing.T, in string) {
 	if !utf8.ValidString(out) {
 		t.Fatalf("invalid UTF-8 out of %q: %q", in, out)
 	}
-	masked := MaskQuery(in)
-	if again := MaskQuery(masked); again != masked {
-		t.Fatalf("MaskQuery not idempotent for %q:\n once %q\ntwice %q", in, masked, again)
+	masked := Mask(in)
+	if again := Mask(masked); again != masked {
+		t.Fatalf("Mask not idempotent for %q:\n once %q\ntwice %q", in, masked, again)
 	}
 	if fp := Fingerprint(masked); fp != out {
-		t.Fatalf("Fingerprint(MaskQuery(%q)) = %q, want Fingerprint's %q", in, fp, out)
+		t.Fatalf("Fingerprint(Mask(%q)) = %q, want Fingerprint's %q", in, fp, out)
 	}
 	for _, s := range []string{out, masked} {
 		for _, r := range s {

@@ -1,4 +1,14 @@
-package probes
+// Package querytext turns the query texts PostgreSQL shows in
+// pg_stat_activity into what leakbench can group by and safely store:
+// a fingerprint (the statement with its values gone) and a masked text (the
+// statement as it can be shown without the values in it), both free of
+// control characters.
+//
+//	querytext.Fingerprint("SELECT * FROM t WHERE email = 'a@x.org' AND id IN (1, 2)")
+//	// SELECT * FROM t WHERE email = ? AND id IN (?)
+//	querytext.Mask("SELECT * FROM t WHERE email = 'a@x.org' AND id IN (1, 2)")
+//	// SELECT * FROM t WHERE email = ? AND id IN (?, ?)
+package querytext
 
 import (
 	"strings"
@@ -19,48 +29,48 @@ import (
 // text may end inside a literal, a quoted identifier or a comment: an open
 // literal becomes ?, an open comment is dropped, an open quoted identifier is
 // kept as it is. Fingerprint never fails, Fingerprint(Fingerprint(q)) ==
-// Fingerprint(q) and Fingerprint(MaskQuery(q)) == Fingerprint(q).
+// Fingerprint(q) and Fingerprint(Mask(q)) == Fingerprint(q).
 //
 // It is a small hand-written lexer rather than a library: pg_query_go needs
 // cgo, wasilibs/go-pgquery runs PostgreSQL's parser in a wasm runtime (a
 // heavy dependency for a sampler), and a culprit needs only literal removal,
 // not a parse tree.
 func Fingerprint(query string) string {
-	fp, _ := normalizeQuery(query, false)
+	fp, _ := Normalize(query, false)
 	return fp
 }
 
-// MaskQuery is the query text as it can be stored and shown without the
+// Mask is the query text as it can be stored and shown without the
 // values in it: Fingerprint's normalization (literals replaced by ?,
 // comments dropped, whitespace collapsed, control characters replaced) but
 // with lists of literals kept at their length (IN (?, ?, ?)), and a text
 // that PostgreSQL cut inside a literal, comment or quoted identifier ends in
 // "…". A value can still show when it is not a literal in the text: an
 // identifier, or a string with backslash escapes written without E under
-// standard_conforming_strings = off. MaskQuery(MaskQuery(q)) == MaskQuery(q).
-func MaskQuery(query string) string {
-	_, masked := normalizeQuery(query, true)
+// standard_conforming_strings = off. Mask(Mask(q)) == Mask(q).
+func Mask(query string) string {
+	_, masked := Normalize(query, true)
 	return masked
 }
 
 // cutMark ends a masked text that PostgreSQL cut inside a token.
 const cutMark = "…"
 
-// normalizeQuery lexes query once and returns its fingerprint and, when
+// Normalize lexes query once and returns its fingerprint and, when
 // mask is set, its masked text.
-func normalizeQuery(query string, mask bool) (fingerprint, masked string) {
+func Normalize(query string, mask bool) (fingerprint, masked string) {
 	// Controls are replaced before lexing, so that the output lexes as
 	// the input did, and again after it for the whitespace that quoted
 	// identifiers keep.
 	l := lexer{src: sanitize(query, true)}
 	l.run()
 	if mask {
-		masked = sanitizeText(render(l.out))
+		masked = Sanitize(render(l.out))
 		if l.cut {
 			masked += cutMark
 		}
 	}
-	return sanitizeText(render(collapseLists(l.out))), masked
+	return Sanitize(render(collapseLists(l.out))), masked
 }
 
 // lexer turns a query into tokens: out holds the tokens written so far.
@@ -98,7 +108,7 @@ func (l *lexer) run() {
 		case isDigit(c) || (c == '.' && isDigit(l.peek(1))):
 			l.number()
 		case l.atCutMark():
-			// MaskQuery's mark of a cut text, read back.
+			// Mask's mark of a cut text, read back.
 			l.pos = len(l.src)
 			l.cut = true
 		case isWordStart(c):
@@ -109,7 +119,7 @@ func (l *lexer) run() {
 	}
 }
 
-// atCutMark: what is left is MaskQuery's mark of a cut text.
+// atCutMark: what is left is Mask's mark of a cut text.
 func (l *lexer) atCutMark() bool {
 	return l.src[l.pos] == cutMark[0] && l.src[l.pos:] == cutMark
 }
@@ -283,7 +293,7 @@ func (l *lexer) word() {
 }
 
 // punct writes one byte of punctuation or operator. A ? is what
-// MaskQuery left for a literal (PostgreSQL's operators starting with ?, of
+// Mask left for a literal (PostgreSQL's operators starting with ?, of
 // jsonb, never stand alone in a list).
 func (l *lexer) punct(c byte) {
 	l.pos++
@@ -367,12 +377,12 @@ func isWordByte(c byte) bool { return isWordStart(c) || isDigit(c) || c == '$' }
 // isTagByte: a dollar-quote tag is an identifier without $.
 func isTagByte(c byte) bool { return isWordStart(c) || isDigit(c) }
 
-// sanitizeText replaces what could act on a terminal or a renderer rather
+// Sanitize replaces what could act on a terminal or a renderer rather
 // than print — C0 controls (whitespace included), DEL, C1 controls, the
 // Unicode bidirectional controls and line separators — and bytes that are
 // not UTF-8, with U+FFFD. ANSI escape sequences lose their ESC and print
 // as harmless text.
-func sanitizeText(s string) string { return sanitize(s, false) }
+func Sanitize(s string) string { return sanitize(s, false) }
 
 // sanitize is sanitizeText, keeping ASCII whitespace with keepSpace.
 func sanitize(s string, keepSpace bool) string {
