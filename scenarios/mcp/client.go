@@ -192,6 +192,11 @@ type Session struct {
 	slot      *h1.Slot    // the session's own connection; nil: the shared pool
 	tokens    TokenSource // nil: token is fixed
 
+	// keep: the result of the last request is kept (Result), for
+	// captures and checks (answer.go).
+	keep bool
+	last []byte
+
 	// Set with SetTimeouts: a request timeout other than the client's,
 	// and a delay after which the caller gives up (0: never).
 	timeout, abortAfter time.Duration
@@ -286,6 +291,7 @@ func (s *Session) Close(ctx context.Context) error {
 func (s *Session) call(ctx context.Context, op string, params []byte, out any) (string, error) {
 	s.nextID++
 	id := s.nextID
+	s.last = nil
 	body := make([]byte, 0, 64+len(op)+len(params))
 	body = append(body, `{"jsonrpc":"2.0","id":`...)
 	body = strconv.AppendInt(body, id, 10)
@@ -321,6 +327,9 @@ func (s *Session) call(ctx context.Context, op string, params []byte, out any) (
 	}
 	if rr.Error != nil {
 		return "", &Error{Kind: KindJSONRPC, Op: op, Code: rr.Error.Code, Msg: s.redact(textutil.Truncate(rr.Error.Message, 200))}
+	}
+	if s.keep {
+		s.last = rr.Result // a copy of its own (decodeMessage)
 	}
 	if out != nil {
 		if err := unmarshalResult(rr.Result, out); err != nil {

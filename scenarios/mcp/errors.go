@@ -45,6 +45,10 @@ const (
 	// KindProtocol: the answer was not valid JSON, SSE or JSON-RPC, or
 	// broke the MCP Streamable HTTP rules.
 	KindProtocol = "protocol"
+	// KindCapture: the answer came, but a capture of the step found
+	// nothing in it, or the step needs a variable no capture has set yet
+	// (the request is then not sent).
+	KindCapture = "capture"
 	// KindAborted: the scenario itself gave up on the request after its
 	// abortAfter delay and closed the connection, as a user abandoning a
 	// slow call does. It is a fault the scenario injects on purpose, so it
@@ -58,7 +62,7 @@ const (
 var Kinds = kindList[:]
 
 var kindList = [...]string{KindTimeout, KindHTTP, KindJSONRPC, KindTool, KindConn, KindConnRefused, KindConnReset,
-	KindTLS, KindDNS, KindAuth, KindProtocol, KindAborted, KindCanceled}
+	KindTLS, KindDNS, KindAuth, KindProtocol, KindCapture, KindAborted, KindCanceled}
 
 // IsConnKind reports whether kind is one of the connection failures
 // (conn, conn_refused, conn_reset, tls, dns).
