@@ -19,6 +19,9 @@ func RunChecks(s *Summary) []Check {
 		Detail: trimDetail(strings.TrimSuffix("ended: "+s.EndReason+" — "+s.Error, " — ")),
 	}}
 	p := s.Probe
+	if p == nil && s.Environment.LoadOnly {
+		return checks // nothing probed, by design: thresholds alone judge the run
+	}
 	if p == nil {
 		return append(checks, Check{Name: "probe recorded samples", Detail: "no probe summary"})
 	}

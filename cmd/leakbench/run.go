@@ -20,19 +20,20 @@ func cmdRun(ctx context.Context, args []string) (err error) {
 	variant := fs.String("variant", "fixed", "gateway variant to run against; known: "+gateway.VariantNames())
 	out := fs.String("out", "", "run directory to write (required)")
 	force := fs.Bool("force", false, "replace the contents of a non-empty --out directory")
-	env := fs.String("env", "auto", "where the stack runs: auto (docker when an engine answers, else local), docker, local, or external (your own service: --target and --probe-dsn)")
-	target := fs.String("target", "", "external: your MCP endpoint (http://127.0.0.1:PORT/mcp; must be on this machine)")
+	env := fs.String("env", "auto", "where the stack runs: auto (docker when an engine answers, else local), docker, local, or external (your own service: --target, and --probe-dsn to probe its database; --target alone implies external)")
+	target := fs.String("target", "", "external: your MCP endpoint, any http(s) URL (https://staging.example.com/mcp); without --probe-dsn the run is load only and thresholds decide the exit code")
 	metricsURL := fs.String("metrics-url", "", "external: your service's Prometheus endpoint, for its pool metrics (optional)")
 	fs.StringVar(metricsURL, "scrape", "", "external: the same as --metrics-url")
 	probeDSNFlag := newSecretFlag(fs, "probe-dsn", "LEAKBENCH_PROBE_DSN", "external: PostgreSQL `DSN` of a role with pg_monitor, direct (not through PgBouncer)", "dsn")
 	pgbouncerFlag := newSecretFlag(fs, "pgbouncer-admin-dsn", "LEAKBENCH_PGBOUNCER_ADMIN_DSN", "external: PgBouncer admin console `DSN` (optional)", "pgbouncer")
 	tokensFile := fs.String("tokens-file", "", "external: file of bearer tokens, one a line (default: the scenario's tokensFile or tokens)")
-	metricsAddr := fs.String("metrics-addr", "", "serve the load engine's live Prometheus metrics at http://ADDR/metrics while the load runs (e.g. 127.0.0.1:9464)")
+	metricsAddr := fs.String("metrics-addr", "", "serve the load engine's and the probe's live Prometheus metrics at http://ADDR/metrics while the load runs (e.g. 127.0.0.1:9464)")
+	tf := addTargetFlags(fs)
 	keepQueryText := fs.Bool("keep-query-text", false, "keep stuck sessions' raw query texts in the run directory and reports (default: literals masked, since queries may hold e-mails, keys or passwords; sensitive)")
 	hist := addHistoryFlags(fs, false)
 	defer func() { err = hist.exit(err) }()
 	fs.Usage = func() {
-		fmt.Fprintf(os.Stderr, "Usage: leakbench run --variant V --out DIR [flags]\n\nStarts a local PostgreSQL + PgBouncer + reference gateway with the variant, plays the profile's\nload, probes the database, and writes the run directory (summary.json, report.md, samples.jsonl,\nepisodes.jsonl, logs/).\n\n")
+		fmt.Fprintf(os.Stderr, "Usage: leakbench run --variant V --out DIR [flags]\n       leakbench run --target URL --scenario FILE --out DIR [--probe-dsn DSN ...] [flags]\n\nStarts a local PostgreSQL + PgBouncer + reference gateway with the variant, plays the profile's\nload, probes the database, and writes the run directory (summary.json, report.md, samples.jsonl,\nepisodes.jsonl, logs/). With --target it loads your own service instead (any http(s) URL);\nwithout --probe-dsn nothing is probed and the thresholds decide the exit code (99: one failed).\n\n")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {
@@ -49,15 +50,30 @@ func cmdRun(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	ext := fixtures.External{GatewayURL: *target, GatewayMetricsURL: *metricsURL, ProbeDSN: probeDSN, PgBouncerAdminDSN: pgbouncerDSN}
+	envGiven := false
+	fs.Visit(func(f *flag.Flag) { envGiven = envGiven || f.Name == "env" })
+	if *target != "" && !envGiven {
+		*env = "external" // --target names your own service
+	}
+	topts, err := tf.options()
+	if err != nil {
+		return err
+	}
+	if *env != "external" && tf.inUse() {
+		return fmt.Errorf("%w: --ca-file, --insecure-skip-verify and --oauth-* belong to --target (your own service)", errUsage)
+	}
+	ext := fixtures.External{GatewayURL: *target, GatewayMetricsURL: *metricsURL, ProbeDSN: probeDSN, PgBouncerAdminDSN: pgbouncerDSN, TLS: topts.TLS}
 	// The environment may hold DSNs for other commands; only flags given
 	// here decide the mode.
 	if *env != "external" && (*target != "" || probeDSNFlag.given() || *tokensFile != "") {
 		return fmt.Errorf("%w: --target, --probe-dsn and --tokens-file belong to --env external", errUsage)
 	}
 	if *env == "external" {
-		if *target == "" || probeDSN == "" {
-			return fmt.Errorf("%w: --env external needs --target URL and a probe DSN (%s)", errUsage, probeDSNFlag.Sources())
+		if *target == "" {
+			return fmt.Errorf("%w: --env external needs --target URL (and a probe DSN, %s, to probe its database)", errUsage, probeDSNFlag.Sources())
+		}
+		if probeDSN == "" && (pgbouncerDSN != "" || *metricsURL != "") {
+			return fmt.Errorf("%w: --pgbouncer-admin-dsn and --metrics-url join the probes, which need a probe DSN (%s)", errUsage, probeDSNFlag.Sources())
 		}
 		if *tokensFile != "" {
 			toks, err := readTokens(*tokensFile)
@@ -77,7 +93,7 @@ func cmdRun(ctx context.Context, args []string) (err error) {
 	if err := hist.prepare(p.Name, *variant); err != nil {
 		return err
 	}
-	sum, err := runner.Run(ctx, runner.Options{Profile: p, Variant: *variant, Name: *variant, Dir: *out, Force: *force, Log: os.Stderr, Version: version, Env: *env, External: ext, MetricsAddr: *metricsAddr, KeepQueryText: *keepQueryText})
+	sum, err := runner.Run(ctx, runner.Options{Profile: p, Variant: *variant, Name: *variant, Dir: *out, Force: *force, Log: os.Stderr, Version: version, Env: *env, External: ext, MetricsAddr: *metricsAddr, KeepQueryText: *keepQueryText, Target: topts})
 	if err != nil {
 		return err
 	}
@@ -90,7 +106,10 @@ func cmdRun(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	fmt.Printf("\nreport: %s/report.html\n", *out)
-	return hist.recordRun(ctx, *out, rendered)
+	if err := hist.recordRun(ctx, *out, rendered); err != nil {
+		return err
+	}
+	return loadOnlyVerdict(sum)
 }
 
 // readTokens reads bearer tokens, one a line; blank lines and # comments

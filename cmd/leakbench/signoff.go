@@ -21,7 +21,7 @@ func cmdSignoff(ctx context.Context, args []string) (err error) {
 	env := fs.String("env", "auto", "where each run's stack runs: auto (docker when an engine answers, else local), docker, local")
 	before := fs.String("variant-before", "", "gateway variant of the before run (default from the profile: commit-in-finally); known: "+gateway.VariantNames())
 	after := fs.String("variant-after", "", "gateway variant of the after run (default from the profile: fixed)")
-	metricsAddr := fs.String("metrics-addr", "", "serve the load engine's live Prometheus metrics at http://ADDR/metrics while each run's load runs (e.g. 127.0.0.1:9464)")
+	metricsAddr := fs.String("metrics-addr", "", "serve the load engine's and the probe's live Prometheus metrics at http://ADDR/metrics while each run's load runs (e.g. 127.0.0.1:9464)")
 	keepQueryText := fs.Bool("keep-query-text", false, "keep stuck sessions' raw query texts in the run directory and reports (default: literals masked, since queries may hold e-mails, keys or passwords; sensitive)")
 	hist := addHistoryFlags(fs, true)
 	defer func() { err = hist.exit(err) }()

@@ -32,6 +32,10 @@ type Environment struct {
 	// LeakbenchCommit is the VCS revision leakbench was built from, when
 	// the build recorded one.
 	LeakbenchCommit string `json:"leakbench_commit,omitempty"`
+	// LoadOnly: a run against the user's own service without a database
+	// to probe (no --probe-dsn): summary.json has no probe section, by
+	// design.
+	LoadOnly bool `json:"load_only,omitempty"`
 }
 
 // Summary is one run's summary.json.

@@ -41,9 +41,12 @@ type Options struct {
 	Env string
 	// External are the user's endpoints for Env "external".
 	External fixtures.External
-	// MetricsAddr, if set, serves the engine's live Prometheus metrics at
-	// /metrics on this address while the load runs.
+	// MetricsAddr, if set, serves the engine's and the probe's live
+	// Prometheus metrics at /metrics on this address while the load runs.
 	MetricsAddr string
+	// Target has the engine's connection settings for the user's own
+	// service: TLS and OAuth (never serialized).
+	Target TargetOptions
 	// KeepQueryText keeps the raw query texts of stuck sessions in the run
 	// directory and reports instead of masking their literals. Sensitive:
 	// see probes.Config.KeepQueryText.
@@ -102,6 +105,9 @@ func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
 	}
 	fillEnvironment(&sum.Environment, env)
 
+	if env.ProbeDSN == "" {
+		return runLoadOnly(ctx, o, sum, env, logw)
+	}
 	poller, err := probes.Start(ctx, probes.Config{
 		DSN: env.ProbeDSN, PgBouncerAdminDSN: env.PgBouncerAdminDSN, Database: env.Database,
 		Interval: p.Probe.Interval, StuckAfter: p.Probe.StuckAfter, RunDir: o.Dir,
@@ -135,6 +141,9 @@ func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
 		Tokens:      env.Tokens,
 		RunDir:      o.Dir,
 		MetricsAddr: o.MetricsAddr,
+		Gatherer:    poller.Gatherer(),
+		TLS:         o.Target.TLS,
+		OAuth:       o.Target.OAuth,
 		Progress:    probeAnnotated(logw, "["+o.Name+"] ", poller),
 	})
 	sum.Load = res

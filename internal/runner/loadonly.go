@@ -1,0 +1,45 @@
+package runner
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+
+	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/reports"
+	"github.com/leakbench/leakbench/scenarios/engine"
+	"github.com/leakbench/leakbench/scenarios/mcp"
+)
+
+// TargetOptions are how the engine reaches the user's own service.
+type TargetOptions struct {
+	// TLS configures an https target (nil: the system roots).
+	TLS *tls.Config
+	// OAuth, if set, gets bearer tokens with the client-credentials
+	// grant. It holds a secret: never written anywhere.
+	OAuth *mcp.OAuthConfig
+}
+
+// runLoadOnly plays the load against a stack without a database to probe
+// (an external service, no DSN): the run directory gets the load and a
+// summary without a probe section, and thresholds alone judge it.
+func runLoadOnly(ctx context.Context, o Options, sum *reports.Summary, env *fixtures.Env, logw io.Writer) (*reports.Summary, error) {
+	sum.Environment.LoadOnly = true
+	p := o.Profile
+	fmt.Fprintf(logw, "[%s] load only (no database to probe): %s against %s\n", o.Name, p.Plan.Describe(), sum.Environment.Target)
+	res, err := engine.RunPlan(ctx, p.Plan, engine.RunOptions{
+		Target:      env.GatewayURL,
+		Tokens:      env.Tokens,
+		RunDir:      o.Dir,
+		MetricsAddr: o.MetricsAddr,
+		TLS:         o.Target.TLS,
+		OAuth:       o.Target.OAuth,
+		Progress:    prefixed(logw, "["+o.Name+"] "),
+	})
+	sum.Load = res
+	if err != nil {
+		return sum, interrupted(ctx, fmt.Errorf("load: %w", err))
+	}
+	return sum, interrupted(ctx, nil)
+}
