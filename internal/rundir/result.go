@@ -84,6 +84,39 @@ type LoadResult struct {
 	// ErrorSamples holds up to 10 distinct error messages for diagnosis,
 	// with bearer tokens redacted.
 	ErrorSamples []string `json:"error_samples"`
+
+	// Checks lists every check of the plan's steps by scenario, in plan
+	// order, passed or not (the checks metric).
+	Checks []CheckResult `json:"checks,omitempty"`
+	// HTTP sums up the http steps by "METHOD name" (name: the step's
+	// name, else its URL as written). Their requests are also counted in
+	// Requests and Failures, not in Latency.
+	HTTP map[string]HTTPStats `json:"http,omitempty"`
+}
+
+// CheckResult is one check of one scenario: how often it held.
+type CheckResult struct {
+	Scenario string `json:"scenario"`
+	// Check is its name: its expression unless the step named it.
+	Check  string `json:"check"`
+	Passes int64  `json:"passes"`
+	Fails  int64  `json:"fails"`
+	// SampleAnswer is the first answer it failed on (or "(no answer:
+	// ERROR)"), secrets redacted, at most 500 characters; empty if it
+	// never failed.
+	SampleAnswer string `json:"sample_answer,omitempty"`
+}
+
+// HTTPStats sums up one http step (method and name) over a run.
+type HTTPStats struct {
+	// Requests sent; Failures: no answer, a status not expected, or a
+	// capture that found nothing.
+	Requests int64 `json:"requests"`
+	Failures int64 `json:"failures"`
+	// Statuses counts the answers by HTTP status.
+	Statuses map[string]int64 `json:"statuses"`
+	// Latency of the answered requests.
+	Latency LatencyStats `json:"latency"`
 }
 
 // ScenarioResult is one scenario's share of a Result.

@@ -180,6 +180,7 @@ func newEngine(cp *plan.Compiled, tokens []string, opts RunOptions) *engine {
 		base += cs.Users
 		e.total = max(e.total, cs.StartTime.D()+cs.Length)
 	}
+	e.m.checks = newCheckStats(cp) // answers.go
 	return e
 }
 
@@ -211,6 +212,9 @@ func lower(m *metrics, steps []plan.CompiledStep) []step {
 		}
 		if name, fixed := c.Name.Fixed(); fixed && (c.Kind == plan.OpCallTool || c.Kind == plan.OpGetPrompt) {
 			s.nameID = m.nameID(name)
+		}
+		if c.Kind == plan.StepHTTP {
+			s.op, s.nameID = opHTTP, m.nameID(httpName(c.HTTP)) // httpstep.go
 		}
 		for _, ch := range c.Choices {
 			s.choices = append(s.choices, lower(m, ch))
@@ -360,6 +364,7 @@ func (e *engine) result(ended time.Time) *Result {
 	e.m.samplesMu.Lock()
 	r.ErrorSamples = append([]string{}, e.m.samples...)
 	e.m.samplesMu.Unlock()
+	r.Checks, r.HTTP = e.checkResults(), e.httpResults(all)
 	return r
 }
 

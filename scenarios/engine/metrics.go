@@ -64,9 +64,10 @@ func opIndex(name string) (uint8, bool) {
 // seriesKey identifies one series: a scenario, an operation and a tool or
 // prompt name (0: none).
 type seriesKey struct {
-	scen uint16
-	op   uint8
-	name uint32
+	scen   uint16
+	op     uint8
+	status uint16 // http steps: the answer's status (0: none)
+	name   uint32
 }
 
 // series is what one shard measured of one series.
@@ -118,6 +119,8 @@ type metrics struct {
 	samplesMu sync.Mutex
 	samples   []string
 	secrets   []string // redacted from samples
+
+	checks *checkStats // answers.go
 }
 
 func newMetrics(scenarios int, secrets []string) *metrics {
@@ -211,6 +214,9 @@ func (m *metrics) record(sh *shard, k seriesKey, d time.Duration, err error) {
 	default:
 		if kind != "" {
 			s.failed++
+		}
+		if d < 0 {
+			break // not sent (a variable no capture set): no latency
 		}
 		s.hist.RecordValue(us)    //nolint:errcheck // us is in range
 		sh.recent.RecordValue(us) //nolint:errcheck

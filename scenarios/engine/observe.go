@@ -64,6 +64,12 @@ func (f seriesFilter) match(k seriesKey) bool {
 // observe returns the threshold's aggregation of its metric and how many
 // values it rests on.
 func (e *engine) observe(t *plan.CompiledThreshold, all []*merged, elapsed time.Duration) (float64, int64) {
+	switch t.Name {
+	case plan.MetricChecks:
+		return e.observeChecks(t.Filter)
+	case plan.MetricHTTPReqDuration, plan.MetricHTTPReqFailed, plan.MetricHTTPReqs:
+		return e.observeHTTP(t, all, elapsed)
+	}
 	f := e.filter(t.Filter)
 	switch t.Name {
 	case plan.MetricReqDuration, plan.MetricIterationDuration:

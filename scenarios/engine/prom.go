@@ -63,6 +63,9 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- summary(descIterDuration, g, scen)
 			continue
 		}
+		if g.key.op == opHTTP {
+			continue // http steps are not MCP requests (summary.json's load.http)
+		}
 		labels := []string{scen, opNames[g.key.op], e.m.name(g.key.name)}
 		ch <- prometheus.MustNewConstMetric(descReqs, prometheus.CounterValue, float64(g.reqs), labels...)
 		ch <- prometheus.MustNewConstMetric(descAborted, prometheus.CounterValue, float64(g.aborted), labels...)

@@ -45,6 +45,8 @@ type vu struct {
 	jobs            chan time.Time // arrival-rate: due times of the iterations handed to it
 	timer           *time.Timer    // reused for think times
 	nameBuf, argBuf []byte         // reused for rendering templates
+	httpHead        []byte         // reused for http steps' headers
+	bodyBuf         []byte         // ... and their answers
 
 	live      bool // holds an initialized session
 	expired   bool // lost its session to a 404: the next initialize is a re-init
@@ -66,7 +68,7 @@ func newVU(sr *scenarioRun, user int, gen uint64) *vu {
 	}
 	s := e.newSession(token)
 	s.Pin(sr.cs.Pin)
-	return &vu{
+	v := &vu{
 		sr: sr, cs: sr.cs, sc: sr.sc, s: s, sh: e.m.shard(user),
 		tc: plan.Vars{
 			User:     user,
@@ -74,6 +76,8 @@ func newVU(sr *scenarioRun, user int, gen uint64) *vu {
 			Rand:     rand.New(rand.NewPCG(uint64(e.seed)^uint64(sr.cs.idx)<<48, uint64(user)<<20|gen)),
 		},
 	}
+	v.setupUser(user) // answers.go
+	return v
 }
 
 // life plays iterations until soft ends (or limit iterations are done, if
@@ -180,6 +184,10 @@ func (v *vu) run(soft, hard context.Context, steps []step) bool {
 			if !v.run(soft, hard, c.choices[k]) {
 				return false
 			}
+		case plan.StepHTTP:
+			if !v.httpRequest(soft, hard, c) { // httpstep.go
+				return false
+			}
 		case plan.StepEndSession:
 			if v.tc.Rand.Float64() < c.Probability && v.live {
 				if soft.Err() != nil {
@@ -217,6 +225,10 @@ func (v *vu) request(soft, hard context.Context, c *step) bool {
 		v.sleep(soft, v.backoff())
 		return false
 	}
+	if err := v.varsMissing(c); err != nil {
+		v.sr.e.m.record(v.sh, seriesKey{scen: v.cs.idx, op: c.op, name: c.nameID}, -1, err) // not sent: no latency
+		return true
+	}
 	v.setOptions(c)
 	start := v.reqStart()
 	var name uint32
@@ -241,6 +253,7 @@ func (v *vu) request(soft, hard context.Context, c *step) bool {
 	case opReadResource:
 		err = v.s.ReadResource(hard, c.URI.Render(&v.tc, &v.nameBuf))
 	}
+	err = v.judge(c, v.s.Result(), err) // captures and checks (answers.go)
 	v.record(c.op, name, start, err)
 	if errors.Is(err, mcp.ErrSessionExpired) {
 		v.live, v.expired = false, true
