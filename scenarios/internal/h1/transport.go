@@ -39,6 +39,11 @@ const (
 	readBufferSize  = 4 << 10
 )
 
+// Resolver resolves the names transports dial (nil: the system's). Tests
+// point it at a DNS server of their own on loopback, so that a name that
+// does not resolve asks no one else.
+var Resolver *net.Resolver
+
 // Transport sends requests to one origin. It is safe for concurrent use.
 type Transport struct {
 	addr    string // host:port to dial
@@ -66,7 +71,7 @@ type pconn struct {
 // is cloned, with the server name and ALPN set here.
 func New(u *url.URL, dialTimeout time.Duration, maxIdle int, tlsConf *tls.Config) *Transport {
 	t := &Transport{host: u.Host, path: u.RequestURI(), maxIdle: maxIdle,
-		dialer: net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}}
+		dialer: net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second, Resolver: Resolver}}
 	port := u.Port()
 	if port == "" {
 		port = map[bool]string{true: "443", false: "80"}[u.Scheme == "https"]
