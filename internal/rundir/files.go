@@ -14,6 +14,9 @@ const (
 	EpisodesFile = "episodes.jsonl"
 	// LoadFile is the engine's per-second time series ([LoadPoint]).
 	LoadFile = "load.jsonl"
+	// RequestsFile is the engine's request index ([Request]): one line per
+	// request, with the trace id it carried.
+	RequestsFile = "requests.jsonl"
 	// SummaryFile is the run's summary ([Summary]), written when it ends.
 	SummaryFile = "summary.json"
 	// ProbeSummaryFile is leakbench probe's summary ([ProbeSummary]).

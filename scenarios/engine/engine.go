@@ -89,6 +89,9 @@ type engine struct {
 	// closeSem bounds the DELETEs of users stopping at once (the end of a
 	// 10,000-user run), so that closing does not open a connection each.
 	closeSem chan struct{}
+	// reqlog is the request index (requests.jsonl); nil without a run
+	// directory.
+	reqlog *requestLog
 	// oauth, if set, gives users their tokens (per user with PerUser; the
 	// client's shared source otherwise).
 	oauth *mcp.OAuthConfig
@@ -175,7 +178,7 @@ func newEngine(cp *plan.Compiled, tokens []string, opts RunOptions) *engine {
 	e.client = mcp.NewClient(p.Target, copts)
 	base := 0
 	for i, cs := range cp.Scenarios {
-		sc := &scenario{CompiledScenario: cs, idx: uint16(i), timeout: cs.RequestTimeout, flow: lower(e.m, cs.Flow)}
+		sc := &scenario{CompiledScenario: cs, idx: uint16(i), timeout: cs.RequestTimeout, flow: numberSteps(lower(e.m, cs.Flow))}
 		e.runs = append(e.runs, &scenarioRun{e: e, cs: sc, sc: e.m.scen[i], vuBase: base})
 		base += cs.Users
 		e.total = max(e.total, cs.StartTime.D()+cs.Length)
@@ -199,6 +202,7 @@ type step struct {
 	op      uint8
 	nameID  uint32
 	choices [][]step
+	idx     int // position in the flow, depth first (requests.jsonl's step)
 }
 
 // lower turns compiled steps into the engine's, giving fixed tool and
@@ -238,7 +242,7 @@ func (e *engine) preflight(ctx context.Context) error {
 	// A target that does not answer within seconds is reported as such,
 	// whatever the scenario's own request timeout.
 	s.SetTimeouts(min(e.cp.Plan.Timeout.D(), preflightTimeout), 0)
-	err := s.Initialize(ctx)
+	err := s.Initialize(withNewTrace(ctx)) // traced as every request, not indexed
 	if err == nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
 		defer cancel()
@@ -370,8 +374,9 @@ func (e *engine) result(ended time.Time) *Result {
 
 // outputs are the run's live outputs: load.jsonl and /metrics.
 type outputs struct {
-	load    *os.File
-	metrics *metricsServer
+	load     *os.File
+	requests *requestLog // requests.jsonl (requestlog.go)
+	metrics  *metricsServer
 }
 
 func openOutputs(opts RunOptions, e *engine) (*outputs, error) {
@@ -385,6 +390,11 @@ func openOutputs(opts RunOptions, e *engine) (*outputs, error) {
 			return nil, fmt.Errorf("open %s: %w", rundir.LoadFile, err)
 		}
 		out.load = f
+		if out.requests, err = openRequestLog(opts.RunDir, e); err != nil {
+			out.close()
+			return nil, err
+		}
+		e.reqlog = out.requests
 	}
 	if opts.MetricsAddr != "" {
 		ms, err := serveMetrics(opts.MetricsAddr, e, opts.Gatherer)
@@ -398,6 +408,9 @@ func openOutputs(opts RunOptions, e *engine) (*outputs, error) {
 }
 
 func (o *outputs) close() {
+	if o.requests != nil {
+		o.requests.close()
+	}
 	if o.load != nil {
 		_ = o.load.Close()
 	}

@@ -96,6 +96,9 @@ func (m *monitor) tick(now time.Time) {
 	if m.out != nil && m.out.load != nil && m.writeErr == nil {
 		m.writeLine(now, cur, h)
 	}
+	if m.out != nil && m.out.requests != nil {
+		m.out.requests.flush()
+	}
 	m.last, m.lastTick = cur, now
 	if m.progress != nil && (m.tty || now.Sub(m.lastPrint) >= m.plainEvery-tickEvery/10) {
 		m.print(now, cur)

@@ -58,6 +58,9 @@ type vu struct {
 	// its first request is measured from there, so that a late start is
 	// charged to latency (coordinated omission, as wrk2 corrects it).
 	coStart time.Time
+
+	// req is the request being sent: its trace, for the request index.
+	req reqInfo
 }
 
 func newVU(sr *scenarioRun, user int, gen uint64) *vu {
@@ -132,7 +135,7 @@ func (v *vu) initOnce(hard context.Context, c *step) bool {
 	}
 	v.setOptions(c)
 	start := v.reqStart()
-	err := v.s.Initialize(hard)
+	err := v.s.Initialize(v.traced(hard, c, ""))
 	v.record(opInitialize, 0, start, err)
 	switch kind := mcp.Classify(err); kind {
 	case "":
@@ -233,25 +236,26 @@ func (v *vu) request(soft, hard context.Context, c *step) bool {
 	start := v.reqStart()
 	var name uint32
 	var err error
+	ctx := v.traced(hard, c, "") // a new trace per request (requestlog.go)
 	switch c.op {
 	case opPing:
-		err = v.s.Ping(hard)
+		err = v.s.Ping(ctx)
 	case opListTools:
-		err = v.s.ListTools(hard)
+		err = v.s.ListTools(ctx)
 	case opListResources:
-		err = v.s.ListResources(hard)
+		err = v.s.ListResources(ctx)
 	case opListPrompts:
-		err = v.s.ListPrompts(hard)
+		err = v.s.ListPrompts(ctx)
 	case opCallTool:
-		var n string
-		n, name = v.name(c)
-		err = v.s.CallTool(hard, n, v.args(c))
+		n, id := v.name(c)
+		name, v.req.name = id, n
+		err = v.s.CallTool(ctx, n, v.args(c))
 	case opGetPrompt:
-		var n string
-		n, name = v.name(c)
-		err = v.s.GetPrompt(hard, n, v.args(c))
+		n, id := v.name(c)
+		name, v.req.name = id, n
+		err = v.s.GetPrompt(ctx, n, v.args(c))
 	case opReadResource:
-		err = v.s.ReadResource(hard, c.URI.Render(&v.tc, &v.nameBuf))
+		err = v.s.ReadResource(ctx, c.URI.Render(&v.tc, &v.nameBuf))
 	}
 	err = v.judge(c, v.s.Result(), err) // captures and checks (answers.go)
 	v.record(c.op, name, start, err)
@@ -306,6 +310,9 @@ func (v *vu) reqStart() time.Time {
 
 func (v *vu) record(op uint8, name uint32, start time.Time, err error) {
 	v.sr.e.m.record(v.sh, seriesKey{scen: v.cs.idx, op: op, name: name}, time.Since(start), err)
+	if l := v.sr.e.reqlog; l != nil && op != opDelete { // a DELETE carries no trace
+		l.add(v, op, err)
+	}
 }
 
 // endSession ends the session with DELETE, measured; the next request

@@ -187,10 +187,11 @@ type Session struct {
 	version   string // negotiated protocol version; "" before Initialize
 	pin       string // pinned protocol version; "" to negotiate
 	nextID    int64
-	sessioned bool        // the last request carried a session id
-	badToken  bool        // the token holds a line break: nothing can be sent
-	slot      *h1.Slot    // the session's own connection; nil: the shared pool
-	tokens    TokenSource // nil: token is fixed
+	sessioned bool         // the last request carried a session id
+	badToken  bool         // the token holds a line break: nothing can be sent
+	slot      *h1.Slot     // the session's own connection; nil: the shared pool
+	tokens    TokenSource  // nil: token is fixed
+	trace     traceCarrier // the trace context of the request being sent (trace.go)
 
 	// keep: the result of the last request is kept (Result), for
 	// captures and checks (answer.go).
@@ -298,12 +299,11 @@ func (s *Session) call(ctx context.Context, op string, params []byte, out any) (
 	body = append(body, `,"method":"`...)
 	body = append(body, op...) // one of our own method constants: no escaping needed
 	body = append(body, '"')
-	if params != nil {
-		body = append(body, `,"params":`...)
-		body = append(body, params...)
-	}
+	s.inject(ctx)
+	body = s.appendParams(body, params) // with the trace context in _meta
 	body = append(body, '}')
 	resp, w, err := s.send(ctx, op, http.MethodPost, body, true)
+	s.trace = traceCarrier{} // only this request's headers carry it
 	if err != nil {
 		return "", err
 	}
@@ -410,6 +410,7 @@ func (s *Session) send(ctx context.Context, op, method string, body []byte, abor
 		h = append(h, s.version...)
 		h = append(h, "\r\n"...)
 	}
+	h = s.appendTraceHeaders(h)
 	resp, w, err := s.c.tr.RoundTrip(ctx, s.slot, time.Now().Add(timeout), cause, method, h, body)
 	*hb = h
 	headBufs.Put(hb)

@@ -1,0 +1,45 @@
+package rundir
+
+import "time"
+
+// Request is one line of requests.jsonl: the engine's record of one MCP
+// request it sent, keyed by the W3C trace id the request carried
+// (scenarios/FORMAT.md describes every field). The engine appends them as
+// requests end, in batches (at least once a second), so that a killed run
+// keeps what it had flushed; reports join episodes to them by trace id.
+type Request struct {
+	// TraceID is the request's trace id, 32 lowercase hex digits.
+	TraceID   string `json:"trace_id"`
+	User      int    `json:"user"`
+	Scenario  string `json:"scenario"`
+	Iteration int64  `json:"iteration"`
+	// Step is the step's position in the scenario's flow, depth first from
+	// 0 (choose branches in order); -1 for an initialize the engine sent
+	// by itself (a user without a session).
+	Step   int    `json:"step"`
+	Method string `json:"method"`
+	// Name is the tool or prompt name (tools/call, prompts/get).
+	Name  string    `json:"name,omitempty"`
+	Start time.Time `json:"start"`
+	// Seconds is how long the request lasted on the client: until its
+	// answer, its failure, or the client gave up.
+	Seconds float64 `json:"seconds"`
+	// Outcome: RequestOK, RequestFailed (Kind says how), RequestAborted,
+	// RequestTimeout, RequestCanceled.
+	Outcome string `json:"outcome"`
+	Kind    string `json:"kind,omitempty"`
+}
+
+// Request.Outcome values.
+const (
+	// RequestOK: answered without error.
+	RequestOK = "ok"
+	// RequestFailed: failed (Kind: http_5xx, jsonrpc, conn, …).
+	RequestFailed = "failed"
+	// RequestAborted: the scenario gave up on it on purpose (abortAfter).
+	RequestAborted = "aborted"
+	// RequestTimeout: the request timeout fired; the client gave up.
+	RequestTimeout = "timeout"
+	// RequestCanceled: the run ended while it was in flight.
+	RequestCanceled = "canceled"
+)
