@@ -254,7 +254,7 @@ func (g *Gateway) newMCPServer(m *metrics) *mcp.Server {
 	g.addTools(server, builtin)
 	g.addResources(server)
 	g.addPrompts(server)
-	server.AddReceivingMiddleware(m.mcpMiddleware(builtin), g.registryMiddleware(builtin))
+	server.AddReceivingMiddleware(m.mcpMiddleware(builtin), g.registryMiddleware(builtin), sqlCommentMiddleware)
 	return server
 }
 
@@ -302,6 +302,8 @@ func (g *Gateway) readBody(next http.Handler) http.Handler {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
+		// The request's trace context, for token scoping's SQL.
+		r = r.WithContext(withSQLComment(r.Context(), httpSQLComment(r, body)))
 		next.ServeHTTP(w, r)
 	})
 }

@@ -35,7 +35,10 @@ type Store struct {
 
 // openStore connects the pool. Statements use pgx's exec mode (unnamed
 // statements in one round trip), which PgBouncer 1.18 supports in
-// transaction pooling, where named prepared statements would break.
+// transaction pooling, where named prepared statements would break. Exec
+// mode caches nothing by statement text, which is also why every
+// statement may carry its request's sqlcommenter comment (sqlcomment.go)
+// at no cost to a cache.
 func openStore(ctx context.Context, dsn string, size int, poolTimeout time.Duration, log *slog.Logger) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
@@ -76,6 +79,9 @@ type Session struct {
 	// detached is set when the request that opened the session has
 	// finished with it. A detached session still open was leaked.
 	detached atomic.Bool
+	// comment is the sqlcommenter comment appended to the session's
+	// statements: its request's trace context (sqlcomment.go).
+	comment string
 }
 
 // Detach tells the store the owning request is done with the session,
@@ -107,7 +113,7 @@ func (s *Store) newSession(ctx context.Context, autocommit bool) (*Session, erro
 		}
 		return nil, fmt.Errorf("acquire database connection: %w", err)
 	}
-	sess := &Session{store: s, conn: conn, autocommit: autocommit}
+	sess := &Session{store: s, conn: conn, autocommit: autocommit, comment: sqlCommentFrom(ctx)}
 	s.mu.Lock()
 	s.open[sess] = struct{}{}
 	s.mu.Unlock()
@@ -130,7 +136,7 @@ func (sess *Session) Query(ctx context.Context, sql string, args ...any) (pgx.Ro
 	if err := sess.begin(ctx); err != nil {
 		return nil, err
 	}
-	return sess.conn.Query(ctx, sql, args...)
+	return sess.conn.Query(ctx, sess.annotate(sql), args...)
 }
 
 // QueryRow runs a query inside the session's transaction and scans its
@@ -166,7 +172,7 @@ func (sess *Session) Exec(ctx context.Context, sql string, args ...any) (pgconn.
 	if err := sess.begin(ctx); err != nil {
 		return pgconn.CommandTag{}, err
 	}
-	return sess.conn.Exec(ctx, sql, args...)
+	return sess.conn.Exec(ctx, sess.annotate(sql), args...)
 }
 
 // Commit commits the session's transaction, if one is open. When ctx is
