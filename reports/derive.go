@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/leakbench/leakbench/internal/rundir"
@@ -19,17 +18,22 @@ const MinExhaustedSeconds = 1.0
 
 // derivePool sets s.Pool from dir's samples.jsonl, as LoadRun does, so
 // that a summary written before the report is rendered already says
-// whether a pool ran dry. Without samples s.Pool stays as it is.
+// whether a pool ran dry. Without samples s.Pool stays as it is. The
+// samples are read as a stream.
 func derivePool(dir string, s *Summary) {
 	f, err := os.Open(filepath.Join(dir, rundir.SamplesFile))
 	if err != nil {
 		return
 	}
 	defer f.Close()
-	r := &Run{Dir: dir, Summary: s}
-	if _, err := readJSONL(f, &r.Samples); err == nil {
-		derive(r)
+	var acc poolAcc
+	if _, err := eachJSONL(f, -1, acc.add); err != nil {
+		return
 	}
+	if acc.n > 0 {
+		s.Pool = acc.done(intervalFrom(s, acc.n, acc.firstTime, acc.lastTime))
+	}
+	deriveForensics(&Run{Dir: dir, Summary: s})
 }
 
 // derive fills what the report computes from the time series.
@@ -41,72 +45,114 @@ func derive(r *Run) {
 }
 
 func intervalOf(r *Run) float64 {
-	if r.Summary.Probe != nil && r.Summary.Probe.IntervalSeconds > 0 {
-		return r.Summary.Probe.IntervalSeconds
+	if len(r.Samples) == 0 {
+		return intervalFrom(r.Summary, 0, time.Time{}, time.Time{})
 	}
-	if n := len(r.Samples); n > 1 {
-		return r.Samples[n-1].Time.Sub(r.Samples[0].Time).Seconds() / float64(n-1)
+	return intervalFrom(r.Summary, r.sampleCount(), r.Samples[0].Time, r.Samples[len(r.Samples)-1].Time)
+}
+
+// intervalFrom is the probe's interval as the summary says it, else as n
+// samples from first to last show it.
+func intervalFrom(s *Summary, n int, first, last time.Time) float64 {
+	if s.Probe != nil && s.Probe.IntervalSeconds > 0 {
+		return s.Probe.IntervalSeconds
+	}
+	if n > 1 {
+		return last.Sub(first).Seconds() / float64(n-1)
 	}
 	return 1
 }
 
-// spells measures the longest run of consecutive samples for which cond
-// holds, from its first sample to the first sample after it (or one
-// interval past the last sample). Runs of one sample do not count.
-func spells(times []time.Time, cond []bool, interval float64) (longest float64) {
-	for i := 0; i < len(cond); {
-		if !cond[i] {
-			i++
-			continue
+// spell measures the longest run of consecutive samples for which a
+// condition holds, a sample at a time: from its first sample to the first
+// sample after it (or one interval past the last sample). Runs of one
+// sample do not count.
+type spell struct {
+	longest     float64
+	open        bool
+	n           int
+	start, last time.Time
+}
+
+func (sp *spell) add(t time.Time, cond bool) {
+	switch {
+	case cond && !sp.open:
+		sp.open, sp.n, sp.start = true, 0, t
+		fallthrough
+	case cond:
+		sp.n++
+		sp.last = t
+	case sp.open:
+		if sp.n >= 2 {
+			sp.longest = max(sp.longest, t.Sub(sp.start).Seconds())
 		}
-		j := i
-		for j < len(cond) && cond[j] {
-			j++
-		}
-		var d float64
-		if j < len(cond) {
-			d = times[j].Sub(times[i]).Seconds()
-		} else {
-			d = times[j-1].Sub(times[i]).Seconds() + interval
-		}
-		if j-i >= 2 {
-			longest = max(longest, d)
-		}
-		i = j
+		sp.open = false
 	}
-	return longest
+}
+
+// done is the longest run, one still going ending interval past its last
+// sample.
+func (sp *spell) done(interval float64) float64 {
+	if sp.open && sp.n >= 2 {
+		return max(sp.longest, sp.last.Sub(sp.start).Seconds()+interval)
+	}
+	return sp.longest
 }
 
 func poolState(samples []Sample, interval float64) *PoolState {
-	p := &PoolState{}
-	var bt, at []time.Time
-	var bc, ac []bool
-	var first, last *AppPoolSample
+	var acc poolAcc
 	for i := range samples {
-		s := &samples[i]
-		if b := s.PgBouncer; b != nil {
-			p.PgBouncerSampled = true
-			p.PgBouncerMaxClWaiting = max(p.PgBouncerMaxClWaiting, b.ClWaiting)
-			p.WorstWaitSeconds = max(p.WorstWaitSeconds, b.MaxWaitSeconds)
-			bt, bc = append(bt, s.Time), append(bc, b.ClWaiting > 0)
-		}
-		if a := s.AppPool; a != nil {
-			p.AppPoolSampled = true
-			p.AppPoolMax = max(p.AppPoolMax, a.Max)
-			p.AppPoolMaxAcquired = max(p.AppPoolMaxAcquired, a.Acquired)
-			at, ac = append(at, s.Time), append(ac, a.Max > 0 && a.Acquired >= a.Max)
-			if first == nil {
-				first = a
-			}
-			last = a
-		}
+		acc.add(&samples[i])
 	}
-	p.PgBouncerWaitingSeconds = spells(bt, bc, interval)
-	if len(at) > 1 {
+	return acc.done(interval)
+}
+
+// poolAcc is poolState a sample at a time.
+type poolAcc struct {
+	p                   PoolState
+	n                   int
+	firstTime, lastTime time.Time
+	waiting, saturated  spell
+	apps                int
+	firstApp, lastApp   time.Time
+	first, last         AppPoolSample
+}
+
+func (acc *poolAcc) add(s *Sample) {
+	p := &acc.p
+	if acc.n == 0 {
+		acc.firstTime = s.Time
+	}
+	acc.n++
+	acc.lastTime = s.Time
+	if b := s.PgBouncer; b != nil {
+		p.PgBouncerSampled = true
+		p.PgBouncerMaxClWaiting = max(p.PgBouncerMaxClWaiting, b.ClWaiting)
+		p.WorstWaitSeconds = max(p.WorstWaitSeconds, b.MaxWaitSeconds)
+		acc.waiting.add(s.Time, b.ClWaiting > 0)
+	}
+	if a := s.AppPool; a != nil {
+		p.AppPoolSampled = true
+		p.AppPoolMax = max(p.AppPoolMax, a.Max)
+		p.AppPoolMaxAcquired = max(p.AppPoolMaxAcquired, a.Acquired)
+		acc.saturated.add(s.Time, a.Max > 0 && a.Acquired >= a.Max)
+		if acc.apps == 0 {
+			acc.first, acc.firstApp = *a, s.Time
+		}
+		acc.apps++
+		acc.last, acc.lastApp = *a, s.Time
+	}
+}
+
+func (acc *poolAcc) done(interval float64) *PoolState {
+	p := acc.p
+	p.PgBouncerWaitingSeconds = acc.waiting.done(interval)
+	if acc.apps > 1 {
 		// The service pool is scraped less often than the probe samples.
-		p.AppPoolSaturatedSeconds = spells(at, ac, at[len(at)-1].Sub(at[0]).Seconds()/float64(len(at)-1))
+		p.AppPoolSaturatedSeconds = acc.saturated.done(acc.lastApp.Sub(acc.firstApp).Seconds() / float64(acc.apps-1))
 	}
-	if last != nil {
+	if acc.apps > 0 {
+		first, last := &acc.first, &acc.last
 		p.AppPoolAcquireWaits = max(0, last.AcquireWaitsTotal-first.AcquireWaitsTotal)
 		p.AppPoolAcquireWaitSeconds = max(0, last.AcquireWaitSecondsTotal-first.AcquireWaitSecondsTotal)
 		p.AppPoolCanceledAcquires = max(0, last.CanceledAcquiresTotal-first.CanceledAcquiresTotal)
@@ -121,19 +167,26 @@ func poolState(samples []Sample, interval float64) *PoolState {
 		p.Reason = fmt.Sprintf("a PgBouncer client waited %s", seconds(p.WorstWaitSeconds))
 	}
 	p.Exhausted = p.Reason != ""
-	return p
+	return &p
 }
 
-// rebuildSummary makes the summary of a run that never wrote one, from
-// config.json and the probe's files.
-func rebuildSummary(r *Run) *Summary {
+// rebuilder makes the summary of a run that never wrote one, from
+// config.json and the probe's files, a record at a time.
+type rebuilder struct {
+	s           *Summary
+	sum         *probes.Summarizer
+	records     bool
+	first, last time.Time
+}
+
+func newRebuilder(dir string, old *Summary) *rebuilder {
 	s := &Summary{SchemaVersion: SchemaVersion, EndReason: EndIncomplete, Incomplete: true,
 		Error: "the run did not finish: no " + rundir.SummaryFile + " (killed?)"}
-	if old := r.Summary; old != nil {
+	if old != nil {
 		s.Name, s.Profile, s.Environment, s.Load = old.Name, old.Profile, old.Environment, old.Load
 	}
 	stuckAfter, timeout, interval := 1.0, 0.0, 0.0
-	if c, err := rundir.ReadConfig(r.Dir); err == nil {
+	if c, err := rundir.ReadConfig(dir); err == nil {
 		s.Name = cmp.Or(s.Name, c.Name)
 		s.Profile = cmp.Or(s.Profile, c.Profile.Name)
 		e := &s.Environment
@@ -147,31 +200,76 @@ func rebuildSummary(r *Run) *Summary {
 		}
 		timeout, interval = c.Stack.IdleInTxTimeout.Seconds(), c.Profile.Probe.Interval.Seconds()
 	}
-	var times []time.Time
-	for _, x := range r.Samples {
-		times = append(times, x.Time)
+	// The probe's own summarizer, so a killed run's column reads the same
+	// as a finished one's.
+	sum := probes.NewSummarizer(probes.Config{Interval: secondsToDuration(interval), StuckAfter: secondsToDuration(stuckAfter)},
+		secondsToDuration(timeout))
+	return &rebuilder{s: s, sum: sum}
+}
+
+// probe is the probe summary the rebuilt summary will have, as far as it
+// does not depend on the records (its settings).
+func (b *rebuilder) probe() *probes.Summary {
+	ps := b.sum.Summary()
+	return &ps
+}
+
+// at notes a record's time: the run's span is the earliest and latest.
+func (b *rebuilder) at(t time.Time) {
+	if t.IsZero() {
+		return
 	}
-	for _, e := range r.Episodes {
-		times = append(times, e.Start, e.End)
+	if b.first.IsZero() || t.Compare(b.first) < 0 {
+		b.first = t
 	}
-	for _, l := range r.Load {
-		times = append(times, l.Time)
+	if b.last.IsZero() || t.Compare(b.last) > 0 {
+		b.last = t
 	}
-	times = slices.DeleteFunc(times, time.Time.IsZero)
-	if len(times) > 0 {
-		s.Started, s.Ended = slices.MinFunc(times, time.Time.Compare), slices.MaxFunc(times, time.Time.Compare)
+}
+
+func (b *rebuilder) addSample(x *Sample) {
+	b.records = true
+	b.at(x.Time)
+	b.sum.AddSample(*x)
+}
+
+func (b *rebuilder) addEpisode(e *probes.Episode) {
+	b.records = true
+	b.at(e.Start)
+	b.at(e.End)
+	b.sum.AddEpisode(*e)
+}
+
+// done is the summary, load.jsonl's points being load.
+func (b *rebuilder) done(load []rundir.LoadPoint) *Summary {
+	s := b.s
+	for _, l := range load {
+		b.at(l.Time)
 	}
-	if len(r.Samples) > 0 || len(r.Episodes) > 0 {
-		// The probe's own summarizer, so a killed run's column reads the
-		// same as a finished one's.
-		ps := probes.Summarize(probes.Config{Interval: secondsToDuration(interval), StuckAfter: secondsToDuration(stuckAfter)},
-			secondsToDuration(timeout), r.Samples, r.Episodes)
+	if !b.first.IsZero() {
+		s.Started, s.Ended = b.first, b.last
+	}
+	if b.records {
+		ps := b.sum.Summary()
 		s.Probe = &ps
 	}
-	if len(r.Load) > 0 {
-		s.Load = partialLoad(r.Load)
+	if len(load) > 0 {
+		s.Load = partialLoad(load)
 	}
 	return s
+}
+
+// rebuildSummary makes the summary of a run read into memory that never
+// wrote one.
+func rebuildSummary(r *Run) *Summary {
+	b := newRebuilder(r.Dir, r.Summary)
+	for i := range r.Samples {
+		b.addSample(&r.Samples[i])
+	}
+	for i := range r.Episodes {
+		b.addEpisode(&r.Episodes[i])
+	}
+	return b.done(r.Load)
 }
 
 func secondsToDuration(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }

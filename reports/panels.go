@@ -76,8 +76,12 @@ func sampleXYs(r *Run, y func(*Sample) (float64, bool)) plotter.XYs {
 	if len(r.Samples) == 0 {
 		return nil
 	}
+	if d := r.discover; d != nil {
+		d.points = append(d.points, y)
+		return nil
+	}
 	origin := r.origin()
-	th := newThinner(0, r.Samples[len(r.Samples)-1].Time.Sub(origin).Seconds(), len(r.Samples))
+	th := newThinner(0, r.Samples[len(r.Samples)-1].Time.Sub(origin).Seconds(), r.sampleCount())
 	for i := range r.Samples {
 		s := &r.Samples[i]
 		if v, ok := y(s); ok && !isGap(s) && finite(v) {
@@ -235,27 +239,25 @@ func appPoolPanel(r *Run) *panel {
 }
 
 // counterRate turns a counter into a per-second rate between successive
-// scrapes; a counter that goes down (service restart) gives no point.
-func counterRate(r *Run, f func(*AppPoolSample) float64) plotter.XYs {
+// scrapes; a counter that goes down (service restart) gives no point. key
+// names the line: a run whose samples LoadRun reduced has it drawn from
+// all of them already (r.rates).
+func counterRate(r *Run, key string, f func(*AppPoolSample) float64) plotter.XYs {
 	if len(r.Samples) == 0 {
 		return nil
 	}
-	xys := newThinner(0, r.at(r.Samples[len(r.Samples)-1].Time), len(r.Samples))
-	var prev *Sample
-	for i := range r.Samples {
-		s := &r.Samples[i]
-		if s.AppPool == nil {
-			continue
-		}
-		if prev != nil {
-			dt := s.Time.Sub(prev.Time).Seconds()
-			if dv := f(s.AppPool) - f(prev.AppPool); dt > 0 && dv >= 0 {
-				xys.add(plotter.XY{X: r.at(s.Time), Y: dv / dt})
-			}
-		}
-		prev = s
+	if d := r.discover; d != nil {
+		d.rates = append(d.rates, rateSeries{key, f})
+		return nil
 	}
-	return xys.done()
+	if xys, ok := r.rates[key]; ok {
+		return xys
+	}
+	l := rateLine{th: newThinner(0, r.at(r.Samples[len(r.Samples)-1].Time), r.sampleCount()), f: f, origin: r.origin()}
+	for i := range r.Samples {
+		l.add(&r.Samples[i])
+	}
+	return l.th.done()
 }
 
 func appPoolWaitsPanel(r *Run) *panel {
@@ -263,9 +265,9 @@ func appPoolWaitsPanel(r *Run) *panel {
 	if !hasAppPool(r) {
 		return empty(p, "service pool not scraped")
 	}
-	p.addLine("acquires that had to wait", counterRate(r, func(a *AppPoolSample) float64 { return a.AcquireWaitsTotal }),
+	p.addLine("acquires that had to wait", counterRate(r, "acquire_waits", func(a *AppPoolSample) float64 { return a.AcquireWaitsTotal }),
 		lineStyle(colOrange, 2, dashSolid), nil)
-	p.addLine("acquires canceled", counterRate(r, func(a *AppPoolSample) float64 { return a.CanceledAcquiresTotal }),
+	p.addLine("acquires canceled", counterRate(r, "canceled_acquires", func(a *AppPoolSample) float64 { return a.CanceledAcquiresTotal }),
 		lineStyle(colVermilion, 1.5, dashDashed), nil)
 	return p
 }

@@ -43,16 +43,16 @@ func releasePanel(r *Run) *panel {
 		stuckAfter = pr.StuckAfterSeconds
 		timeout = max(timeout, pr.IdleInTxTimeoutSeconds)
 	}
-	h := &histogram{released: map[int]int{}, stuck: map[int]int{}, lo: math.MaxInt, hi: math.MinInt}
-	for _, e := range r.Episodes {
-		k := binOf(e.HoldSeconds)
-		if stuckAfter > 0 && e.HoldSeconds >= stuckAfter {
-			h.stuck[k]++
-		} else {
-			h.released[k]++
+	// LoadRun binned every episode as it read them (Run.Episodes may
+	// hold only the worst).
+	bins := r.holds
+	if bins == nil || bins.stuckAfter != stuckAfter {
+		bins = newHoldBins(stuckAfter)
+		for i := range r.Episodes {
+			bins.add(r.Episodes[i].HoldSeconds)
 		}
-		h.lo, h.hi = min(h.lo, k), max(h.hi, k)
 	}
+	h := &bins.h
 	p.Add(h)
 	p.addLegend("released", swatch{colBlue})
 	if len(h.stuck) > 0 {

@@ -1,8 +1,6 @@
 package reports
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
+	"gonum.org/v1/plot/plotter"
 )
 
 // Sample is one line of samples.jsonl, as the probe writes it, the
@@ -26,6 +25,17 @@ type AppPoolSample = probes.AppPoolSample
 
 // Run is a run directory read back: the summary and the time series the
 // run recorded. Slices are empty when their file is absent.
+//
+// LoadRun keeps what the report draws, not every record of a long run:
+// Samples holds every sample of samples.jsonl when there are at most
+// 4×plotBuckets (4,000) of them; of a longer run only those its plots
+// draw (see stream.go): the first and last sample, and of each plotted
+// line in each of the plots' time buckets the samples with its first,
+// lowest, highest and last value. Episodes holds every episode of
+// episodes.jsonl up to maxRunEpisodes (10,000); of a run with more, the
+// 10,000 held longest. SampleCount and EpisodeCount say how many the
+// files held; the summary, pool verdict and forensics are computed from
+// all of them.
 type Run struct {
 	Dir     string
 	Summary *Summary
@@ -35,12 +45,27 @@ type Run struct {
 	Episodes   []probes.Episode
 	Load       []rundir.LoadPoint
 	Thresholds []rundir.Threshold
+	// SampleCount and EpisodeCount are how many samples and episodes the
+	// run recorded; 0 when the Run was not read by LoadRun (then Samples
+	// and Episodes are all of them).
+	SampleCount, EpisodeCount int
 	// LoadEndReason and DroppedIterations are the engine's, when recorded.
 	LoadEndReason     string
 	DroppedIterations int64
 	// Notes say what was missing or damaged in the directory.
 	Notes []string
+
+	// rates are the plotted service pool counter rates of a run whose
+	// Samples were reduced, by counterRate's key; holds the release
+	// latency histogram of all its episodes.
+	rates map[string]plotter.XYs
+	holds *holdBins
+	// discover, when set, collects the series panels ask for.
+	discover *seriesSet
 }
+
+// sampleCount is how many samples the run recorded.
+func (r *Run) sampleCount() int { return max(r.SampleCount, len(r.Samples)) }
 
 // Incomplete reports whether the run never wrote its summary (it was
 // killed), so its report is rebuilt from what the probe had appended.
@@ -89,38 +114,96 @@ func LoadRun(dir string) (*Run, error) {
 		return nil, fmt.Errorf("read %s: %w", rundir.SummaryFile, err)
 	}
 	found := r.Summary != nil
-	for _, f := range []struct {
-		name string
-		read func(io.Reader) (int, error)
-	}{
-		{rundir.SamplesFile, func(rd io.Reader) (int, error) { return readJSONL(rd, &r.Samples) }},
-		{rundir.EpisodesFile, func(rd io.Reader) (int, error) { return readJSONL(rd, &r.Episodes) }},
-		{rundir.LoadFile, func(rd io.Reader) (int, error) { return readJSONL(rd, &r.Load) }},
-	} {
-		fh, err := os.Open(filepath.Join(dir, f.name))
+	read := func(name string, read func(io.Reader) (int, error)) error {
+		fh, err := os.Open(filepath.Join(dir, name))
 		if errors.Is(err, fs.ErrNotExist) {
-			continue
+			return nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("open %s: %w", f.name, err)
+			return fmt.Errorf("open %s: %w", name, err)
 		}
 		found = true
-		bad, err := f.read(fh)
+		bad, err := read(fh)
 		fh.Close()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, f.name), err)
+			return fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
 		}
 		if bad > 0 {
-			r.Notes = append(r.Notes, fmt.Sprintf("%s: skipped %d unreadable line(s) (a torn write when the run was killed)", f.name, bad))
+			r.Notes = append(r.Notes, fmt.Sprintf("%s: skipped %d unreadable line(s) (a torn write when the run was killed)", name, bad))
 		}
+		return nil
+	}
+	// A killed run's summary is rebuilt from the records as they are read.
+	var rb *rebuilder
+	if r.Summary == nil || r.Summary.Incomplete {
+		rb = newRebuilder(dir, r.Summary)
+	}
+	samples := newSampleScan()
+	err = read(rundir.SamplesFile, func(rd io.Reader) (int, error) {
+		return eachJSONL(rd, -1, func(s *Sample) {
+			samples.add(s)
+			if rb != nil {
+				rb.addSample(s)
+			}
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	// What the episodes are judged by does not depend on the records: the
+	// summary's settings (a rebuilt summary's are known before).
+	settings := r.Summary
+	if rb != nil {
+		settings = &Summary{Probe: rb.probe()}
+	}
+	stuckAfter := 0.0
+	if settings.Probe != nil {
+		stuckAfter = settings.Probe.StuckAfterSeconds
+	}
+	r.holds = newHoldBins(stuckAfter)
+	fb := newForensicsBuilder(dir, settings)
+	worst := &worstEpisodes{n: maxRunEpisodes}
+	err = read(rundir.EpisodesFile, func(rd io.Reader) (int, error) {
+		return eachJSONL(rd, -1, func(e *probes.Episode) {
+			r.EpisodeCount++
+			r.holds.add(e.HoldSeconds)
+			fb.add(e)
+			worst.add(e)
+			if rb != nil {
+				rb.addEpisode(e)
+			}
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.Episodes = worst.episodes()
+	if err := read(rundir.LoadFile, func(rd io.Reader) (int, error) { return readJSONL(rd, &r.Load) }); err != nil {
+		return nil, err
 	}
 	if !found {
 		return nil, fmt.Errorf("%s: %w: no %s, %s or %s", dir, ErrNotRun, rundir.SummaryFile, rundir.SamplesFile, rundir.EpisodesFile)
 	}
-	if r.Summary == nil || r.Summary.Incomplete {
-		r.Summary = rebuildSummary(r)
+	if rb != nil {
+		r.Summary = rb.done(r.Load)
 	}
-	derive(r)
+	// derive, from the stream.
+	r.SampleCount = samples.n
+	if samples.n > 0 {
+		r.Summary.Pool = samples.pool.done(intervalFrom(r.Summary, samples.n, samples.pool.firstTime, samples.pool.lastTime))
+	}
+	if r.EpisodeCount > 0 || r.Summary.Probe != nil {
+		fb.s = r.Summary // after the pool: it reads Summary.Pool
+		r.Summary.Forensics = fb.finish()
+	}
+	switch {
+	case samples.n <= 4*plotBuckets:
+		r.Samples = samples.all
+	default:
+		if err := r.reduceSamples(filepath.Join(dir, rundir.SamplesFile), samples); err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, rundir.SamplesFile), err)
+		}
+	}
 	return r, nil
 }
 
@@ -143,19 +226,5 @@ const maxLine = 4 << 20
 // are counted, not fatal: a killed run may leave its last line half
 // written.
 func readJSONL[T any](rd io.Reader, dst *[]T) (bad int, err error) {
-	sc := bufio.NewScanner(rd)
-	sc.Buffer(make([]byte, 64<<10), maxLine)
-	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		var v T
-		if json.Unmarshal(line, &v) != nil {
-			bad++
-			continue
-		}
-		*dst = append(*dst, v)
-	}
-	return bad, sc.Err()
+	return eachJSONL(rd, -1, func(v *T) { *dst = append(*dst, *v) })
 }
