@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
@@ -82,6 +83,9 @@ func ParseCheck(expr string) (Check, error) {
 	expr = strings.TrimSpace(expr)
 	if len(expr) > maxCheckExpr {
 		return Check{}, fmt.Errorf("check longer than %d characters", maxCheckExpr)
+	}
+	if !utf8.ValidString(expr) {
+		return Check{}, errors.New("check is not valid UTF-8")
 	}
 	path, rest := splitPath(expr)
 	if path == "" {
