@@ -189,4 +189,3 @@ func (e *engine) httpResults(all []*merged) map[string]rundir.HTTPStats {
 	}
 	return out
 }
-
