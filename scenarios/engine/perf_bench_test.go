@@ -88,13 +88,42 @@ func procCPU(pid int) time.Duration {
 	return time.Duration(ut+st) * time.Second / 100 // USER_HZ
 }
 
+// raiseFDLimit raises the soft limit on open files to the hard one (the
+// helper process inherits it): 10,000 users hold 10,000 connections.
+func raiseFDLimit(tb testing.TB) {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err == nil && rl.Cur < rl.Max {
+		rl.Cur = rl.Max
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+			tb.Logf("raise the open-file limit: %v", err)
+		}
+	}
+}
+
+// sockets counts the sockets process pid holds open: the server's side of
+// the connections (plus its listener).
+func sockets(pid int) int {
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	ents, _ := os.ReadDir(dir)
+	n := 0
+	for _, e := range ents {
+		if l, err := os.Readlink(filepath.Join(dir, e.Name())); err == nil && strings.HasPrefix(l, "socket:") {
+			n++
+		}
+	}
+	return n
+}
+
 // BenchmarkEngineIdleSessions holds LEAKBENCH_IDLE_SESSIONS (10,000)
 // initialized MCP sessions against the go-sdk server (JSON answers, in a
-// child process) and reports what each costs the engine: heap, goroutine
-// stacks and resident memory per session. Users ramp up at 1,000/s, as a
-// real test would, so the shared connection pool stays small.
+// child process), each user with its own keep-alive connection (the
+// default), and reports what each costs the engine — heap, goroutine
+// stacks and resident memory per session, connection included — and how
+// many connections the server holds. Users ramp up at 1,000/s, as a real
+// test would.
 func BenchmarkEngineIdleSessions(b *testing.B) {
 	n := envInt("LEAKBENCH_IDLE_SESSIONS", 10_000)
+	raiseFDLimit(b)
 	h := mcptest.StartHelper(b, mcptest.HelperSDK)
 	ramp := time.Duration(n/1000+1) * time.Second
 	for b.Loop() {
@@ -118,6 +147,7 @@ func BenchmarkEngineIdleSessions(b *testing.B) {
 		debug.FreeOSMemory()
 		runtime.ReadMemStats(&m1)
 		rss1, srv1, g1 := mcptest.RSSBytes("self"), mcptest.RSSBytes(strconv.Itoa(h.Cmd.Process.Pid)), runtime.NumGoroutine()
+		serverConns := sockets(h.Cmd.Process.Pid) - 1 // less the listener
 		sc := br.e.m.scen[0]
 		live, failed := sc.active.Load(), sc.failures.Load()
 		res := br.stop()
@@ -131,6 +161,7 @@ func BenchmarkEngineIdleSessions(b *testing.B) {
 		b.ReportMetric(per(rss1-rss0), "rssB/session")
 		b.ReportMetric(per(int64(g1-g0)), "goroutines/session")
 		b.ReportMetric(per(srv1-srv0), "server-rssB/session")
+		b.ReportMetric(float64(serverConns), "server-conns")
 	}
 }
 
@@ -160,6 +191,7 @@ func contextForgeMix() []plan.Step {
 func BenchmarkEngineActiveUsersCPU(b *testing.B) {
 	users := envInt("LEAKBENCH_ACTIVE_USERS", 3000)
 	hold := time.Duration(envInt("LEAKBENCH_ACTIVE_SECONDS", 10)) * time.Second
+	raiseFDLimit(b)
 	h := mcptest.StartHelper(b, mcptest.HelperCanned)
 	const ramp = 3 * time.Second
 	for b.Loop() {
@@ -173,6 +205,7 @@ func BenchmarkEngineActiveUsersCPU(b *testing.B) {
 		t0, c0, s0, r0 := time.Now(), cpuTime(), procCPU(h.Cmd.Process.Pid), br.e.totals().requests
 		time.Sleep(hold)
 		t1, c1, s1, tot := time.Now(), cpuTime(), procCPU(h.Cmd.Process.Pid), br.e.totals()
+		serverConns := sockets(h.Cmd.Process.Pid) - 1 // less the listener
 		res := br.stop()
 		if tot.active != int64(users) || res.Failures != 0 {
 			b.Fatalf("%d of %d users active, %d failures: %q", tot.active, users, res.Failures, res.ErrorSamples)
@@ -184,6 +217,7 @@ func BenchmarkEngineActiveUsersCPU(b *testing.B) {
 		b.ReportMetric(reqs/wall, "req/s")
 		b.ReportMetric(float64((c1-c0).Microseconds())/reqs, "cpu-µs/req")
 		b.ReportMetric((s1-s0).Seconds()/wall, "server-cores")
+		b.ReportMetric(float64(serverConns), "server-conns")
 	}
 }
 
@@ -240,7 +274,8 @@ func engineToolsCall(tb testing.TB, url string, conns int, d time.Duration) *Res
 // BenchmarkEngineVsWrk measures the engine's peak tools/call rate against
 // a trivial MCP endpoint and wrk's rate for the same HTTP request on the
 // same endpoint, side by side (two rounds, alternating, 50 connections,
-// 3 s each), and reports both and their ratio.
+// 3 s each), and reports both and their ratio. The engine's 50 users each
+// hold a connection of their own (the default), as wrk's 50 connections.
 func BenchmarkEngineVsWrk(b *testing.B) {
 	if _, err := exec.LookPath("wrk"); err != nil {
 		b.Skip("wrk is not installed (apt-get install -y wrk)")
