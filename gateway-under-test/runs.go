@@ -81,9 +81,10 @@ func (g *Gateway) addRunTools(s *mcp.Server, builtin map[string]bool) {
 			}
 			id := in.RunID
 			if id == 0 {
-				// A load script cannot carry start_run's answer into the next
-				// call; "my latest run" lets a flow of start_run, wait_for_run
-				// work without it.
+				// Without a run_id, "the caller's latest run": for clients
+				// that do not carry start_run's answer into the next call.
+				// leakbench's scenarios capture it (capture: {run:
+				// structuredContent.run_id}) and pass run_id.
 				if id, err = g.latestRun(ctx, sc); err != nil {
 					return nil, waitRunOut{}, err
 				}
