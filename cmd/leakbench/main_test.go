@@ -174,7 +174,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"signoff", "--out", "x", "--profile", "all", "--variant-before", "fixed"}, exitUsage, "each pattern's own variants"},
 		{[]string{"signoff", "--out", "x", "--profile", "all", "--history", "h"}, exitUsage, "record one sign-off"},
 		{[]string{"run", "--out", "x", "--env", "external"}, exitUsage, "--target"},
-		{[]string{"run", "--out", "x", "--target", "http://127.0.0.1:1/mcp"}, exitUsage, "belong to --env external"},
+		{[]string{"run", "--out", "x", "--env", "local", "--target", "http://127.0.0.1:1/mcp"}, exitUsage, "belong to --env external"},
+		{[]string{"run", "--out", "x", "--target", "http://127.0.0.1:1/mcp", "--metrics-url", "http://127.0.0.1:1/metrics"}, exitUsage, "need a probe DSN"},
 	}
 	bin := buildCLI(t)
 	for _, tt := range tests {
