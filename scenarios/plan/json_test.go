@@ -13,7 +13,7 @@ func TestPlanJSONRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := ParsePlan(data, "annotated.yaml")
+	p, err := ParsePlan(data, "../examples/annotated.yaml") // its data file is beside it
 	if err != nil {
 		t.Fatalf("parse the annotated example: %v", err)
 	}

@@ -17,7 +17,7 @@ func TestLoadAnnotatedExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Scenarios) != 2 || p.Scenarios[0].Name != "agents" || p.Scenarios[1].Name != "waiters" {
+	if len(p.Scenarios) != 3 || p.Scenarios[0].Name != "agents" || p.Scenarios[1].Name != "waiters" || p.Scenarios[2].Name != "api" {
 		t.Fatalf("scenarios %+v", p.Scenarios)
 	}
 	a, w := p.Scenarios[0], p.Scenarios[1]
@@ -27,7 +27,7 @@ func TestLoadAnnotatedExample(t *testing.T) {
 	if w.Executor != ExecConstantArrivalRate || w.Rate != 2 || w.MaxVUs != 80 || w.StartTime.D() != 10*time.Second {
 		t.Errorf("waiters: %+v", w)
 	}
-	if len(p.Thresholds) != 7 || !p.Thresholds[6].AbortOnFail || p.Thresholds[6].DelayAbortEval.D() != 10*time.Second {
+	if len(p.Thresholds) != 11 || !p.Thresholds[10].AbortOnFail || p.Thresholds[10].DelayAbortEval.D() != 10*time.Second {
 		t.Errorf("thresholds: %+v", p.Thresholds)
 	}
 	assertRoundTrip(t, p)
@@ -40,7 +40,7 @@ func assertRoundTrip(t *testing.T, p *Plan) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p2, err := ParsePlan(b, "roundtrip.json")
+	p2, err := ParsePlan(b, filepath.Join(filepath.Dir(p.file), "roundtrip.json")) // data files are beside it
 	if err != nil {
 		t.Fatalf("the plan's JSON does not parse back: %v\n%s", err, b)
 	}
