@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -392,11 +391,3 @@ func (c *CompiledCapture) Find(answer []byte) (raw, text string, ok bool) {
 }
 
 var varName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
-
-// quoteIfNeeded quotes s for a message when it holds blanks.
-func quoteIfNeeded(s string) string {
-	if strings.ContainsAny(s, " \t") {
-		return strconv.Quote(s)
-	}
-	return s
-}
