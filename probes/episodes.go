@@ -45,6 +45,7 @@ type openEpisode struct {
 	ep          Episode
 	lastSeen    time.Time // server time of the last sample that saw it
 	fingerprint string    // of ep.Query, computed when first asked for
+	base        string    // ep.Query without its sqlcommenter comment
 	// lookedUp: PgBouncer's servers were read for it. A backend behind
 	// PgBouncer is among them from its connection on, so one that was not
 	// is not behind it and is not asked for again.
@@ -60,7 +61,10 @@ type tracker struct {
 	seen    map[backendKey]bool // observe's, kept between samples
 	// keepQuery: episodes keep their raw query text (Config.KeepQueryText).
 	keepQuery bool
-	texts     queryTexts
+	// malformedComments counts sqlcommenter comments that could not be
+	// used (sqlcomment.go).
+	malformedComments int64
+	texts             queryTexts
 	// kills, when set, tells when the server killed a backend; a vanished
 	// backend's episode waits up to killWait for its line (pending).
 	kills   killFinder
@@ -115,7 +119,7 @@ func (c *queryTexts) get(q string) queryText {
 // end finishes an episode, its query text masked unless the tracker keeps
 // it.
 func (t *tracker) end(o *openEpisode, end time.Time, exact bool, reason string) Episode {
-	qt := t.texts.get(o.ep.Query)
+	qt := t.texts.get(o.base)
 	ep := o.ep
 	ep.Fingerprint = qt.fingerprint
 	if !t.keepQuery {
@@ -157,6 +161,8 @@ func (t *tracker) observe(now time.Time, rows []backendRow) []Episode {
 				ApplicationName: r.ApplicationName,
 				ClientAddr:      r.ClientAddr,
 			}}
+			o := t.open[k]
+			o.base = t.readComment(&o.ep)
 		}
 	}
 	gone := len(done)
@@ -281,7 +287,7 @@ func (t *tracker) oldest(now time.Time) *OpenEpisode {
 		return nil
 	}
 	if o.fingerprint == "" {
-		o.fingerprint = t.texts.get(o.ep.Query).fingerprint
+		o.fingerprint = t.texts.get(o.base).fingerprint
 	}
 	return &OpenEpisode{PID: o.ep.PID, Start: o.ep.Start, AgeSeconds: max(now.Sub(o.ep.Start).Seconds(), 0),
 		Fingerprint: o.fingerprint, ApplicationName: o.ep.ApplicationName}

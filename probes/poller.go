@@ -211,6 +211,7 @@ func (p *Poller) Stop() (*Summary, error) {
 		p.stopErr = errors.Join(errs...)
 		s := p.sum.summary()
 		s.Warnings = p.warn.all()
+		s.MalformedComments = p.track.malformedComments
 		p.summary = &s
 	})
 	return p.summary, p.stopErr

@@ -41,6 +41,17 @@ type Episode struct {
 	// client holding it, when PgBouncer is watched and the episode lasted
 	// long enough to be looked up (StuckAfter).
 	PgBouncer *BouncerLink `json:"pgbouncer,omitempty"`
+	// TraceID and SpanID are the W3C traceparent's ids from a sqlcommenter
+	// comment at the end of Query, when it had one; Comment is every
+	// key/value of that comment, URL-decoded, values redacted.
+	TraceID string            `json:"trace_id,omitempty"`
+	SpanID  string            `json:"span_id,omitempty"`
+	Comment map[string]string `json:"comment,omitempty"`
+	// Blocked and BlockedWaitSeconds: backends that waited on this
+	// episode's locks (pg_blocking_pids) while it was open, how many, and
+	// their waits as the probe saw them, summed.
+	Blocked            int     `json:"blocked,omitempty"`
+	BlockedWaitSeconds float64 `json:"blocked_wait_seconds,omitempty"`
 }
 
 // BouncerLink is the PgBouncer server connection whose remote_pid is an

@@ -67,6 +67,10 @@ type ProbeSummary struct {
 	PgBouncerWaitSecondsTotal float64 `json:"pgbouncer_wait_seconds_total"`
 	// StuckEpisodesLinked: stuck episodes tied to a PgBouncer server.
 	StuckEpisodesLinked int `json:"stuck_episodes_linked"`
+	// MalformedComments counts sqlcommenter comments the probe could not
+	// use (unterminated or cut, bad escapes, a traceparent not of the W3C
+	// form): ignored, never an error.
+	MalformedComments int64 `json:"malformed_comments"`
 
 	// The service's own pool, from the scrapes. AppPoolSaturatedSeconds
 	// adds up the time from each scrape with acquired >= max > 0 back to
