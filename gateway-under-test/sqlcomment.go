@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -146,7 +147,9 @@ func httpSQLComment(r *http.Request, body []byte) string {
 // saw is read again from the request's params._meta.
 func sqlCommentMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if p := req.GetParams(); p != nil {
+		// A request without params (notifications/initialized) carries a
+		// nil pointer inside the interface: GetMeta on it would panic.
+		if p := req.GetParams(); p != nil && !reflect.ValueOf(p).IsNil() {
 			meta := p.GetMeta()
 			tp, _ := meta["traceparent"].(string)
 			ts, _ := meta["tracestate"].(string)
