@@ -160,6 +160,15 @@ func writeErrors(b *strings.Builder, s *Summary) {
 
 func writeEnvironment(b *strings.Builder, s *Summary) {
 	e := s.Environment
+	if e.LoadOnly {
+		// Nothing was started or probed: only the target and the tool.
+		fmt.Fprintf(b, "\n## Environment\n\nLoad-only run against %s, leakbench %s", orNA(e.Target), orNA(e.LeakbenchVersion))
+		if e.LeakbenchCommit != "" {
+			fmt.Fprintf(b, " (commit %s)", truncate(e.LeakbenchCommit, 12))
+		}
+		b.WriteString(".\n")
+		return
+	}
 	fmt.Fprintf(b, "\n## Environment\n\nPostgreSQL %s (idle_in_transaction_session_timeout %s, max_connections %d), PgBouncer %s (%s pooling, pool %d), gateway pool %d, provider %s, leakbench %s",
 		orNA(e.PostgresVersion), seconds(e.IdleInTxTimeoutSeconds), e.MaxConnections, orNA(strings.TrimPrefix(e.PgBouncerVersion, "PgBouncer ")), orNA(e.PoolMode), e.PgBouncerPoolSize, e.GatewayPoolSize, orNA(e.Provider), orNA(e.LeakbenchVersion))
 	if e.LeakbenchCommit != "" {
