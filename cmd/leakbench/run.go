@@ -93,7 +93,11 @@ func cmdRun(ctx context.Context, args []string) (err error) {
 	if err := hist.prepare(p.Name, *variant); err != nil {
 		return err
 	}
-	sum, err := runner.Run(ctx, runner.Options{Profile: p, Variant: *variant, Name: *variant, Dir: *out, Force: *force, Log: os.Stderr, Version: version, Env: *env, External: ext, MetricsAddr: *metricsAddr, KeepQueryText: *keepQueryText, Target: topts})
+	name := *variant
+	if *env == "external" {
+		name = "external" // your own service: the reference gateway's variants do not apply
+	}
+	sum, err := runner.Run(ctx, runner.Options{Profile: p, Variant: *variant, Name: name, Dir: *out, Force: *force, Log: os.Stderr, Version: version, Env: *env, External: ext, MetricsAddr: *metricsAddr, KeepQueryText: *keepQueryText, Target: topts})
 	if err != nil {
 		return err
 	}
