@@ -102,6 +102,9 @@ func (fb *forensicsBuilder) add(e *probes.Episode) {
 	}
 	fb.addTrace(e)
 	fb.stuck = append(fb.stuck, *e)
+	if len(fb.stuck) >= 8*maxWorst { // only the worst are reported: a leaking day has millions
+		fb.stuck = worst(fb.stuck)
+	}
 }
 
 func (fb *forensicsBuilder) finish() *Forensics {
