@@ -132,7 +132,9 @@ func openConnections(b *testing.B, ctx context.Context, dsn string, n int) {
 			conns = append(conns, conn)
 			mu.Unlock()
 			if i%10 == 0 {
-				for _, q := range []string{"BEGIN", stuckSQL} {
+				// The stuck statement carries a sqlcommenter comment with its
+				// own traceparent, as a traced service's do.
+				for _, q := range []string{"BEGIN", stuckSQL + benchComment(i)} {
 					if _, err := conn.Exec(ctx, q); err != nil {
 						errs <- err
 						return

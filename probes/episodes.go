@@ -64,6 +64,7 @@ type tracker struct {
 	// malformedComments counts sqlcommenter comments that could not be
 	// used (sqlcomment.go).
 	malformedComments int64
+	redacted          redactions // of comment values
 	texts             queryTexts
 	// kills, when set, tells when the server killed a backend; a vanished
 	// backend's episode waits up to killWait for its line (pending).

@@ -31,7 +31,7 @@ import (
 // sqlComment is what a sqlcommenter comment said.
 type sqlComment struct {
 	traceID, spanID string
-	kv              map[string]string // decoded; values redacted
+	kv              map[string]string // decoded, not yet redacted
 }
 
 type commentStatus uint8
@@ -82,11 +82,6 @@ func parseComment(q string) (sqlComment, int, commentStatus) {
 		}
 		c.traceID, c.spanID = tid, sid
 	}
-	for k, v := range kv {
-		if k != "traceparent" {
-			kv[k] = redact.String(v)
-		}
-	}
 	return c, i, commentOK
 }
 
@@ -97,6 +92,11 @@ func (t *tracker) readComment(ep *Episode) string {
 	c, base, st := parseSQLComment(ep.Query)
 	switch st {
 	case commentOK:
+		for k, v := range c.kv {
+			if k != "traceparent" { // checked: hex and dashes
+				c.kv[k] = t.redacted.get(v)
+			}
+		}
 		ep.TraceID, ep.SpanID, ep.Comment = c.traceID, c.spanID, c.kv
 	case commentMalformed:
 		t.malformedComments++
@@ -195,4 +195,24 @@ func lowerHex(s string) bool {
 		}
 	}
 	return true
+}
+
+// redactions caches redact.String of comment values: a service's
+// application, route or framework values repeat, and the redaction
+// policy's regular expressions are most of a comment's cost. At most
+// maxRedactions entries (cleared when full).
+type redactions map[string]string
+
+const maxRedactions = 1024
+
+func (r *redactions) get(v string) string {
+	if out, ok := (*r)[v]; ok {
+		return out
+	}
+	if *r == nil || len(*r) >= maxRedactions {
+		*r = make(redactions)
+	}
+	out := redact.String(v)
+	(*r)[v] = out
+	return out
 }
