@@ -11,9 +11,11 @@ import (
 )
 
 // A Section is a top-level section of a scenario file that is not the
-// plan's own: leakbench's profiles add stack, probe and signoff. Into
-// points to a struct whose fields name the section's keys in their yaml
-// tags. The section is read by the plan's rules: keys in any spelling
+// plan's own: leakbench's profiles add stack, probe, signoff and faults.
+// Into points to a struct whose fields name the section's keys in their
+// yaml tags, or to a slice of such structs for a section that is a list of
+// mappings (faults: each entry read by the same rules, sectionlist.go).
+// The section is read by the plan's rules: keys in any spelling
 // (camelCase, snake_case, kebab-case), an unknown or repeated key is an
 // error naming its line; values are read as the plan's options are:
 // durations as Go duration strings (a bare 0 too, never negative), whole
@@ -36,10 +38,19 @@ func (d *ydec) section(e kv) {
 		}
 	}
 	v := reflect.ValueOf(into)
-	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
-		panic(fmt.Sprintf("plan: Section %q: Into must point to a struct, not %T", e.key, into))
+	if v.Kind() == reflect.Pointer && v.Elem().Kind() == reflect.Slice && v.Elem().Type().Elem().Kind() == reflect.Struct {
+		d.sectionList(e.v, e.key, v.Elem()) // sectionlist.go
+		return
 	}
-	v = v.Elem()
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		panic(fmt.Sprintf("plan: Section %q: Into must point to a struct or a slice of structs, not %T", e.key, into))
+	}
+	d.structInto(e.v, e.key, v.Elem())
+}
+
+// structInto decodes mapping n, at path key, into struct v by the
+// Section rules.
+func (d *ydec) structInto(n *yaml.Node, key string, v reflect.Value) {
 	fields := map[string]int{} // key -> field index
 	var keys []string
 	for i := range v.NumField() {
@@ -54,9 +65,9 @@ func (d *ydec) section(e kv) {
 		fields[name] = i
 		keys = append(keys, name)
 	}
-	entries, _ := d.mapping(e.v, e.key, keys)
+	entries, _ := d.mapping(n, key, keys)
 	for _, o := range entries {
-		path := e.key + "." + o.key
+		path := key + "." + o.key
 		f := v.Field(fields[o.key])
 		// The plan's own readers where they know the type (their errors
 		// say what was wanted); yaml.v3 for the rest.

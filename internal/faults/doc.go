@@ -1,0 +1,27 @@
+// Package faults injects the faults that make services leak — network
+// faults on the stack's links and process faults on its servers — on a
+// timeline, and says when each was applied and removed.
+//
+// Network faults are Toxiproxy toxics (github.com/Shopify/toxiproxy/v2, run
+// in this process, no daemon): Links starts one proxy per link on a free
+// loopback port, and the stack is wired through them —
+//
+//   - db: the service (gateway) → PgBouncer;
+//   - pg: PgBouncer → PostgreSQL;
+//   - upstream: the gateway → its upstream HTTP service.
+//
+// A link without a toxic passes bytes through unchanged. A stack without
+// faults has no proxies at all.
+//
+// A Spec is one entry of a profile's `faults:` timeline:
+//
+//	faults:
+//	  - {at: 20s, for: 10s, link: db, toxic: reset_peer}
+//	  - {at: 5s, for: 10s, link: db, toxic: latency, latency: 500ms, jitter: 50ms}
+//	  - {at: 30s, action: terminate_backends, fraction: 0.5}
+//	  - {at: 40s, for: 3s, action: pgbouncer_pause}
+//
+// Validate checks a timeline against the run's length before anything
+// starts; Play applies it (see play.go) and removes every fault it applied
+// when its time is up or its context is cancelled.
+package faults

@@ -1,0 +1,156 @@
+package faults
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+)
+
+// Proxies are the in-process Toxiproxy proxies of a stack's links, each
+// listening on a free port of 127.0.0.1.
+type Proxies struct {
+	server *toxiproxy.ApiServer
+	mu     sync.Mutex
+	links  map[string]*toxiproxy.Proxy
+}
+
+// NewProxies makes an empty set of proxies; Add starts each link's.
+func NewProxies() *Proxies {
+	return &Proxies{
+		server: toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop()),
+		links:  map[string]*toxiproxy.Proxy{},
+	}
+}
+
+// Add starts link's proxy in front of upstream (host:port) and returns
+// the address to dial instead of upstream.
+func (p *Proxies) Add(link, upstream string) (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.links[link]; ok {
+		return "", fmt.Errorf("fault link %s: already proxied", link)
+	}
+	px := toxiproxy.NewProxy(p.server, link, "127.0.0.1:0", upstream)
+	if err := px.Start(); err != nil {
+		return "", fmt.Errorf("start the %s link's proxy: %w", link, err)
+	}
+	p.links[link] = px
+	return px.Listen, nil
+}
+
+// Has reports whether link is proxied.
+func (p *Proxies) Has(link string) bool {
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.links[link]
+	return ok
+}
+
+// Addr is the address link's proxy listens on ("" when not proxied).
+func (p *Proxies) Addr(link string) string {
+	if p == nil {
+		return ""
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if px, ok := p.links[link]; ok {
+		return px.Listen
+	}
+	return ""
+}
+
+// AddToxic puts s's toxic on its link under name; RemoveToxic takes it off.
+func (p *Proxies) AddToxic(name string, s Spec) error {
+	px, err := p.proxy(s.Link)
+	if err != nil {
+		return err
+	}
+	body, err := json.Marshal(toxicJSON(name, s))
+	if err != nil {
+		return err
+	}
+	if _, err := px.Toxics.AddToxicJson(bytes.NewReader(body)); err != nil {
+		return fmt.Errorf("add %s to the %s link: %w", s.Toxic, s.Link, err)
+	}
+	return nil
+}
+
+// RemoveToxic takes toxic name off link.
+func (p *Proxies) RemoveToxic(link, name string) error {
+	px, err := p.proxy(link)
+	if err != nil {
+		return err
+	}
+	if err := px.Toxics.RemoveToxic(context.Background(), name); err != nil {
+		return fmt.Errorf("remove %s from the %s link: %w", name, link, err)
+	}
+	return nil
+}
+
+func (p *Proxies) proxy(link string) (*toxiproxy.Proxy, error) {
+	if p == nil {
+		return nil, fmt.Errorf("fault link %s: the stack has no proxied links", link)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	px, ok := p.links[link]
+	if !ok {
+		return nil, fmt.Errorf("fault link %s: not proxied in this stack", link)
+	}
+	return px, nil
+}
+
+// Close removes every toxic and stops every proxy, closing the
+// connections through them. Safe on nil and more than once.
+func (p *Proxies) Close() error {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var errs []error
+	for name, px := range p.links {
+		px.Toxics.ResetToxics(context.Background())
+		px.Stop()
+		delete(p.links, name)
+	}
+	return errors.Join(errs...)
+}
+
+// toxicJSON is s in Toxiproxy's API shape (times in milliseconds, the
+// slicer's delay in microseconds).
+func toxicJSON(name string, s Spec) map[string]any {
+	attrs := map[string]any{}
+	switch s.Toxic {
+	case "latency":
+		attrs["latency"] = s.Latency.Milliseconds()
+		attrs["jitter"] = s.Jitter.Milliseconds()
+	case "bandwidth":
+		attrs["rate"] = s.RateKBps
+	case "slow_close":
+		attrs["delay"] = s.Delay.Milliseconds()
+	case "timeout", "reset_peer":
+		attrs["timeout"] = s.Timeout.Milliseconds()
+	case "slicer":
+		attrs["average_size"] = s.AverageSize
+		attrs["size_variation"] = s.SizeVariation
+		attrs["delay"] = s.Delay.Microseconds()
+	case "limit_data":
+		attrs["bytes"] = s.Bytes
+	}
+	tox := s.Toxicity
+	if tox == 0 {
+		tox = 1
+	}
+	return map[string]any{"name": name, "type": s.Toxic, "stream": s.stream(), "toxicity": tox, "attributes": attrs}
+}

@@ -1,0 +1,110 @@
+package faults
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestValidate(t *testing.T) {
+	s := time.Second
+	for _, tt := range []struct {
+		name  string
+		specs []Spec
+		want  string // "" for no problem; else the first problem's message starts so
+	}{
+		{"toxic", []Spec{{At: s, For: s, Link: "db", Toxic: "reset_peer"}}, ""},
+		{"latency and reset on one link combine", []Spec{{At: s, For: 5 * s, Link: "db", Toxic: "latency"}, {At: 2 * s, For: s, Link: "db", Toxic: "reset_peer"}}, ""},
+		{"same toxic, other stream", []Spec{{At: s, For: 5 * s, Link: "db", Toxic: "latency"}, {At: 2 * s, For: s, Link: "db", Toxic: "latency", Stream: "upstream"}}, ""},
+		{"back to back", []Spec{{At: s, For: s, Link: "pg", Toxic: "timeout"}, {At: 2 * s, For: s, Link: "pg", Toxic: "timeout"}}, ""},
+		{"actions", []Spec{{At: s, Action: "terminate_backends", Fraction: 0.5}, {At: s, For: s, Action: "pgbouncer_pause"}, {At: 3 * s, Action: "pgbouncer_reload"}}, ""},
+		{"unknown link", []Spec{{At: s, For: s, Link: "cache", Toxic: "latency", Line: 7}}, `unknown link "cache"`},
+		{"unknown toxic", []Spec{{At: s, For: s, Link: "db", Toxic: "gremlin"}}, `unknown toxic "gremlin"`},
+		{"no for", []Spec{{At: s, Link: "db", Toxic: "latency"}}, "a toxic needs for"},
+		{"after the run", []Spec{{At: 30 * s, For: s, Link: "db", Toxic: "latency"}}, "starts at 30s, after the run's 20s"},
+		{"overlap", []Spec{{At: s, For: 5 * s, Link: "db", Toxic: "latency", Line: 3}, {At: 2 * s, For: s, Link: "db", Toxic: "latency", Line: 4}}, "overlaps the db latency of line 3"},
+		{"two pauses", []Spec{{At: s, For: 5 * s, Action: "pgbouncer_pause"}, {At: 2 * s, For: s, Action: "pgbouncer_pause"}}, "overlaps the pgbouncer_pause"},
+		{"action with link", []Spec{{At: s, Action: "pgbouncer_reload", Link: "db"}}, "an action (pgbouncer_reload) takes no link"},
+		{"neither", []Spec{{At: s}}, "want link and toxic"},
+		{"count and fraction", []Spec{{At: s, Action: "terminate_backends", Count: 2, Fraction: 0.5}}, "give count or fraction"},
+		{"pause without for", []Spec{{At: s, Action: "pgbouncer_pause"}}, "pgbouncer_pause needs for"},
+	} {
+		ps := Validate(tt.specs, 20*s)
+		switch {
+		case tt.want == "" && len(ps) > 0:
+			t.Errorf("%s: %+v", tt.name, ps)
+		case tt.want != "" && (len(ps) == 0 || !strings.HasPrefix(ps[0].Msg, tt.want)):
+			t.Errorf("%s: got %+v, want %q…", tt.name, ps, tt.want)
+		case tt.want != "" && ps[0].Line != tt.specs[ps[0].Index].Line:
+			t.Errorf("%s: problem line %d, entry's %d", tt.name, ps[0].Line, tt.specs[ps[0].Index].Line)
+		}
+	}
+}
+
+// TestProxyToxics: bytes pass a link's proxy unchanged; reset_peer cuts
+// the connections through it; after its removal new connections work.
+func TestProxyToxics(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer c.Close(); _, _ = io.Copy(c, c) }()
+		}
+	}()
+	p := NewProxies()
+	defer p.Close()
+	addr, err := p.Add(LinkDB, ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	echo := func() error {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.WriteString(c, "ping\n"); err != nil {
+			return err
+		}
+		line, err := bufio.NewReader(c).ReadString('\n')
+		if err == nil && line != "ping\n" {
+			t.Errorf("echo %q", line)
+		}
+		return err
+	}
+	if err := echo(); err != nil {
+		t.Fatalf("through the proxy: %v", err)
+	}
+	if err := p.AddToxic("f0", Spec{Link: LinkDB, Toxic: "reset_peer"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := echo(); err == nil {
+		t.Error("reset_peer: the echo got through")
+	}
+	if err := p.RemoveToxic(LinkDB, "f0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := echo(); err != nil {
+		t.Errorf("after the toxic: %v", err)
+	}
+	if err := p.AddToxic("x", Spec{Link: LinkPG, Toxic: "latency"}); err == nil {
+		t.Error("a toxic on a link the stack does not proxy was accepted")
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := net.Dial("tcp", addr); err == nil {
+		t.Error("the proxy still listens after Close")
+	}
+}
