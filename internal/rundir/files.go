@@ -17,6 +17,11 @@ const (
 	// RequestsFile is the engine's request index ([Request]): one line per
 	// request, with the trace id it carried.
 	RequestsFile = "requests.jsonl"
+	// HistogramsFile holds the engine's latency histograms in the
+	// HdrHistogram log format, one per series; SeriesFile its counters
+	// ([SeriesState]): what leakbench merge merges shards from.
+	HistogramsFile = "histograms.hlog"
+	SeriesFile     = "series.json"
 	// SummaryFile is the run's summary ([Summary]), written when it ends.
 	SummaryFile = "summary.json"
 	// ProbeSummaryFile is leakbench probe's summary ([ProbeSummary]).

@@ -21,6 +21,7 @@ const MarkerFile = ".leakbench"
 // directory (a run, a sign-off, a probe's or a comparison's output).
 var ownFiles = []string{
 	MarkerFile, ConfigFile, SummaryFile, SamplesFile, EpisodesFile, LoadFile, RequestsFile,
+	HistogramsFile, SeriesFile,
 	ReportFile, HTMLFile, JUnitFile, CompareFile, ProbeSummaryFile,
 	"baseline.md", "baseline.json", "baseline-junit.xml", // a sign-off's comparison with its baseline
 }

@@ -72,6 +72,13 @@ type RunOptions struct {
 	// Gatherer, if set, is served at MetricsAddr beside the engine's own
 	// metrics (the probe's, say), so that one scrape gets both.
 	Gatherer prometheus.Gatherer
+	// Segment, if not the whole plan, plays that shard's slice of every
+	// scenario (plan.Segment; segment.go).
+	Segment plan.Segment
+	// StartAt, if set, is when the load starts: after the preflight the
+	// engine waits until then, so that shards on several machines start
+	// together (at once if it has passed).
+	StartAt time.Time
 }
 
 // engine is one run of a plan.
@@ -95,6 +102,9 @@ type engine struct {
 	// oauth, if set, gives users their tokens (per user with PerUser; the
 	// client's shared source otherwise).
 	oauth *mcp.OAuthConfig
+
+	// segment is the shard of the plan this run plays (segment.go).
+	segment plan.Segment
 
 	endOnce   sync.Once
 	endReason atomic.Value // string
@@ -137,10 +147,15 @@ func RunPlan(ctx context.Context, pl *plan.Plan, opts RunOptions) (*Result, erro
 			return nil, fmt.Errorf("%w: %w", plan.ErrInvalidPlan, err)
 		}
 	}
+	cp, bases := opts.Segment.Apply(cp)
 	e := newEngine(cp, p.Tokens, opts)
+	e.useSegment(opts.Segment, bases) // segment.go
 	defer e.client.CloseIdleConnections()
 	if err := e.preflight(ctx); err != nil {
 		return nil, err
+	}
+	if !sleepUntil(ctx, opts.StartAt) {
+		return nil, fmt.Errorf("interrupted before the run started (waiting for %s): %w", opts.StartAt.Format(time.RFC3339), ctx.Err())
 	}
 	out, err := openOutputs(opts, e)
 	if err != nil {
@@ -152,6 +167,12 @@ func RunPlan(ctx context.Context, pl *plan.Plan, opts RunOptions) (*Result, erro
 	resolved.Tokens = nil // secrets stay out of results
 	res.Plan = &resolved
 	res.Config = configOf(cp)
+	if opts.RunDir != "" {
+		// What leakbench merge adds shards up from (hdrlog.go).
+		if err := e.writeSeries(opts.RunDir, res, opts.StartAt); err != nil {
+			return nil, err
+		}
+	}
 	return res, nil
 }
 

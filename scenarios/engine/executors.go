@@ -189,7 +189,7 @@ func (sr *scenarioRun) arrivalRate(pacer pacer, total time.Duration) {
 	waitGroup(sr.soft, &ready)
 	clock := time.Now()
 	for n := int64(0); ; n++ {
-		at, ok := pacer.At(n)
+		at, ok := pacer.At(sr.e.segment.Iteration(n)) // a shard plays every Count-th
 		if !ok || at >= total {
 			break
 		}
