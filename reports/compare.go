@@ -79,6 +79,9 @@ func Compare(before, after *Summary, beforeDir, afterDir string) *Comparison {
 		}
 		detail := fmt.Sprintf("%d stuck episodes, %d killed by the timeout, longest hold %s; top culprit: %s",
 			before.Probe.StuckEpisodes, before.Probe.TimeoutTerminated, seconds(before.Probe.LongestHoldSeconds), culprit)
+		if cite := requestCitation(before); cite != "" {
+			detail += "; " + cite
+		}
 		if before.Probe.StuckEpisodes == 0 && poolPinned(before.Probe) {
 			detail = fmt.Sprintf("no session idle in transaction, but the service's pool sat at its max (%.0f/%.0f) for %s with %.0f acquires waiting: connections held while idle",
 				before.Probe.AppPoolMaxAcquired, before.Probe.AppPoolMax, seconds(before.Probe.AppPoolSaturatedSeconds), before.Probe.AppPoolAcquireWaits)
@@ -153,6 +156,8 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 	writeChecks(&b, c.Checks)
 	writeCulprits(&b, "## Culprits in before (last query of stuck sessions)", c.Before, 3)
 	writeCulprits(&b, "## Culprits in after (last query of stuck sessions)", c.After, 3)
+	writeForensics(&b, "## Forensics of before: who left the stuck sessions", c.Before)
+	writeForensics(&b, "## Forensics of after", c.After)
 	if c.after != nil {
 		writeThresholds(&b, "## Thresholds of after", c.after.Thresholds)
 	}

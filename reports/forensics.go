@@ -60,7 +60,11 @@ type forensicsBuilder struct {
 	dir   string
 	s     *Summary
 	f     *Forensics
-	stuck []probes.Episode
+	stuck []probes.Episode // the worst so far (see add)
+	// traced are the stuck episodes' holds by trace id, untraced those of
+	// the stuck episodes without one (join.go).
+	traced   map[string]tracedHolds
+	untraced []float64
 }
 
 func newForensicsBuilder(dir string, s *Summary) *forensicsBuilder {
@@ -69,6 +73,9 @@ func newForensicsBuilder(dir string, s *Summary) *forensicsBuilder {
 		f.StuckAfterSeconds = s.Probe.StuckAfterSeconds
 	}
 	f.ReleaseLimitSeconds = f.StuckAfterSeconds
+	if s.Probe != nil {
+		f.MalformedComments = s.Probe.MalformedComments
+	}
 	if c, err := rundir.ReadConfig(dir); err == nil {
 		if v := c.Profile.Probe.StuckAfter.Seconds(); v > 0 && (s.Probe == nil || s.Probe.StuckAfterSeconds == 0) {
 			f.StuckAfterSeconds, f.ReleaseLimitSeconds = v, v

@@ -1,17 +1,137 @@
 package reports
 
 import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
 	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
 )
 
-// addTrace notes a stuck episode's trace id for the join.
-func (fb *forensicsBuilder) addTrace(e *probes.Episode) {}
+// The join: a stuck episode whose last query carried a traceparent
+// (sqlcommenter) is tied to the engine's record of the request with that
+// trace id (requests.jsonl), after the run. The request index is read
+// streaming and only the lines a stuck episode names are kept, so memory
+// grows with the stuck episodes, not with the requests.
 
-// join fills Worst (and, once the request index is read, the requests).
-func (fb *forensicsBuilder) join() {
-	for _, e := range worst(fb.stuck) {
-		fb.f.Worst = append(fb.f.Worst, rundir.WorstEpisode{PID: e.PID, Start: e.Start, HoldSeconds: e.HoldSeconds,
-			EndReason: e.EndReason, Fingerprint: e.Fingerprint})
+// tracedHolds are the hold times of the stuck episodes that carried one
+// trace id (a request's sessions may leave more than one).
+type tracedHolds []float64
+
+// addTrace notes a stuck episode's trace id and locks for the join.
+func (fb *forensicsBuilder) addTrace(e *probes.Episode) {
+	f := fb.f
+	if e.Blocked > 0 {
+		f.EpisodesBlocking++
+		f.BlockedBackends += e.Blocked
+		f.BlockedWaitSeconds += e.BlockedWaitSeconds
 	}
+	if e.TraceID == "" {
+		fb.untraced = append(fb.untraced, e.HoldSeconds)
+		return
+	}
+	f.Traced++
+	if fb.traced == nil {
+		fb.traced = map[string]tracedHolds{}
+	}
+	fb.traced[e.TraceID] = append(fb.traced[e.TraceID], e.HoldSeconds)
+}
+
+// join reads the request index for the traced stuck episodes and fills
+// Joined, ByRequest and Worst.
+func (fb *forensicsBuilder) join() {
+	f := fb.f
+	reqs := fb.readRequests()
+	type key struct{ method, name, outcome string }
+	groups := map[key]*rundir.RequestGroup{}
+	reqSeconds := map[key]float64{}
+	add := func(k key, holds []float64, seconds float64) {
+		g := groups[k]
+		if g == nil {
+			g = &rundir.RequestGroup{Method: k.method, Name: k.name, Outcome: k.outcome}
+			groups[k] = g
+		}
+		for _, h := range holds {
+			g.Episodes++
+			g.TotalHoldSeconds += h
+			g.MaxHoldSeconds = max(g.MaxHoldSeconds, h)
+			reqSeconds[k] += seconds
+		}
+	}
+	notJoined := key{method: "(not joined)", outcome: "unknown"}
+	for tid, holds := range fb.traced {
+		r, ok := reqs[tid]
+		if !ok {
+			add(notJoined, holds, 0)
+			continue
+		}
+		f.Joined += len(holds)
+		add(key{r.Method, r.Name, r.Outcome}, holds, r.Seconds)
+	}
+	if len(fb.untraced) > 0 {
+		add(key{method: "(no trace context)", outcome: "unknown"}, fb.untraced, 0)
+	}
+	for k, g := range groups {
+		if g.Episodes > 0 {
+			g.MeanRequestSeconds = reqSeconds[k] / float64(g.Episodes)
+		}
+		f.ByRequest = append(f.ByRequest, *g)
+	}
+	slices.SortFunc(f.ByRequest, func(a, b rundir.RequestGroup) int {
+		return cmp.Or(cmp.Compare(b.Episodes, a.Episodes), cmp.Compare(b.TotalHoldSeconds, a.TotalHoldSeconds),
+			cmp.Compare(a.Method, b.Method), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Outcome, b.Outcome))
+	})
+	for _, e := range worst(fb.stuck) {
+		w := rundir.WorstEpisode{PID: e.PID, Start: e.Start, HoldSeconds: e.HoldSeconds, EndReason: e.EndReason,
+			Fingerprint: e.Fingerprint, TraceID: e.TraceID, Blocked: e.Blocked, BlockedWaitSeconds: e.BlockedWaitSeconds}
+		if r, ok := reqs[e.TraceID]; ok && e.TraceID != "" {
+			w.Request = &rundir.EpisodeRequest{User: r.User, Scenario: r.Scenario, Iteration: r.Iteration,
+				Method: r.Method, Name: r.Name, Started: r.Start,
+				Ended: r.Start.Add(time.Duration(r.Seconds * float64(time.Second))), Outcome: r.Outcome, Kind: r.Kind}
+		}
+		f.Worst = append(f.Worst, w)
+	}
+}
+
+// readRequests streams dir's requests.jsonl and returns the records whose
+// trace id a traced stuck episode carries. A line that does not parse (a
+// torn last one) is skipped.
+func (fb *forensicsBuilder) readRequests() map[string]rundir.Request {
+	file, err := os.Open(filepath.Join(fb.dir, rundir.RequestsFile))
+	if err != nil {
+		return nil
+	}
+	defer file.Close()
+	fb.f.RequestsIndexed = true
+	out := map[string]rundir.Request{}
+	if len(fb.traced) == 0 {
+		return out
+	}
+	prefix := []byte(`{"trace_id":"`)
+	sc := bufio.NewScanner(file)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
+	for sc.Scan() {
+		line := sc.Bytes()
+		// The engine writes trace_id first: most lines are skipped
+		// without decoding them.
+		if bytes.HasPrefix(line, prefix) && len(line) > len(prefix)+32 {
+			if _, ok := fb.traced[string(line[len(prefix):len(prefix)+32])]; !ok {
+				continue
+			}
+		}
+		var r rundir.Request
+		if json.Unmarshal(line, &r) != nil {
+			continue
+		}
+		if _, ok := fb.traced[r.TraceID]; ok {
+			out[r.TraceID] = r
+		}
+	}
+	return out
 }

@@ -1,0 +1,121 @@
+package reports
+
+import (
+	"fmt"
+	"strings"
+)
+
+// writeForensics writes a run's forensics: leaked or released late, the
+// stuck episodes by the request that left them (method/tool × outcome),
+// the share joined, the worst episodes with their request, and the lock
+// cascade.
+func writeForensics(b *strings.Builder, heading string, s *Summary) {
+	f := s.Forensics
+	if f == nil || f.StuckEpisodes == 0 && !f.Saturated {
+		return
+	}
+	fmt.Fprintf(b, "\n%s\n\n", heading)
+	if f.StuckEpisodes > 0 {
+		fmt.Fprintf(b, "%d stuck episodes (held ≥ %s): **%d leaked** (nobody released them: %s), %d released late by the service",
+			f.StuckEpisodes, seconds(f.StuckAfterSeconds), f.Leaked, reasons(f.LeakedByReason), f.SlowReleases)
+		if f.SlowReleases > 0 {
+			fmt.Fprintf(b, " (the longest after %s: slowness, not a leak)", seconds(f.SlowReleaseMaxSeconds))
+		}
+		b.WriteString(".\n")
+	}
+	if f.Saturated {
+		fmt.Fprintf(b, "The run was **saturated**: %s.\n", f.SaturatedReason)
+	}
+	switch {
+	case f.StuckEpisodes == 0:
+	case f.RequestsIndexed:
+		fmt.Fprintf(b, "Joined to the request that left them: %d of %d (%.1f%%); %d carried a trace context.\n",
+			f.Joined, f.StuckEpisodes, 100*f.JoinedShare, f.Traced)
+	default:
+		fmt.Fprintf(b, "%d of %d carried a trace context; no request index (leakbench did not drive the load).\n", f.Traced, f.StuckEpisodes)
+	}
+	if f.MalformedComments > 0 {
+		fmt.Fprintf(b, "%d sqlcommenter comments could not be read (cut or malformed) and were ignored.\n", f.MalformedComments)
+	}
+	if f.EpisodesBlocking > 0 {
+		fmt.Fprintf(b, "Blocked by stuck sessions: **%d backends, total wait %s** (behind %d stuck episodes' locks).\n",
+			f.BlockedBackends, seconds(f.BlockedWaitSeconds), f.EpisodesBlocking)
+	} else if f.StuckEpisodes > 0 {
+		b.WriteString("Blocked by stuck sessions: none.\n")
+	}
+	if len(f.ByRequest) > 0 {
+		b.WriteString("\n| left by | outcome | stuck episodes | total hold | max hold | request lasted (mean) |\n|---|---|---:|---:|---:|---:|\n")
+		for i, g := range f.ByRequest {
+			if i == 10 {
+				fmt.Fprintf(b, "| … %d more | | | | | |\n", len(f.ByRequest)-i)
+				break
+			}
+			fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s |\n", md(requestLabel(g.Method, g.Name)), g.Outcome, g.Episodes,
+				seconds(g.TotalHoldSeconds), seconds(g.MaxHoldSeconds), secondsOrDash(g.MeanRequestSeconds))
+		}
+	}
+	if len(f.Worst) > 0 {
+		b.WriteString("\nWorst episodes:\n\n| held | ended | request | outcome | user / iteration | sent | blocked |\n|---:|---|---|---|---|---|---|\n")
+		for i, w := range f.Worst {
+			if i == 5 {
+				break
+			}
+			req, outcome, who, sent := "not joined", "", "", ""
+			if r := w.Request; r != nil {
+				req, outcome = requestLabel(r.Method, r.Name), r.Outcome
+				if r.Kind != "" {
+					outcome += " (" + r.Kind + ")"
+				}
+				who = fmt.Sprintf("%s #%d / %d", r.Scenario, r.User, r.Iteration)
+				sent = fmt.Sprintf("%s, gave its answer or up after %s", r.Started.UTC().Format("15:04:05.000"), seconds(r.Ended.Sub(r.Started).Seconds()))
+			} else if w.TraceID == "" {
+				req = "no trace context"
+			}
+			blocked := ""
+			if w.Blocked > 0 {
+				blocked = fmt.Sprintf("%d, %s", w.Blocked, seconds(w.BlockedWaitSeconds))
+			}
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", seconds(w.HoldSeconds), w.EndReason, md(req), outcome, md(who), sent, blocked)
+		}
+	}
+}
+
+func requestLabel(method, name string) string {
+	if name == "" {
+		return method
+	}
+	return method + " " + name
+}
+
+func secondsOrDash(v float64) string {
+	if v == 0 {
+		return "—"
+	}
+	return seconds(v)
+}
+
+// md keeps a cell on one line and out of Markdown's syntax.
+func md(s string) string {
+	return strings.NewReplacer("|", "\\|", "\n", " ", "`", "'").Replace(s)
+}
+
+// requestCitation says, for the verdict, which requests left the stuck
+// sessions and what the client did: "left by tools/call generate_report
+// requests the client aborted after 0.90 s (190 of 200; 100% joined)".
+func requestCitation(s *Summary) string {
+	f := s.Forensics
+	if f == nil || f.StuckEpisodes == 0 || f.Joined == 0 || len(f.ByRequest) == 0 {
+		return ""
+	}
+	g := f.ByRequest[0]
+	if g.Method == "(not joined)" || g.Method == "(no trace context)" {
+		return ""
+	}
+	what := map[string]string{"aborted": "the client abandoned", "timeout": "the client timed out on", "canceled": "the run canceled",
+		"failed": "that failed", "ok": "that succeeded"}[g.Outcome]
+	after := ""
+	if g.MeanRequestSeconds > 0 {
+		after = " after " + seconds(g.MeanRequestSeconds)
+	}
+	return fmt.Sprintf("left by %s requests %s%s (%d of %d stuck; %.0f%% joined)", requestLabel(g.Method, g.Name), what, after, g.Episodes, f.StuckEpisodes, 100*f.JoinedShare)
+}

@@ -1,0 +1,76 @@
+package reports
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leakbench/leakbench/internal/rundir"
+)
+
+// TestJoin: stuck episodes are joined to the requests whose trace ids
+// their last queries carried, grouped by method, tool and outcome; the
+// verdict's citation names the top group; leaked and slow releases are
+// told apart.
+func TestJoin(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+	id := func(i int) string { return strings.Repeat("0", 30) + string(rune('a'+i/10)) + string(rune('0'+i%10)) }
+	var eps, reqs []byte
+	line := func(dst *[]byte, v any) {
+		raw, _ := json.Marshal(v)
+		*dst = append(append(*dst, raw...), '\n')
+	}
+	for i := range 10 {
+		e := rundir.Episode{PID: int32(100 + i), Start: t0.Add(time.Duration(i) * time.Second), HoldSeconds: 5, EndReason: rundir.EndTimeout, TraceID: id(i)}
+		switch {
+		case i == 8: // no request with its trace id
+			e.TraceID = strings.Repeat("f", 32)
+		case i == 9: // released late by the service
+			e.HoldSeconds, e.EndReason = 2.5, rundir.EndReleased
+		}
+		line(&eps, e)
+	}
+	line(&eps, rundir.Episode{PID: 1, HoldSeconds: 0.01, EndReason: rundir.EndReleased, TraceID: id(50)}) // not stuck
+	for i := range 60 {
+		r := rundir.Request{TraceID: id(i), User: i, Scenario: "agents", Method: "tools/call", Name: "generate_report",
+			Start: t0.Add(time.Duration(i) * time.Second), Seconds: 0.9, Outcome: rundir.RequestAborted}
+		if i == 9 {
+			r.Name, r.Outcome, r.Seconds = "get_team_tools", rundir.RequestOK, 0.1
+		}
+		line(&reqs, r)
+	}
+	reqs = append(reqs, `{"trace_id":"torn`...)
+	for name, data := range map[string][]byte{rundir.EpisodesFile: eps, rundir.RequestsFile: reqs} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := &Summary{Probe: &rundir.ProbeSummary{StuckAfterSeconds: 2, ReleaseP99Seconds: 0.3}}
+	deriveForensicsFromDir(dir, s)
+	f := s.Forensics
+	if f.StuckEpisodes != 10 || f.Leaked != 9 || f.SlowReleases != 1 || f.Traced != 10 || f.Joined != 9 || !f.RequestsIndexed {
+		t.Fatalf("forensics %+v", f)
+	}
+	if g := f.ByRequest[0]; g.Method != "tools/call" || g.Name != "generate_report" || g.Outcome != "aborted" || g.Episodes != 8 || math.Abs(g.MeanRequestSeconds-0.9) > 1e-9 {
+		t.Errorf("top group %+v", g)
+	}
+	if w := f.Worst[0]; w.Request == nil || w.Request.User != 0 || w.Request.Outcome != "aborted" || !w.Request.Ended.Equal(t0.Add(900*time.Millisecond)) {
+		t.Errorf("worst %+v %+v", w, w.Request)
+	}
+	want := "left by tools/call generate_report requests the client abandoned after 900 ms (8 of 10 stuck; 90% joined)"
+	if got := requestCitation(s); got != want {
+		t.Errorf("citation %q\nwant     %q", got, want)
+	}
+	if c := leakCheck(s); c.Pass || !strings.Contains(c.Detail, "9 leaked") {
+		t.Errorf("leak check %+v", c)
+	}
+	s.Forensics.Leaked = 0 // as an after run with only the slow release
+	if c := releaseCheck(s); !c.Pass || !strings.Contains(c.Detail, "slowness, not a leak") {
+		t.Errorf("release check %+v", c)
+	}
+}
