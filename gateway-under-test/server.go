@@ -95,6 +95,9 @@ type Config struct {
 	// abandoned sessions do not pile up under load. Default 10 min;
 	// negative: never.
 	SessionTimeout time.Duration
+	// RequestTimeout bounds each /mcp request's work, as a service's
+	// timeout middleware does (deadline.go). Default 0: none.
+	RequestTimeout time.Duration
 	// Logger receives the gateway's logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -137,8 +140,8 @@ func (c Config) validate() error {
 		return errors.New("no database DSN given")
 	case c.PoolSize < 1:
 		return fmt.Errorf("pool size must be at least 1, got %d", c.PoolSize)
-	case c.PoolTimeout < 0 || c.RunDelay < 0 || c.UpstreamTimeout < 0:
-		return errors.New("pool timeout, run delay and upstream timeout must not be negative")
+	case c.PoolTimeout < 0 || c.RunDelay < 0 || c.UpstreamTimeout < 0 || c.RequestTimeout < 0:
+		return errors.New("pool timeout, run delay, upstream and request timeouts must not be negative")
 	case c.ReadHeaderTimeout < 0 || c.BodyReadTimeout < 0 || c.IdleTimeout < 0:
 		return errors.New("read-header, body-read and idle timeouts must not be negative")
 	case c.PollInterval < 10*time.Millisecond:
@@ -234,7 +237,7 @@ func (g *Gateway) Handler() http.Handler {
 		})
 
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", m.instrumentHTTP("/mcp", g.readBody(g.tokenScoping(g.trackTokenUse(mcpHandler)))))
+	mux.Handle("/mcp", m.instrumentHTTP("/mcp", g.readBody(g.requestDeadline(g.tokenScoping(g.trackTokenUse(mcpHandler))))))
 	mux.Handle("/metrics", m.instrumentHTTP("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
 	return mux
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/internal/faults"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
@@ -39,6 +40,11 @@ type Profile struct {
 	// VariantBefore and VariantAfter are the gateway variants compared.
 	VariantBefore string `json:"variant_before"`
 	VariantAfter  string `json:"variant_after"`
+	// Faults is the profile's faults: timeline (package faults).
+	Faults []faults.Spec `json:"faults,omitempty"`
+	// RecoverySeconds are the thresholds on the faults' recovery
+	// ("max<10"), from the profile's recovery section.
+	RecoverySeconds []string `json:"recovery_seconds,omitempty"`
 }
 
 // ProbeSettings say how the probes watch a run.

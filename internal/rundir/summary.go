@@ -60,6 +60,9 @@ type Summary struct {
 	// leaked or released late, the requests that left them, whom they
 	// blocked (see Forensics).
 	Forensics *Forensics `json:"forensics,omitempty"`
+	// Faults is the run's faults: timeline as played, with each fault's
+	// recovery (faults.go); absent without faults.
+	Faults []FaultRecord `json:"faults,omitempty"`
 }
 
 // PoolState is the verdict on the connection pools — PgBouncer's and the

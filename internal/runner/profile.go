@@ -34,12 +34,14 @@ type stackSection struct {
 	Teams             int           `yaml:"teams"`
 	Seed              int64         `yaml:"seed"`
 	// The gateway's and its upstream's knobs.
-	GatewayPoolTimeout  time.Duration `yaml:"gateway_pool_timeout"`
-	GatewayStateless    bool          `yaml:"gateway_stateless"`
-	GatewayTokenUsage   bool          `yaml:"gateway_token_usage"` // token-usage tracking, where session-outside-request leaks
-	RunDelay            time.Duration `yaml:"run_delay"`
-	UpstreamLatency     time.Duration `yaml:"upstream_latency"`
-	UpstreamFailureRate float64       `yaml:"upstream_failure_rate"`
+	GatewayPoolTimeout time.Duration `yaml:"gateway_pool_timeout"`
+	// The gateway's own request deadline (its timeout middleware); 0: none.
+	GatewayRequestTimeout time.Duration `yaml:"gateway_request_timeout"`
+	GatewayStateless      bool          `yaml:"gateway_stateless"`
+	GatewayTokenUsage     bool          `yaml:"gateway_token_usage"` // token-usage tracking, where session-outside-request leaks
+	RunDelay              time.Duration `yaml:"run_delay"`
+	UpstreamLatency       time.Duration `yaml:"upstream_latency"`
+	UpstreamFailureRate   float64       `yaml:"upstream_failure_rate"`
 }
 
 type signoffSection struct {
@@ -93,16 +95,22 @@ func profileFrom(filename string, parse func(...plan.Section) (*plan.Plan, error
 		Probe: ProbeSettings{Interval: 100 * time.Millisecond, StuckAfter: time.Second, Drain: 10 * time.Second}}
 	var stack stackSection
 	var signoff signoffSection
+	var recovery recoverySection
 	pl, err := parse(plan.Section{Key: "stack", Into: &stack}, plan.Section{Key: "probe", Into: &p.Probe},
-		plan.Section{Key: "signoff", Into: &signoff})
+		plan.Section{Key: "signoff", Into: &signoff},
+		plan.Section{Key: "faults", Into: &p.Faults}, plan.Section{Key: "recovery", Into: &recovery})
 	if err != nil {
+		return p, err
+	}
+	p.RecoverySeconds = recovery.RecoverySeconds
+	if err := checkFaults(filename, pl, p); err != nil { // faults.go
 		return p, err
 	}
 	p.Plan = pl
 	p.Stack = fixtures.Config{IdleInTxTimeout: stack.IdleInTxTimeout, MaxConnections: stack.MaxConnections,
 		PoolMode: stack.PoolMode, PgBouncerPoolSize: stack.PgBouncerPoolSize, MaxClientConn: stack.MaxClientConn,
 		GatewayPoolSize: stack.GatewayPoolSize, Users: stack.Users, Teams: stack.Teams, Seed: stack.Seed,
-		GatewayPoolTimeout: stack.GatewayPoolTimeout, GatewayStateless: stack.GatewayStateless, GatewayTokenUsage: stack.GatewayTokenUsage, RunDelay: stack.RunDelay,
+		GatewayPoolTimeout: stack.GatewayPoolTimeout, GatewayRequestTimeout: stack.GatewayRequestTimeout, GatewayStateless: stack.GatewayStateless, GatewayTokenUsage: stack.GatewayTokenUsage, RunDelay: stack.RunDelay,
 		UpstreamLatency: stack.UpstreamLatency, UpstreamFailureRate: stack.UpstreamFailureRate}
 	if signoff.VariantBefore != "" {
 		p.VariantBefore = signoff.VariantBefore

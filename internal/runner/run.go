@@ -16,7 +16,6 @@ import (
 	"github.com/leakbench/leakbench/probes"
 	"github.com/leakbench/leakbench/reports"
 	"github.com/leakbench/leakbench/scenarios/engine"
-	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
 // ErrInterrupted is returned when the run's context was cancelled (Ctrl-C);
@@ -52,11 +51,6 @@ type Options struct {
 	// directory and reports instead of masking their literals. Sensitive:
 	// see probes.Config.KeepQueryText.
 	KeepQueryText bool
-	// Shard is the slice of the plan this run plays (the whole plan when
-	// zero), StartAt when its load starts (zero: at once); see
-	// engine.RunOptions.
-	Shard   plan.Segment
-	StartAt time.Time
 }
 
 // Run starts a stack with the variant, probes it while the load plays, lets
@@ -75,6 +69,7 @@ func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
 	stackCfg := p.Stack
 	stackCfg.Variant = o.Variant
 	stackCfg.LogDir = filepath.Join(o.Dir, "logs")
+	stackCfg.FaultLinks = faultLinks(p) // the links the faults: timeline uses; none: no proxy
 	sum = &reports.Summary{Name: o.Name, Profile: p.Name, Started: time.Now().UTC(), EndReason: reports.EndFailed,
 		Environment: reports.Environment{Provider: orDefault(o.Env, "local"), Variant: o.Variant, LeakbenchVersion: o.Version}}
 	defer func() {
@@ -141,6 +136,7 @@ func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
 		}
 	}()
 
+	fp := startFaults(ctx, p, env, poller, logw, o.Name) // nil without faults (faults.go)
 	fmt.Fprintf(logw, "[%s] load: %s against %s\n", o.Name, p.Plan.Describe(), env.GatewayURL)
 	res, loadErr := engine.RunPlan(ctx, p.Plan, engine.RunOptions{
 		Target:      env.GatewayURL,
@@ -151,13 +147,12 @@ func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
 		TLS:         o.Target.TLS,
 		OAuth:       o.Target.OAuth,
 		Progress:    probeAnnotated(logw, "["+o.Name+"] ", poller),
-		Segment:     o.Shard,
-		StartAt:     o.StartAt,
 	})
 	sum.Load = res
 	if loadErr == nil && ctx.Err() == nil && p.Probe.Drain > 0 {
 		drain(ctx, p.Probe.Drain, logw, o.Name, poller)
 	}
+	fp.stop(o.Dir, p, sum) // every fault removed; recovery and its thresholds into sum
 	probeSum, stopErr := poller.Stop()
 	probeStopped = true
 	sum.Probe = probeSum
