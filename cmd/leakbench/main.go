@@ -47,6 +47,7 @@ type command struct {
 var commands = map[string]command{
 	"signoff":  {"run a scenario against the leaky (before) and fixed (after) gateway and compare", cmdSignoff},
 	"run":      {"run a scenario against one gateway variant and write a run directory", cmdRun},
+	"merge":    {"add up the run directories of the shards of one run (run --shard i/N) into one", cmdMerge},
 	"report":   {"re-render report.md of a run directory from its summary.json", cmdReport},
 	"compare":  {"compare two run directories (before, after) and write the verdict", cmdCompare},
 	"gateway":  {"serve the reference MCP gateway (for your own experiments)", cmdGateway},
@@ -131,7 +132,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		}
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	if fs.NArg() > 0 && fs.Name() != "compare" && fs.Name() != "report" {
+	if fs.NArg() > 0 && fs.Name() != "compare" && fs.Name() != "report" && fs.Name() != "merge" {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/gateway-under-test"
@@ -29,6 +30,8 @@ func cmdRun(ctx context.Context, args []string) (err error) {
 	tokensFile := fs.String("tokens-file", "", "external: file of bearer tokens, one a line (default: the scenario's tokensFile or tokens)")
 	metricsAddr := fs.String("metrics-addr", "", "serve the load engine's and the probe's live Prometheus metrics at http://ADDR/metrics while the load runs (e.g. 127.0.0.1:9464)")
 	tf := addTargetFlags(fs)
+	shard := fs.String("shard", "", "play slice `I/N` of every scenario (k6 execution segments: users and arrival rates split so the N slices add up to the whole; user indices unique across shards); merge the N run directories with leakbench merge")
+	startAt := fs.String("start-at", "", "start the load at this RFC 3339 `TIME` (after the preflight), so that shards on several machines start together; a time already past starts at once")
 	keepQueryText := fs.Bool("keep-query-text", false, "keep stuck sessions' raw query texts in the run directory and reports (default: literals masked, since queries may hold e-mails, keys or passwords; sensitive)")
 	hist := addHistoryFlags(fs, false)
 	defer func() { err = hist.exit(err) }()
@@ -56,6 +59,10 @@ func cmdRun(ctx context.Context, args []string) (err error) {
 		*env = "external" // --target names your own service
 	}
 	topts, err := tf.options()
+	if err != nil {
+		return err
+	}
+	seg, at, err := shardFlags(*shard, *startAt, time.Now()) // shard.go
 	if err != nil {
 		return err
 	}
@@ -97,7 +104,7 @@ func cmdRun(ctx context.Context, args []string) (err error) {
 	if *env == "external" {
 		name = "external" // your own service: the reference gateway's variants do not apply
 	}
-	sum, err := runner.Run(ctx, runner.Options{Profile: p, Variant: *variant, Name: name, Dir: *out, Force: *force, Log: os.Stderr, Version: version, Env: *env, External: ext, MetricsAddr: *metricsAddr, KeepQueryText: *keepQueryText, Target: topts})
+	sum, err := runner.Run(ctx, runner.Options{Profile: p, Variant: *variant, Name: name, Dir: *out, Force: *force, Log: os.Stderr, Version: version, Env: *env, External: ext, MetricsAddr: *metricsAddr, KeepQueryText: *keepQueryText, Target: topts, Shard: seg, StartAt: at})
 	if err != nil {
 		return err
 	}
@@ -112,6 +119,11 @@ func cmdRun(ctx context.Context, args []string) (err error) {
 	fmt.Printf("\nreport: %s/report.html\n", *out)
 	if err := hist.recordRun(ctx, *out, rendered); err != nil {
 		return err
+	}
+	if !seg.Whole() {
+		// A slice's counts say nothing about the whole's thresholds.
+		fmt.Fprintf(os.Stderr, "shard %s: thresholds are judged on the merged result: leakbench merge SHARD_DIR... --out DIR\n", seg)
+		return nil
 	}
 	return loadOnlyVerdict(sum)
 }

@@ -36,6 +36,8 @@ func runLoadOnly(ctx context.Context, o Options, sum *reports.Summary, env *fixt
 		TLS:         o.Target.TLS,
 		OAuth:       o.Target.OAuth,
 		Progress:    prefixed(logw, "["+o.Name+"] "),
+		Segment:     o.Shard,
+		StartAt:     o.StartAt,
 	})
 	sum.Load = res
 	if err != nil {

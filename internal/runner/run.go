@@ -16,6 +16,7 @@ import (
 	"github.com/leakbench/leakbench/probes"
 	"github.com/leakbench/leakbench/reports"
 	"github.com/leakbench/leakbench/scenarios/engine"
+	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
 // ErrInterrupted is returned when the run's context was cancelled (Ctrl-C);
@@ -51,6 +52,11 @@ type Options struct {
 	// directory and reports instead of masking their literals. Sensitive:
 	// see probes.Config.KeepQueryText.
 	KeepQueryText bool
+	// Shard is the slice of the plan this run plays (the whole plan when
+	// zero), StartAt when its load starts (zero: at once); see
+	// engine.RunOptions.
+	Shard   plan.Segment
+	StartAt time.Time
 }
 
 // Run starts a stack with the variant, probes it while the load plays, lets
@@ -147,6 +153,8 @@ func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
 		TLS:         o.Target.TLS,
 		OAuth:       o.Target.OAuth,
 		Progress:    probeAnnotated(logw, "["+o.Name+"] ", poller),
+		Segment:     o.Shard,
+		StartAt:     o.StartAt,
 	})
 	sum.Load = res
 	if loadErr == nil && ctx.Err() == nil && p.Probe.Drain > 0 {

@@ -209,20 +209,34 @@ func ReadHistogramLog(r io.Reader) (map[string]*hdrhistogram.Histogram, error) {
 // peak is an upper bound. The run spans the earliest start to the latest
 // end; it completed only if every shard did. Merge checks that the shards
 // played one plan; whether each segment is there once is the caller's.
-func Merge(shards []*Shard) (*Result, error) {
+//
+// With dir set, the merged series are written there too (histograms.hlog,
+// series.json), so that merged results merge again.
+func Merge(shards []*Shard, dir string) (*Result, error) {
+	e, res, err := merge(shards)
+	if err != nil || dir == "" {
+		return res, err
+	}
+	if err := e.writeSeries(dir, res, time.Time{}); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func merge(shards []*Shard) (*engine, *Result, error) {
 	if len(shards) == 0 {
-		return nil, errors.New("merge: no shard")
+		return nil, nil, errors.New("merge: no shard")
 	}
 	p := shards[0].State.Plan
 	want, _ := json.Marshal(p)
 	for _, sh := range shards[1:] {
 		if got, _ := json.Marshal(sh.State.Plan); !bytes.Equal(got, want) {
-			return nil, fmt.Errorf("merge: %s played another plan than %s", sh.Dir, shards[0].Dir)
+			return nil, nil, fmt.Errorf("merge: %s played another plan than %s", sh.Dir, shards[0].Dir)
 		}
 	}
 	cp, err := plan.Compile(p)
 	if err != nil {
-		return nil, fmt.Errorf("merge: the shards' plan: %w", err)
+		return nil, nil, fmt.Errorf("merge: the shards' plan: %w", err)
 	}
 	e := newEngine(cp, nil, RunOptions{})
 	e.client.CloseIdleConnections()
@@ -250,7 +264,7 @@ func Merge(shards []*Shard) (*Result, error) {
 			i, ok := scenIdx[s.Scenario]
 			op, okOp := opByName(s.Method)
 			if !ok || !okOp {
-				return nil, fmt.Errorf("merge: %s: series of unknown scenario %q or method %q", sh.Dir, s.Scenario, s.Method)
+				return nil, nil, fmt.Errorf("merge: %s: series of unknown scenario %q or method %q", sh.Dir, s.Scenario, s.Method)
 			}
 			g := sh0.get(seriesKey{scen: uint16(i), op: op, status: uint16(s.Status), name: e.m.nameID(s.Name)})
 			g.hist.Merge(sh.Hists[s.Tag])
@@ -267,7 +281,7 @@ func Merge(shards []*Shard) (*Result, error) {
 		for _, s := range st.Scenarios {
 			i, ok := scenIdx[s.Name]
 			if !ok {
-				return nil, fmt.Errorf("merge: %s: unknown scenario %q", sh.Dir, s.Name)
+				return nil, nil, fmt.Errorf("merge: %s: unknown scenario %q", sh.Dir, s.Name)
 			}
 			sc := e.m.scen[i]
 			sc.requests.Add(s.Requests)
@@ -320,7 +334,7 @@ func Merge(shards []*Shard) (*Result, error) {
 	res := e.result(ended)
 	res.Plan = p
 	res.Config = configOf(cp)
-	return res, nil
+	return e, res, nil
 }
 
 func contains(list []string, s string) bool {

@@ -143,7 +143,7 @@ func TestMergeIsExact(t *testing.T) {
 				}
 				shards = append(shards, sh)
 			}
-			got, err := Merge(shards)
+			got, err := Merge(shards, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -193,7 +193,7 @@ func TestMergeRefusesAnotherPlan(t *testing.T) {
 		}
 		shards = append(shards, sh)
 	}
-	if _, err := Merge(shards); err == nil || !strings.Contains(err.Error(), "another plan") {
+	if _, err := Merge(shards, ""); err == nil || !strings.Contains(err.Error(), "another plan") {
 		t.Fatalf("merge of two plans: %v", err)
 	}
 	if _, err := ReadShard(t.TempDir()); err == nil {
@@ -235,7 +235,7 @@ func TestShardsAgainstOneServer(t *testing.T) {
 			t.Errorf("shard %d: segment %s, start at %v, started %v", i, sh.State.Segment, sh.State.StartAt, sh.State.Started)
 		}
 	}
-	res, err := Merge(shards)
+	res, err := Merge(shards, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
