@@ -1,12 +1,13 @@
 package plan
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/leakbench/leakbench/scenarios/userdata"
 )
 
 // writeFiles writes name → content into a new directory and returns it.
@@ -107,15 +108,15 @@ func TestAnswerRules(t *testing.T) {
 
 // TestDataFiles reads CSV and JSON data and renders rows into templates.
 func TestDataFiles(t *testing.T) {
-	csvT, err := ReadCSVData(strings.NewReader("\ufeffemail,\"full name\"\na@x,\"Ada, L\"\nb@x,Bob\n"), "u.csv")
+	csvT, err := userdata.ReadCSV(strings.NewReader("\ufeffemail,\"full name\"\na@x,\"Ada, L\"\nb@x,Bob\n"), "u.csv")
 	if err == nil {
 		t.Fatalf("a column name with a blank: want an error, got %v", csvT.Columns)
 	}
-	csvT, err = ReadCSVData(strings.NewReader("\ufeffemail,name\na@x,\"Ada, L\"\nb@x,Bob\n"), "u.csv")
+	csvT, err = userdata.ReadCSV(strings.NewReader("\ufeffemail,name\na@x,\"Ada, L\"\nb@x,Bob\n"), "u.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
-	jsonT, err := ReadJSONData(strings.NewReader(`[{"email":"a@x","name":"Ada, L","n":7,"tags":["a"]},{"email":"b@x","name":"Bob","n":8.5,"tags":[]}]`), "u.json")
+	jsonT, err := userdata.ReadJSON(strings.NewReader(`[{"email":"a@x","name":"Ada, L","n":7,"tags":["a"]},{"email":"b@x","name":"Bob","n":8.5,"tags":[]}]`), "u.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,33 +211,6 @@ func TestChecks(t *testing.T) {
 			t.Errorf("%s: String() %q reads back as %q, %v", tc.expr, c.String(), again.String(), err)
 		}
 	}
-}
-
-// FuzzReadData: the data readers never panic, and what they accept has
-// every row as wide as the header.
-func FuzzReadData(f *testing.F) {
-	for _, s := range []string{"a,b\n1,2\n", "a\n\"x\ny\"\n", "a,b\n1\n", `[{"a":1,"b":"x"},{"a":2,"b":"y"}]`, `[{"a":{}}]`, "[]", "", "\ufeffa\n1\n"} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		for _, read := range []func() (*DataTable, error){
-			func() (*DataTable, error) { return ReadCSVData(bytes.NewReader(b), "f.csv") },
-			func() (*DataTable, error) { return ReadJSONData(bytes.NewReader(b), "f.json") },
-		} {
-			tbl, err := read()
-			if err != nil {
-				continue
-			}
-			if tbl.Rows() == 0 || len(tbl.off) != tbl.Rows()*len(tbl.Columns)+1 {
-				t.Fatalf("%d rows, %d columns, %d offsets", tbl.Rows(), len(tbl.Columns), len(tbl.off))
-			}
-			for r := range tbl.Rows() {
-				for c := range tbl.Columns {
-					_ = tbl.Cell(r, c)
-				}
-			}
-		}
-	})
 }
 
 // FuzzParseCheck: check expressions never panic; one that parses

@@ -7,17 +7,18 @@ import (
 	"strings"
 
 	"github.com/leakbench/leakbench/scenarios/internal/textutil"
+	"github.com/leakbench/leakbench/scenarios/userdata"
 )
 
 // binder resolves {{vars.NAME}} and {{data.COLUMN}} while a flow is
 // compiled: a variable must be captured by an earlier step (in the file's
 // order), a column must be one of the data file's.
 type binder struct {
-	slots map[string]int // variables captured so far, by name
-	names []string       // by slot
-	data  *DataTable     // nil: no data file
-	file  string         // the data file, for messages
-	uses  []int          // slots the step being compiled uses
+	slots map[string]int  // variables captured so far, by name
+	names []string        // by slot
+	data  *userdata.Table // nil: no data file
+	file  string          // the data file, for messages
+	uses  []int           // slots the step being compiled uses
 
 	target  string // the plan's target, which http steps' URLs are on
 	lenient bool   // a recorded plan: its data file is not read

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -255,7 +256,7 @@ func CheckPath(path string) error {
 				for j < len(path) && (path[j] >= 'a' && path[j] <= 'z' || path[j] >= 'A' && path[j] <= 'Z') {
 					j++
 				}
-				if name := path[i+1 : j]; indexOf(gjsonModifiers, name) < 0 {
+				if name := path[i+1 : j]; !slices.Contains(gjsonModifiers, name) {
 					return bad("unknown modifier @%s; GJSON has @%s", textutil.Truncate(name, 20), strings.Join(gjsonModifiers, ", @"))
 				}
 				i = j - 1

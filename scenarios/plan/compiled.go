@@ -1,6 +1,10 @@
 package plan
 
-import "time"
+import (
+	"time"
+
+	"github.com/leakbench/leakbench/scenarios/userdata"
+)
 
 // Compiled is a checked plan in the form the engine plays: every option
 // resolved, every template and threshold parsed. It is made by [Compile]
@@ -35,7 +39,7 @@ type CompiledScenario struct {
 	// Data is the scenario's data file (its own, else the plan's; nil:
 	// none), DataTable its rows.
 	Data      *DataSource
-	DataTable *DataTable
+	DataTable *userdata.Table
 
 	bind *binder // while its flow is compiled
 }

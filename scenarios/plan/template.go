@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/leakbench/leakbench/scenarios/internal/textutil"
+	"github.com/leakbench/leakbench/scenarios/userdata"
 )
 
 // Template limits: a bound on what one request body can grow to.
@@ -40,7 +41,7 @@ type Vars struct {
 	Captured []Captured
 	// Data and Row: the user's row of the scenario's data file
 	// ({{data.COLUMN}}); Data is nil without one.
-	Data *DataTable
+	Data *userdata.Table
 	Row  int
 }
 
@@ -343,7 +344,7 @@ func (n *Template) AppendJSON(b []byte, c *Vars) []byte {
 		}
 		return append(b, "null"...)
 	case tData:
-		cell, raw := c.Data.cell(c.Row, n.parts[0].slot)
+		cell, raw := c.Data.CellBytes(c.Row, n.parts[0].slot)
 		if raw {
 			return append(b, cell...)
 		}
@@ -413,7 +414,7 @@ func (p *tpart) appendText(b []byte, c *Vars) []byte {
 	case fnVar:
 		return append(b, c.Captured[p.slot].Text...)
 	case fnData:
-		cell, _ := c.Data.cell(c.Row, p.slot)
+		cell, _ := c.Data.CellBytes(c.Row, p.slot)
 		return append(b, cell...)
 	}
 	return append(b, p.text...)
