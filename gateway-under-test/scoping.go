@@ -20,6 +20,18 @@ const (
 FROM api_tokens t JOIN email_users u ON u.email = t.user_email
 WHERE t.token_hash = $1 AND t.is_active AND (t.expires_at IS NULL OR t.expires_at > now())`
 
+	// Token scoping counts the request on the caller's row, inside its
+	// transaction: a write whose row lock lasts as long as the scoping
+	// session. A leaked session keeps it, so the caller's next requests
+	// wait on it (the lock cascade the probe measures) — at most
+	// scopingLockTimeout, then they fail; a released one holds it for
+	// milliseconds. It runs before the membership SELECT, which stays the
+	// last statement a leaked session shows (the incident's culprit).
+	// Per caller rather than per team: a leak blocks its own user's next
+	// requests, not a tenth of everyone's.
+	sqlScopingLockTimeout = `SET LOCAL lock_timeout = '1s'`
+	sqlCountRequest       = `UPDATE email_users SET request_count = request_count + 1 WHERE email = $1`
+
 	sqlTeamMemberships = `SELECT email_team_members.team_id, email_team_members.role
 FROM email_team_members JOIN email_teams ON email_teams.id = email_team_members.team_id
 WHERE email_team_members.user_email = $1 AND email_team_members.is_active AND email_teams.is_active`
@@ -213,6 +225,12 @@ func lookupScope(ctx context.Context, sess *Session, token string) (*Scope, erro
 	}
 	if !found || !active {
 		return nil, errBadToken
+	}
+	if _, err := sess.Exec(ctx, sqlScopingLockTimeout); err != nil {
+		return nil, fmt.Errorf("set the lock timeout: %w", err)
+	}
+	if _, err := sess.Exec(ctx, sqlCountRequest, sc.Email); err != nil {
+		return nil, fmt.Errorf("count the request: %w", err)
 	}
 	var team int64
 	var role string

@@ -46,6 +46,12 @@ type openEpisode struct {
 	lastSeen    time.Time // server time of the last sample that saw it
 	fingerprint string    // of ep.Query, computed when first asked for
 	base        string    // ep.Query without its sqlcommenter comment
+	// waiters are the backends that waited on its locks (locks.go);
+	// waitCount and waitedBefore count the earlier waits of backends that
+	// waited again.
+	waiters      map[backendKey]waiter
+	waitCount    int
+	waitedBefore float64
 	// lookedUp: PgBouncer's servers were read for it. A backend behind
 	// PgBouncer is among them from its connection on, so one that was not
 	// is not behind it and is not asked for again.
@@ -122,6 +128,7 @@ func (c *queryTexts) get(q string) queryText {
 func (t *tracker) end(o *openEpisode, end time.Time, exact bool, reason string) Episode {
 	qt := t.texts.get(o.base)
 	ep := o.ep
+	settleWaiters(o, &ep)
 	ep.Fingerprint = qt.fingerprint
 	if !t.keepQuery {
 		ep.Query = qt.masked

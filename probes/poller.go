@@ -39,6 +39,8 @@ type Poller struct {
 
 	tracked   []int32   // pids of open episodes, for the next read
 	prevStart time.Time // when the previous sample began
+	// blockersReadAt is when the lock cascade was last read (locks.go).
+	blockersReadAt time.Time
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -265,6 +267,7 @@ func (p *Poller) sampleOnce(ctx context.Context) {
 			p.warn.report(sourceServerLog, p.slog.poll(), began)
 		}
 		p.absorb(&s, a)
+		p.readBlockers(ctx, a.now) // the lock cascade, while something is stuck
 	}
 	if p.bouncer != nil {
 		var want []int32
