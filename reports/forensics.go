@@ -65,6 +65,7 @@ type forensicsBuilder struct {
 	// the stuck episodes without one (join.go).
 	traced   map[string]tracedHolds
 	untraced []float64
+	first    *probes.Episode // the earliest stuck episode
 }
 
 func newForensicsBuilder(dir string, s *Summary) *forensicsBuilder {
@@ -108,6 +109,10 @@ func (fb *forensicsBuilder) add(e *probes.Episode) {
 		f.SlowReleaseMaxSeconds = max(f.SlowReleaseMaxSeconds, e.HoldSeconds)
 	}
 	fb.addTrace(e)
+	if fb.first == nil || e.Start.Before(fb.first.Start) {
+		first := *e
+		fb.first = &first
+	}
 	fb.stuck = append(fb.stuck, *e)
 	if len(fb.stuck) >= 8*maxWorst { // only the worst are reported: a leaking day has millions
 		fb.stuck = worst(fb.stuck)

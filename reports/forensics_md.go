@@ -111,11 +111,23 @@ func requestCitation(s *Summary) string {
 	if g.Method == "(not joined)" || g.Method == "(no trace context)" {
 		return ""
 	}
-	what := map[string]string{"aborted": "the client abandoned", "timeout": "the client timed out on", "canceled": "the run canceled",
-		"failed": "that failed", "ok": "that succeeded"}[g.Outcome]
-	after := ""
-	if g.MeanRequestSeconds > 0 {
-		after = " after " + seconds(g.MeanRequestSeconds)
+	cite := fmt.Sprintf("left by %s requests %s%s (%d of %d stuck; %.0f%% joined)", requestLabel(g.Method, g.Name),
+		outcomeWords[g.Outcome], after(g.MeanRequestSeconds), g.Episodes, f.StuckEpisodes, 100*f.JoinedShare)
+	if r := f.First; r != nil && r.Request != nil && (r.Request.Method != g.Method || r.Request.Name != g.Name || r.Request.Outcome != g.Outcome) {
+		// The first stuck session is what started it; the most common
+		// kind may be its consequence (a pool run dry times requests out).
+		cite = fmt.Sprintf("the first left by a %s request %s%s; most %s", requestLabel(r.Request.Method, r.Request.Name),
+			outcomeWords[r.Request.Outcome], after(r.Request.Ended.Sub(r.Request.Started).Seconds()), cite)
 	}
-	return fmt.Sprintf("left by %s requests %s%s (%d of %d stuck; %.0f%% joined)", requestLabel(g.Method, g.Name), what, after, g.Episodes, f.StuckEpisodes, 100*f.JoinedShare)
+	return cite
+}
+
+var outcomeWords = map[string]string{"aborted": "the client abandoned", "timeout": "the client timed out on",
+	"canceled": "the run canceled", "failed": "that failed", "ok": "that succeeded"}
+
+func after(s float64) string {
+	if s <= 0 {
+		return ""
+	}
+	return " after " + seconds(s)
 }

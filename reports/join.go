@@ -87,7 +87,7 @@ func (fb *forensicsBuilder) join() {
 		return cmp.Or(cmp.Compare(b.Episodes, a.Episodes), cmp.Compare(b.TotalHoldSeconds, a.TotalHoldSeconds),
 			cmp.Compare(a.Method, b.Method), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Outcome, b.Outcome))
 	})
-	for _, e := range worst(fb.stuck) {
+	drill := func(e *probes.Episode) rundir.WorstEpisode {
 		w := rundir.WorstEpisode{PID: e.PID, Start: e.Start, HoldSeconds: e.HoldSeconds, EndReason: e.EndReason,
 			Fingerprint: e.Fingerprint, TraceID: e.TraceID, Blocked: e.Blocked, BlockedWaitSeconds: e.BlockedWaitSeconds}
 		if r, ok := reqs[e.TraceID]; ok && e.TraceID != "" {
@@ -95,7 +95,14 @@ func (fb *forensicsBuilder) join() {
 				Method: r.Method, Name: r.Name, Started: r.Start,
 				Ended: r.Start.Add(time.Duration(r.Seconds * float64(time.Second))), Outcome: r.Outcome, Kind: r.Kind}
 		}
-		f.Worst = append(f.Worst, w)
+		return w
+	}
+	for _, e := range worst(fb.stuck) {
+		f.Worst = append(f.Worst, drill(&e))
+	}
+	if fb.first != nil {
+		w := drill(fb.first)
+		f.First = &w
 	}
 }
 

@@ -51,6 +51,10 @@ type Forensics struct {
 	// Worst are the longest-held stuck episodes (at most 10), with their
 	// request.
 	Worst []WorstEpisode `json:"worst,omitempty"`
+	// First is the earliest stuck episode, with its request: what started
+	// the leak (later ones may be its consequences: a pool run dry makes
+	// every request time out).
+	First *WorstEpisode `json:"first,omitempty"`
 
 	// BlockedBackends and BlockedWaitSeconds: backends that waited on a
 	// stuck episode's locks, over all stuck episodes, and their waits
