@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/leakbench/leakbench/internal/k8s"
+	"github.com/leakbench/leakbench/internal/rundir"
+)
+
+func cmdK8s(_ context.Context, args []string) error {
+	fs := flag.NewFlagSet("k8s", flag.ContinueOnError)
+	var o k8s.Options
+	fs.IntVar(&o.Shards, "shards", 0, "how many pods play the scenario, each a shard (required)")
+	scenario := fs.String("scenario", "", "the scenario `FILE` (required); it goes into a ConfigMap")
+	fs.StringVar(&o.Target, "target", "", "the MCP endpoint the shards load, as the pods reach it (required)")
+	fs.StringVar(&o.Image, "image", "", "the leakbench image, as the cluster pulls it (required): build it with leakbench images and push it")
+	fs.StringVar(&o.Name, "name", "leakbench", "prefix of every object's name")
+	fs.StringVar(&o.Namespace, "namespace", "", "namespace of every object (default: kubectl's current)")
+	startIn := fs.Duration("start-in", 2*time.Minute, "the shards start their load this long after now (time to apply, schedule and pull); render right before applying")
+	startAt := fs.String("start-at", "", "the shards' common start, RFC 3339 (instead of --start-in)")
+	fs.StringVar(&o.PVC, "pvc", "", "an existing ReadWriteMany PersistentVolumeClaim for the results (default: render NAME-results)")
+	fs.StringVar(&o.StorageClass, "storage-class", "", "storage class of the rendered claim (default: the cluster's; it must offer ReadWriteMany)")
+	fs.StringVar(&o.StorageSize, "storage-size", "1Gi", "size of the rendered claim")
+	fs.StringVar(&o.TokensSecret, "tokens-secret", "", "a Secret whose key \"tokens\" holds bearer tokens, one a line (--tokens-file of every shard)")
+	fs.Func("run-arg", "one more flag for every shard's leakbench run (repeat it: --run-arg=--ca-file=/x)", func(s string) error {
+		o.RunArgs = append(o.RunArgs, s)
+		return nil
+	})
+	out := fs.String("out", "-", "write the manifests to this `FILE` (-: standard output)")
+	fs.Usage = func() {
+		fmt.Fprintf(os.Stderr, "Usage: leakbench k8s --shards N --scenario FILE --target URL --image IMAGE [flags] | kubectl apply -f -\n\nRenders an Indexed Job of N pods, each playing one shard of the scenario (run --shard\n$(JOB_COMPLETION_INDEX)/N, all from one --start-at), a ConfigMap with the scenario, a claim for the\nresults and a Job that merges them (leakbench merge) into /results/%s on the claim. The merge\nJob fails (exit 99) when a merged threshold fails, or a shard is missing, failed or late.\n\n", k8s.MergedDir)
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *scenario == "" || o.Shards == 0 || o.Target == "" || o.Image == "" {
+		return fmt.Errorf("%w: want --shards N --scenario FILE --target URL --image IMAGE", errUsage)
+	}
+	raw, err := os.ReadFile(*scenario)
+	if err != nil {
+		return fmt.Errorf("read scenario: %w", err)
+	}
+	o.Scenario = raw
+	prof, err := loadProfile("", *scenario) // a profile file is a scenario file too
+	if err != nil {
+		return err
+	}
+	o.Plan = prof.Plan
+	_, at, err := shardFlags("", *startAt, time.Now())
+	if err != nil {
+		return err
+	}
+	if at.IsZero() {
+		at = time.Now().Add(*startIn).Truncate(time.Second)
+	}
+	o.StartAt = at
+	w := io.Writer(os.Stdout)
+	if *out != "-" {
+		f, err := os.Create(*out)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		w = f
+	}
+	if err := k8s.Render(w, o); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	fmt.Fprintf(os.Stderr, "shards start at %s; then: kubectl wait --for=condition=complete job/%s-merge --timeout=-1s; the merged run directory is %s/%s on the claim (%s, %s)\n",
+		at.UTC().Format(time.RFC3339), o.Name, k8s.ResultsDir, k8s.MergedDir, rundir.SummaryFile, rundir.HTMLFile)
+	return nil
+}
