@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"testing"
 	"time"
 
@@ -127,7 +128,7 @@ scenarios:
 // propagator's traceparent, and the request's line.
 func BenchmarkTraceRequest(b *testing.B) {
 	pl := &plan.Plan{Target: "http://127.0.0.1:1/mcp", Timeout: plan.Duration(time.Second), Scenarios: []plan.Scenario{{
-		Name: "s", Executor: plan.ExecPerVUIterations, VUs: 1, Iterations: 1,
+		Name: "s", Executor: plan.ExecPerVUIterations, VUs: 1, Iterations: 1, MaxDuration: plan.Duration(time.Minute),
 		Flow: []plan.Step{{Kind: plan.OpCallTool, Name: "echo"}},
 	}}}
 	cp, err := plan.Compile(pl)
@@ -156,3 +157,57 @@ type tpCarrier struct{ tp string }
 func (c *tpCarrier) Get(string) string { return c.tp }
 func (c *tpCarrier) Set(_, v string)   { c.tp = v }
 func (c *tpCarrier) Keys() []string    { return nil }
+
+// BenchmarkRequestIndexMemory plays the request index of a 30-minute run
+// at 5,000 requests a second (9 million requests; LEAKBENCH_INDEX_REQUESTS
+// to change it) through one user per shard, flushed every 5,000 requests
+// as the monitor does once a second, and reports the heap it holds at the
+// end beside the file it wrote: memory stays flat whatever the run's
+// length.
+func BenchmarkRequestIndexMemory(b *testing.B) {
+	n := envInt("LEAKBENCH_INDEX_REQUESTS", 9_000_000)
+	pl := &plan.Plan{Target: "http://127.0.0.1:1/mcp", Timeout: plan.Duration(time.Second), Scenarios: []plan.Scenario{{
+		Name: "s", Executor: plan.ExecPerVUIterations, VUs: 1, Iterations: 1, MaxDuration: plan.Duration(time.Minute),
+		Flow: []plan.Step{{Kind: plan.OpCallTool, Name: "echo"}},
+	}}}
+	cp, err := plan.Compile(pl)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		e := newEngine(cp, nil, RunOptions{})
+		dir := b.TempDir()
+		l, err := openRequestLog(dir, e)
+		if err != nil {
+			b.Fatal(err)
+		}
+		vus := make([]*vu, len(e.m.shards))
+		for i := range vus {
+			vus[i] = newVU(e.runs[0], i, 0)
+		}
+		c := &e.runs[0].cs.flow[0]
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for i := range n {
+			v := vus[i%len(vus)]
+			v.traced(context.Background(), c, "echo")
+			l.add(v, opCallTool, nil)
+			if i%5000 == 4999 {
+				l.flush()
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		l.close()
+		st, err := os.Stat(filepath.Join(dir, rundir.RequestsFile))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(n), "requests")
+		b.ReportMetric(float64(int64(after.HeapInuse)-int64(before.HeapInuse))/(1<<20), "heap-growth-MB")
+		b.ReportMetric(float64(after.HeapInuse)/(1<<20), "heap-inuse-MB")
+		b.ReportMetric(float64(st.Size())/(1<<20), "file-MB")
+		b.ReportMetric(float64(st.Size())/float64(n), "bytes/request")
+	}
+}
