@@ -226,8 +226,10 @@ func lookupScope(ctx context.Context, sess *Session, token string) (*Scope, erro
 	if !found || !active {
 		return nil, errBadToken
 	}
-	if _, err := sess.Exec(ctx, sqlScopingLockTimeout); err != nil {
-		return nil, fmt.Errorf("set the lock timeout: %w", err)
+	if !sess.autocommit { // SET LOCAL outside a transaction block only warns
+		if _, err := sess.Exec(ctx, sqlScopingLockTimeout); err != nil {
+			return nil, fmt.Errorf("set the lock timeout: %w", err)
+		}
 	}
 	if _, err := sess.Exec(ctx, sqlCountRequest, sc.Email); err != nil {
 		return nil, fmt.Errorf("count the request: %w", err)
