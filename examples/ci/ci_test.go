@@ -4,9 +4,11 @@
 package ci_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -208,5 +210,69 @@ func TestGitLabJob(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("stage %q not in stages %v", job.Stage, stages)
+	}
+}
+
+// TestGitHubShards: the matrix workflow plays N shards from one start and
+// merges exactly those N, with flags leakbench defines.
+func TestGitHubShards(t *testing.T) {
+	var wf struct {
+		Env  map[string]string `yaml:"env"`
+		Jobs map[string]struct {
+			Needs    any    `yaml:"needs"`
+			If       string `yaml:"if"`
+			Strategy struct {
+				FailFast *bool `yaml:"fail-fast"`
+				Matrix   struct {
+					Shard []int `yaml:"shard"`
+				} `yaml:"matrix"`
+			} `yaml:"strategy"`
+			Steps []ghStep `yaml:"steps"`
+		} `yaml:"jobs"`
+	}
+	load(t, "github-shards.yml", &wf)
+	shard, merge := wf.Jobs["shard"], wf.Jobs["merge"]
+	n := len(shard.Strategy.Matrix.Shard)
+	if n < 2 || wf.Env["SHARDS"] != strconv.Itoa(n) {
+		t.Fatalf("matrix %v, SHARDS %q", shard.Strategy.Matrix.Shard, wf.Env["SHARDS"])
+	}
+	for i, s := range shard.Strategy.Matrix.Shard {
+		if s != i {
+			t.Errorf("matrix shard %d is %d: want 0..N-1", i, s)
+		}
+	}
+	if shard.Strategy.FailFast == nil || *shard.Strategy.FailFast || merge.If != "always()" || merge.Needs != "shard" {
+		t.Errorf("a failed shard must not cancel the others, and the merge must run after all: fail-fast %v, merge if %q needs %v",
+			shard.Strategy.FailFast, merge.If, merge.Needs)
+	}
+	flags := leakbenchFlags(t)
+	run := func(steps []ghStep, cmd string) string {
+		for _, s := range steps {
+			if strings.Contains(s.Run, "bin/leakbench "+cmd) {
+				for _, m := range regexp.MustCompile(`--([a-z-]+)`).FindAllStringSubmatch(s.Run, -1) {
+					if !flags[m[1]] {
+						t.Errorf("%s uses --%s, which leakbench does not define", cmd, m[1])
+					}
+				}
+				return s.Run
+			}
+		}
+		t.Fatalf("no leakbench %s step", cmd)
+		return ""
+	}
+	r := run(shard.Steps, "run")
+	for _, want := range []string{"--shard ${{ matrix.shard }}/${{ env.SHARDS }}", "--start-at ${{ needs.start.outputs.at }}", "--out out/shard-${{ matrix.shard }}"} {
+		if !strings.Contains(r, want) {
+			t.Errorf("shard step %q lacks %q", r, want)
+		}
+	}
+	m := run(merge.Steps, "merge")
+	for i := range n {
+		if !strings.Contains(m, fmt.Sprintf("out/shard-%d", i)) {
+			t.Errorf("merge step %q lacks shard %d", m, i)
+		}
+	}
+	if !strings.Contains(m, "--shards ${{ env.SHARDS }}") {
+		t.Errorf("merge step %q does not say how many shards there are", m)
 	}
 }
