@@ -6,6 +6,10 @@
 //
 // A shard that is missing, failed or started late is named, and the merge
 // does not pass; waiting for shards still running is bounded (Options.Wait).
+// The database is one, however many shards load it: give the probe
+// (--probe-dsn) to one shard; the merged run carries the probe of the
+// lowest-indexed shard that had one (summary, samples, episodes; the
+// request index, requests.jsonl, is not merged).
 //
 //	out, err := merge.Run(ctx, merge.Options{Dirs: dirs, Out: "out/merged", Wait: time.Minute})
 //	if err == nil && !out.Passed() { ... out.Problems names the shards ... }
@@ -144,6 +148,9 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	seen := map[int]string{}
 	var shards []*engine.Shard
 	var first *reports.Summary
+	probed := -1 // the lowest index of a shard that probed the database
+	var probeDir string
+	var probeSum *rundir.ProbeSummary
 	for _, g := range good {
 		if g.seg.Count != n {
 			continue
@@ -156,6 +163,9 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		shards = append(shards, g.shard)
 		if first == nil {
 			first = g.sum
+		}
+		if g.sum != nil && g.sum.Probe != nil && (probed < 0 || g.seg.Index < probed) {
+			probed, probeDir, probeSum = g.seg.Index, g.dir, g.sum.Probe
 		}
 		st := g.shard.State
 		if st.EndReason != engine.EndCompleted {
@@ -191,8 +201,19 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	if err := mergeLoad(o.Out, shards, res.Started); err != nil {
 		return out, err
 	}
-	if err := copyConfig(shards[0].Dir, o.Out); err != nil {
+	if err := copyFile(shards[0].Dir, o.Out, rundir.ConfigFile); err != nil {
 		return out, err
+	}
+	if probeSum != nil {
+		// The database is one, whoever watched it: the probe of one shard
+		// (the lowest that had one) is the merged run's.
+		sum.Probe = probeSum
+		for _, f := range []string{rundir.SamplesFile, rundir.EpisodesFile} {
+			if err := copyFile(probeDir, o.Out, f); err != nil {
+				return out, err
+			}
+		}
+		fmt.Fprintf(logw, "probe: shard %d/%d's (%s)\n", probed, n, probeDir)
 	}
 	if err := reports.WriteRun(o.Out, sum); err != nil {
 		return out, err
@@ -323,14 +344,15 @@ func mergeLoad(out string, shards []*engine.Shard, started time.Time) error {
 	})
 }
 
-// copyConfig copies the first shard's config.json, if it has one.
-func copyConfig(from, to string) error {
-	raw, err := os.ReadFile(filepath.Join(from, rundir.ConfigFile))
+// copyFile copies the file name from one directory to another, if it is
+// there.
+func copyFile(from, to, name string) error {
+	raw, err := os.ReadFile(filepath.Join(from, name))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("read %s: %w", rundir.ConfigFile, err)
+		return fmt.Errorf("read %s: %w", name, err)
 	}
-	return rundir.WriteFile(filepath.Join(to, rundir.ConfigFile), raw)
+	return rundir.WriteFile(filepath.Join(to, name), raw)
 }

@@ -153,3 +153,34 @@ func BenchmarkMerge100Shards(b *testing.B) {
 		}
 	}
 }
+
+// The probe of the lowest shard that had one is the merged run's.
+func TestRunCarriesTheProbe(t *testing.T) {
+	p := parsePlan(t)
+	root := t.TempDir()
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	var dirs []string
+	for i := range 2 {
+		d := filepath.Join(root, fmt.Sprint(i))
+		writeShard(t, d, plan.Segment{Index: i, Count: 2}, p, t0, 5*time.Second, 10, uint64(i))
+		dirs = append(dirs, d)
+	}
+	sum := rundir.Summary{SchemaVersion: rundir.SchemaVersion, Name: "shard", EndReason: rundir.EndCompleted, Probe: &rundir.ProbeSummary{}}
+	raw, _ := json.Marshal(sum)
+	if err := os.WriteFile(filepath.Join(dirs[1], rundir.SummaryFile), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dirs[1], rundir.SamplesFile), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := merge.Run(context.Background(), merge.Options{Dirs: dirs, Out: filepath.Join(root, "out")})
+	if err != nil || len(out.Problems) > 0 {
+		t.Fatal(err, out.Problems)
+	}
+	if out.Summary.Probe == nil {
+		t.Error("the merged run lost the probe")
+	}
+	if _, err := os.Stat(filepath.Join(root, "out", rundir.SamplesFile)); err != nil {
+		t.Error(err)
+	}
+}
