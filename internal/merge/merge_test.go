@@ -15,6 +15,7 @@ import (
 
 	"github.com/leakbench/leakbench/internal/merge"
 	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/reports"
 	"github.com/leakbench/leakbench/scenarios/engine"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
@@ -145,12 +146,26 @@ func BenchmarkMerge100Shards(b *testing.B) {
 		dirs = append(dirs, d)
 	}
 	n := 0
-	for b.Loop() {
-		n++
-		out, err := merge.Run(context.Background(), merge.Options{Dirs: dirs, Out: filepath.Join(root, fmt.Sprint("out", n))})
-		if err != nil || len(out.Problems) > 0 || out.Summary.Load.Requests != 100*(1800*1000+2000) {
-			b.Fatalf("%v %v %+v", err, out.Problems, out.Summary.Load)
+	for _, render := range []bool{false, true} {
+		name := "merge"
+		if render {
+			name = "merge+report" // as leakbench merge does: report.md, report.html, plots
 		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				n++
+				dir := filepath.Join(root, fmt.Sprint("out", n))
+				out, err := merge.Run(context.Background(), merge.Options{Dirs: dirs, Out: dir})
+				if err != nil || len(out.Problems) > 0 || out.Summary.Load.Requests != 100*(1800*1000+2000) {
+					b.Fatalf("%v %v %+v", err, out.Problems, out.Summary.Load)
+				}
+				if render {
+					if _, err := reports.RenderRun(dir); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
 	}
 }
 
