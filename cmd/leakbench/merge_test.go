@@ -174,3 +174,27 @@ func rewritePlanThreshold(t *testing.T, dir, bound string) {
 		t.Fatal(err)
 	}
 }
+
+func TestShardFlags(t *testing.T) {
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		shard, at string
+		bad       bool
+	}{
+		{"", "", false},
+		{"1/3", "2026-12-01T09:05:00Z", false},
+		{"0/1", "2026-12-01T08:00:00Z", false}, // past: at once
+		{"3/3", "", true},
+		{"1/3", "tomorrow", true},
+		{"1/3", "2026-12-03T09:00:00Z", true}, // more than a day ahead
+	} {
+		_, _, err := shardFlags(tc.shard, tc.at, now)
+		if (err != nil) != tc.bad || (err != nil && !errors.Is(err, errUsage)) {
+			t.Errorf("shardFlags(%q, %q): %v", tc.shard, tc.at, err)
+		}
+	}
+	err := cmdRun(context.Background(), []string{"--variant", "fixed", "--shard", "0/2", "--out", t.TempDir()})
+	if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "--target") {
+		t.Errorf("a shard of a run with its own stack: %v", err)
+	}
+}

@@ -66,6 +66,11 @@ func cmdRun(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
+	if !seg.Whole() && *env != "external" {
+		// Each run would start a stack of its own: shards of one run load
+		// one service.
+		return fmt.Errorf("%w: --shard needs --target (the shards of one run load one service)", errUsage)
+	}
 	if *env != "external" && tf.inUse() {
 		return fmt.Errorf("%w: --ca-file, --insecure-skip-verify and --oauth-* belong to --target (your own service)", errUsage)
 	}
