@@ -184,6 +184,24 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		return out, fmt.Errorf("merge: no shard's results to merge: %s", problemList(out.Problems))
 	}
 	out.Problems = append(out.Problems, late(shards, o.MaxSkew)...)
+	// Shards of one run share their start time: another's is a result left
+	// from another run (a pod that failed before it wrote its own).
+	// The most shards' start time is the run's.
+	votes := map[string]int{}
+	want := shards[0].State.StartAt
+	for _, sh := range shards {
+		at := sh.State.StartAt
+		votes[fmtTime(at)]++
+		if votes[fmtTime(at)] > votes[fmtTime(want)] {
+			want = at
+		}
+	}
+	for _, sh := range shards {
+		if at := sh.State.StartAt; !at.Equal(want) {
+			out.Problems = append(out.Problems, Problem{Shard: sh.State.Segment, Dir: sh.Dir,
+				Reason: fmt.Sprintf("from another run: --start-at %s, the others' is %s", fmtTime(at), fmtTime(want))})
+		}
+	}
 	res, err := engine.Merge(shards, o.Out)
 	if err != nil {
 		return out, err
@@ -355,4 +373,11 @@ func copyFile(from, to, name string) error {
 		return fmt.Errorf("read %s: %w", name, err)
 	}
 	return rundir.WriteFile(filepath.Join(to, name), raw)
+}
+
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "none"
+	}
+	return t.UTC().Format(time.RFC3339)
 }

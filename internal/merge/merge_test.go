@@ -106,9 +106,15 @@ func TestRunNamesProblems(t *testing.T) {
 	writeShard(t, failed, plan.Segment{Index: 3, Count: 5}, p, t0, 10*time.Second, 10, 3)
 	raw, _ := os.ReadFile(filepath.Join(failed, rundir.SeriesFile))
 	_ = os.WriteFile(filepath.Join(failed, rundir.SeriesFile), []byte(strings.Replace(string(raw), `"end_reason":"completed"`, `"end_reason":"interrupted"`, 1)), 0o644)
+	other := filepath.Join(root, "other") // shard 0/5 of another run
+	writeShard(t, other, plan.Segment{Index: 0, Count: 5}, p, t0, 10*time.Second, 10, 8)
+	raw, _ = os.ReadFile(filepath.Join(other, rundir.SeriesFile))
+	_ = os.WriteFile(filepath.Join(other, rundir.SeriesFile), []byte(strings.Replace(string(raw), `"started"`, `"start_at":"2026-11-30T09:00:00Z","started"`, 1)), 0o644)
 	empty := filepath.Join(root, "empty")
 	_ = os.MkdirAll(empty, 0o755)
 	dirs = append(dirs, dup, failed, empty)
+	dirs[0], other = other, dirs[0] // the stale 0/5 comes first; the real one is a duplicate then
+	dirs = append(dirs, other)
 
 	out, err := merge.Run(context.Background(), merge.Options{Dirs: dirs, Out: filepath.Join(root, "out"), Wait: 600 * time.Millisecond})
 	if err != nil {
@@ -120,7 +126,7 @@ func TestRunNamesProblems(t *testing.T) {
 	}
 	all := strings.Join(got, "\n")
 	for _, want := range []string{"shard 1/5 (" + dup + "): played twice", "shard 3/5 (" + failed + "): its load ended interrupted",
-		"shard 4/5: missing", empty + ": no results", "shard 2/5 (" + dirs[2] + "): late: its load started 40s after the first shard"} {
+		"shard 4/5: missing", empty + ": no results", "shard 0/5 (" + dirs[0] + "): from another run: --start-at 2026-11-30T09:00:00Z, the others' is none", "shard 2/5 (" + dirs[2] + "): late: its load started 40s after the first shard"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("problems lack %q:\n%s", want, all)
 		}
