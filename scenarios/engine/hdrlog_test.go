@@ -279,4 +279,28 @@ func TestShardsAgainstOneServer(t *testing.T) {
 	if res.EndReason != EndCompleted || len(res.Thresholds) != 7 {
 		t.Errorf("end %s, %d thresholds", res.EndReason, len(res.Thresholds))
 	}
+
+	// One process playing the whole plan against the same server did
+	// what the merged shards did, and judged the count thresholds alike.
+	one, err := RunPlan(context.Background(), pl, RunOptions{Target: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{plan.OpCallTool, plan.OpPing} {
+		if one.Latency[m].Count != res.Latency[m].Count {
+			t.Errorf("%s: one process %d, merged shards %d", m, one.Latency[m].Count, res.Latency[m].Count)
+		}
+	}
+	o, r := one.Scenarios["rate"], res.Scenarios["rate"]
+	if o.Iterations+o.DroppedIterations != r.Iterations+r.DroppedIterations || one.Scenarios["calls"].Requests != res.Scenarios["calls"].Requests {
+		t.Errorf("one process %+v / %+v, merged %+v / %+v", o, one.Scenarios["calls"], r, res.Scenarios["calls"])
+	}
+	for i, th := range res.Thresholds {
+		if strings.HasPrefix(th.Metric, plan.MetricReqDuration) {
+			continue // latencies depend on the machine's load: no timed assertion
+		}
+		if one.Thresholds[i].Pass != th.Pass {
+			t.Errorf("threshold %s %s: one process %v, merged %v", th.Metric, th.Expression, one.Thresholds[i].Pass, th.Pass)
+		}
+	}
 }
