@@ -72,7 +72,7 @@ func cmdK8s(_ context.Context, args []string) error {
 	if err := k8s.Render(w, o); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	fmt.Fprintf(os.Stderr, "shards start at %s; then: kubectl wait --for=condition=complete job/%s-merge --timeout=-1s; the merged run directory is %s/%s on the claim (%s, %s)\n",
+	fmt.Fprintf(os.Stderr, "shards start at %s; then: kubectl wait --for=condition=complete job/%s-merge --timeout=2h (its activeDeadlineSeconds bounds it); the merged run directory is %s/%s on the claim (%s, %s)\n",
 		at.UTC().Format(time.RFC3339), o.Name, k8s.ResultsDir, k8s.MergedDir, rundir.SummaryFile, rundir.HTMLFile)
 	return nil
 }
