@@ -199,14 +199,24 @@ func (fp *faultPlayer) apply(ctx context.Context, name string, s faults.Spec) (r
 		// PAUSE returns only once every server connection is released —
 		// never while a leaked transaction holds one — so it is sent
 		// without waiting; RESUME, on a connection of its own, ends it.
-		pctx, cancel := context.WithCancel(context.Background())
+		// The console ignores cancel requests: the PAUSE connection's
+		// socket is closed to end its wait.
+		conn, err := adminConn(ctx, fp.env.PgBouncerAdminDSN)
+		if err != nil {
+			return nil, 0, fmt.Errorf("PAUSE: %w", err)
+		}
 		done := make(chan error, 1)
-		go func() { done <- adminCommand(pctx, fp.env.PgBouncerAdminDSN, "PAUSE") }()
+		go func() {
+			_, err := conn.Exec(context.Background(), "PAUSE")
+			done <- err
+		}()
+		finished := false // PAUSE has returned
 		select {
 		case err := <-done:
+			finished = true
 			if err != nil {
-				cancel()
-				return nil, 0, err
+				_ = conn.PgConn().Conn().Close()
+				return nil, 0, fmt.Errorf("PgBouncer PAUSE: %w", err)
 			}
 		case <-time.After(200 * time.Millisecond): // pausing: clients wait from now on
 		}
@@ -214,8 +224,10 @@ func (fp *faultPlayer) apply(ctx context.Context, name string, s faults.Spec) (r
 			rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer rcancel()
 			err := adminCommand(rctx, fp.env.PgBouncerAdminDSN, "RESUME")
-			cancel()
-			<-done
+			_ = conn.PgConn().Conn().Close()
+			if !finished {
+				<-done
+			}
 			return err
 		}, 0, nil
 	case faults.ActionTerminateBackends:
@@ -228,25 +240,34 @@ func (fp *faultPlayer) apply(ctx context.Context, name string, s faults.Spec) (r
 // adminCommand sends one command to PgBouncer's admin console (simple
 // protocol, as it requires).
 func adminCommand(ctx context.Context, dsn, cmd string) error {
-	if dsn == "" {
-		return fmt.Errorf("%s: the stack has no PgBouncer admin console", cmd)
-	}
-	cfg, err := pgx.ParseConfig(dsn)
+	conn, err := adminConn(ctx, dsn)
 	if err != nil {
-		return err
-	}
-	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
-	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	conn, err := pgx.ConnectConfig(cctx, cfg)
-	cancel()
-	if err != nil {
-		return fmt.Errorf("%s: connect to PgBouncer's console: %w", cmd, err)
+		return fmt.Errorf("%s: %w", cmd, err)
 	}
 	defer conn.Close(context.Background())
 	if _, err := conn.Exec(ctx, cmd); err != nil {
 		return fmt.Errorf("PgBouncer %s: %w", cmd, err)
 	}
 	return nil
+}
+
+// adminConn connects to PgBouncer's admin console.
+func adminConn(ctx context.Context, dsn string) (*pgx.Conn, error) {
+	if dsn == "" {
+		return nil, fmt.Errorf("the stack has no PgBouncer admin console")
+	}
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(cctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to PgBouncer's console: %w", err)
+	}
+	return conn, nil
 }
 
 const sqlTerminate = `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM (

@@ -1,0 +1,77 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leakbench/leakbench/fixtures"
+)
+
+// TestFaultsOnTheStack plays a timeline of every kind of fault on a local
+// stack — a reset link, PgBouncer paused, RELOAD, backends terminated, a
+// slow link still on — and interrupts the run mid-fault: the harness
+// survives each fault, every fault applied is recorded with its times, the
+// one still on is removed, and no proxy goroutine outlives the run.
+func TestFaultsOnTheStack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: a local stack under load with faults")
+	}
+	p, err := ParseProfile([]byte(`
+stack: {idle_in_transaction_session_timeout: 5s, users: 20}
+probe: {interval: 100ms, stuck_after: 2s, drain: 0s}
+faults:
+  - {at: 1s, for: 1s, link: pg, toxic: reset_peer}
+  - {at: 2500ms, for: 1s, action: pgbouncer_pause}
+  - {at: 4s, action: pgbouncer_reload}
+  - {at: 4500ms, action: terminate_backends, count: 2}
+  - {at: 5s, for: 1m, link: db, toxic: latency, latency: 50ms}
+  - {at: 5s, for: 1m, link: upstream, toxic: latency, latency: 100ms}
+timeout: 5s
+scenarios:
+  a:
+    executor: constant-vus
+    vus: 5
+    duration: 40s
+    flow:
+      - think: 50ms
+      - tools/call: {name: get_team_tools}
+`), "stack.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	time.AfterFunc(16*time.Second, cancel) // Ctrl-C while the slow links are on (the stack takes some seconds to start)
+	sum, err := Run(ctx, Options{Profile: p, Variant: "fixed", Name: "faults", Dir: t.TempDir(), Env: "local"})
+	if errors.Is(err, fixtures.ErrMissingBinary) {
+		t.Skipf("PostgreSQL or PgBouncer not installed (run `make deps`): %v", err)
+	}
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("run: %v, want it interrupted", err)
+	}
+	if len(sum.Faults) != 6 {
+		t.Fatalf("faults recorded: %+v", sum.Faults)
+	}
+	for _, f := range sum.Faults {
+		if f.Error != "" || f.Applied == nil || f.Removed == nil || f.Removed.Before(*f.Applied) {
+			t.Errorf("%s: applied %v removed %v error %q", f.Name, f.Applied, f.Removed, f.Error)
+		}
+	}
+	if last := sum.Faults[4]; last.Removed != nil && last.Removed.Sub(*last.Applied) > 10*time.Second {
+		t.Errorf("the slow db link stayed on %s: not removed on interruption", last.Removed.Sub(*last.Applied))
+	}
+	if sum.Load == nil || sum.Load.Requests == 0 {
+		t.Fatalf("no load played: %+v", sum.Load)
+	}
+	if sum.Probe == nil || sum.Probe.Samples < 20 {
+		t.Errorf("the probe did not keep sampling through the faults: %+v", sum.Probe)
+	}
+	buf := make([]byte, 1<<20)
+	if n := runtime.Stack(buf, true); strings.Contains(string(buf[:n]), "toxiproxy") {
+		t.Errorf("a proxy goroutine outlived the run:\n%s", buf[:n])
+	}
+}
