@@ -82,9 +82,20 @@ func runVerdict(s *Summary) string {
 	if s.EndReason != EndCompleted {
 		bad = append(bad, "the run did not complete ("+s.EndReason+")")
 	}
+	loadOnly := s.Probe == nil && s.Environment.LoadOnly
+	if loadOnly && s.Load != nil {
+		// Nothing was probed by design: the thresholds are the verdict.
+		for _, t := range s.Load.Thresholds {
+			if !t.Pass {
+				bad = append(bad, fmt.Sprintf("threshold %s %s not met (observed %s)", t.Metric, t.Expression, t.ObservedString()))
+			}
+		}
+	}
 	switch {
 	case len(bad) > 0:
 		return "FAIL — " + strings.Join(bad, "; ")
+	case loadOnly:
+		return "PASS — load only (no database probed): every threshold met"
 	case s.Probe == nil:
 		return "NO DATA — the probe recorded nothing"
 	}
