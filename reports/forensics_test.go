@@ -15,7 +15,7 @@ import (
 func TestLeakOrSlowRelease(t *testing.T) {
 	run := func(f rundir.Forensics, p99 float64) *Summary {
 		return &Summary{EndReason: EndCompleted, Load: &rundir.LoadResult{},
-			Probe: &rundir.ProbeSummary{StuckEpisodes: f.StuckEpisodes, StuckAfterSeconds: 2, ReleaseP99Seconds: p99, LongestHoldSeconds: 2.1},
+			Probe:     &rundir.ProbeSummary{StuckEpisodes: f.StuckEpisodes, StuckAfterSeconds: 2, ReleaseP99Seconds: p99, LongestHoldSeconds: 2.1},
 			Forensics: &f}
 	}
 	before := run(rundir.Forensics{StuckEpisodes: 120, Leaked: 120, LeakedByReason: map[string]int{"timeout": 120}, StuckAfterSeconds: 2, ReleaseLimitSeconds: 2}, 120)
