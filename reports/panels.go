@@ -125,6 +125,7 @@ func timePanel(r *Run, title, ylabel string) *panel {
 		p.Add(b)
 		p.addLegend("load running", b)
 	}
+	addFaultBands(p, r) // faults.go
 	return p
 }
 
