@@ -20,6 +20,8 @@
 //	  - {at: 5s, for: 10s, link: db, toxic: latency, latency: 500ms, jitter: 50ms}
 //	  - {at: 30s, action: terminate_backends, fraction: 0.5}
 //	  - {at: 40s, for: 3s, action: pgbouncer_pause}
+//	  - {at: 50s, for: 2s, action: pgbouncer_kill}   # a PgBouncer restart, as its clients see it
+//	  - {at: 55s, for: 5s, link: upstream, toxic: latency, latency: 2s}   # a slow upstream
 //
 // Validate checks a timeline against the run's length before anything
 // starts; Play applies it (see play.go) and removes every fault it applied

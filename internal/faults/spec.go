@@ -27,13 +27,18 @@ const (
 	ActionPgBouncerPause = "pgbouncer_pause"
 	// ActionPgBouncerReload sends RELOAD (instant).
 	ActionPgBouncerReload = "pgbouncer_reload"
+	// ActionPgBouncerKill sends KILL for the application database at At —
+	// every client and server connection of it dropped at once, what a
+	// PgBouncer restart does to them — and RESUME when For is over (0: at
+	// once); new clients wait in between.
+	ActionPgBouncerKill = "pgbouncer_kill"
 	// ActionTerminateBackends runs pg_terminate_backend on Count (or
 	// Fraction) of the backends of ApplicationName (instant).
 	ActionTerminateBackends = "terminate_backends"
 )
 
 // Actions lists the process faults.
-var Actions = []string{ActionPgBouncerPause, ActionPgBouncerReload, ActionTerminateBackends}
+var Actions = []string{ActionPgBouncerPause, ActionPgBouncerKill, ActionPgBouncerReload, ActionTerminateBackends}
 
 // Spec is one fault of a timeline, as a profile spells it. Exactly one of
 // Toxic (with Link) and Action is set. Durations are from the start of the
@@ -164,13 +169,18 @@ func Validate(specs []Spec, runLength time.Duration) []Problem {
 				continue
 			}
 			sameToxic := a.Toxic != "" && a.Link == b.Link && a.Toxic == b.Toxic && a.stream() == b.stream()
-			bothPause := a.Action == ActionPgBouncerPause && b.Action == ActionPgBouncerPause
+			bothPause := a.pgbouncerHold() && b.pgbouncerHold()
 			if sameToxic || bothPause {
 				add(j, "overlaps the %s of line %d (%s–%s): the two cannot be combined", a.Name(), a.Line, a.At, a.End())
 			}
 		}
 	}
 	return ps
+}
+
+// pgbouncerHold: the fault holds PgBouncer's clients until a RESUME.
+func (s Spec) pgbouncerHold() bool {
+	return s.Action == ActionPgBouncerPause || s.Action == ActionPgBouncerKill
 }
 
 func (s Spec) stream() string {

@@ -30,6 +30,7 @@ func TestValidate(t *testing.T) {
 		{"action with link", []Spec{{At: s, Action: "pgbouncer_reload", Link: "db"}}, "an action (pgbouncer_reload) takes no link"},
 		{"neither", []Spec{{At: s}}, "want link and toxic"},
 		{"count and fraction", []Spec{{At: s, Action: "terminate_backends", Count: 2, Fraction: 0.5}}, "give count or fraction"},
+		{"kill during a pause", []Spec{{At: s, For: 5 * s, Action: "pgbouncer_pause"}, {At: 2 * s, Action: "pgbouncer_kill"}}, "overlaps the pgbouncer_pause"},
 		{"pause without for", []Spec{{At: s, Action: "pgbouncer_pause"}}, "pgbouncer_pause needs for"},
 	} {
 		ps := Validate(tt.specs, 20*s)

@@ -230,6 +230,15 @@ func (fp *faultPlayer) apply(ctx context.Context, name string, s faults.Spec) (r
 			}
 			return err
 		}, 0, nil
+	case faults.ActionPgBouncerKill:
+		if err := adminCommand(ctx, fp.env.PgBouncerAdminDSN, "KILL "+pgx.Identifier{fp.env.Database}.Sanitize()); err != nil {
+			return nil, 0, err
+		}
+		return func() error {
+			rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer rcancel()
+			return adminCommand(rctx, fp.env.PgBouncerAdminDSN, "RESUME "+pgx.Identifier{fp.env.Database}.Sanitize())
+		}, 0, nil
 	case faults.ActionTerminateBackends:
 		n, err := terminateBackends(ctx, fp.env.PostgresDSN, fp.env.Database, s)
 		return nil, n, err

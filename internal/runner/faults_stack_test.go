@@ -27,6 +27,7 @@ faults:
   - {at: 1s, for: 1s, link: pg, toxic: reset_peer}
   - {at: 2500ms, for: 1s, action: pgbouncer_pause}
   - {at: 4s, action: pgbouncer_reload}
+  - {at: 4200ms, for: 300ms, action: pgbouncer_kill}
   - {at: 4500ms, action: terminate_backends, count: 2}
   - {at: 5s, for: 1m, link: db, toxic: latency, latency: 50ms}
   - {at: 5s, for: 1m, link: upstream, toxic: latency, latency: 100ms}
@@ -53,7 +54,7 @@ scenarios:
 	if !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("run: %v, want it interrupted", err)
 	}
-	if len(sum.Faults) != 6 {
+	if len(sum.Faults) != 7 {
 		t.Fatalf("faults recorded: %+v", sum.Faults)
 	}
 	for _, f := range sum.Faults {
@@ -61,7 +62,7 @@ scenarios:
 			t.Errorf("%s: applied %v removed %v error %q", f.Name, f.Applied, f.Removed, f.Error)
 		}
 	}
-	if last := sum.Faults[4]; last.Removed != nil && last.Removed.Sub(*last.Applied) > 10*time.Second {
+	if last := sum.Faults[5]; last.Removed != nil && last.Removed.Sub(*last.Applied) > 10*time.Second {
 		t.Errorf("the slow db link stayed on %s: not removed on interruption", last.Removed.Sub(*last.Applied))
 	}
 	if sum.Load == nil || sum.Load.Requests == 0 {
