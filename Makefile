@@ -21,7 +21,7 @@ deps:
 
 # test runs unit tests and the integration tests on a real local stack.
 test: deps
-	$(GO) test -count=1 -timeout 15m $(PKGS)
+	$(GO) test -count=1 -timeout 25m $(PKGS)
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)
