@@ -26,7 +26,9 @@ type FaultRecord struct {
 	SessionsKilled int `json:"sessions_killed"`
 	// Recovered: after the fault was removed, the probe saw the pool
 	// healthy — no stuck session, no PgBouncer client waiting, the service
-	// pool below its max — in two samples in a row before the run ended.
+	// pool below its max — in every sample for the probe's stuck_after (so
+	// that a session leaked just before, not stuck yet, would have shown),
+	// before the run ended.
 	Recovered bool `json:"recovered"`
 	// RecoverySeconds is the time from the fault's removal to the first of
 	// those samples (absent when it did not recover).

@@ -29,6 +29,10 @@ type faultPlayer struct {
 	env    *fixtures.Env
 	poller *probes.Poller
 	every  time.Duration // how often recovery is checked: the probe's interval
+	// settle is how long the pool must stay healthy to count as recovered:
+	// the probe's stuck_after, so that a session leaked just before (not
+	// stuck yet) would have shown as stuck within it.
+	settle time.Duration
 	log    func(format string, args ...any)
 	start  time.Time
 
@@ -50,7 +54,7 @@ func startFaults(ctx context.Context, p Profile, env *fixtures.Env, poller *prob
 	}
 	specs := p.Faults
 	ctx, cancel := context.WithCancel(ctx)
-	fp := &faultPlayer{env: env, poller: poller, every: p.Probe.Interval, start: time.Now(), cancel: cancel,
+	fp := &faultPlayer{env: env, poller: poller, every: p.Probe.Interval, settle: p.Probe.StuckAfter, start: time.Now(), cancel: cancel,
 		log: func(format string, args ...any) {
 			fmt.Fprintf(logw, "[%s] fault: %s\n", name, fmt.Sprintf(format, args...))
 		}}
@@ -133,8 +137,9 @@ func (fp *faultPlayer) play(ctx context.Context, i int, s faults.Spec) {
 	fp.watchRecovery(ctx, i)
 }
 
-// watchRecovery waits for two distinct samples in a row showing the pool
-// healthy after fault i's removal.
+// watchRecovery waits, after fault i's removal, for the pool to be healthy
+// in every sample for fp.settle (and at least two samples); the recovery
+// time is from the removal to the first of them.
 func (fp *faultPlayer) watchRecovery(ctx context.Context, i int) {
 	fp.mu.Lock()
 	removed, name := *fp.recs[i].Removed, fp.recs[i].Name
@@ -160,6 +165,8 @@ func (fp *faultPlayer) watchRecovery(ctx context.Context, i int) {
 		}
 		if first.IsZero() {
 			first = s.Time
+		}
+		if s.Time == first || s.Time.Sub(first) < fp.settle {
 			continue
 		}
 		secs := math.Max(0, first.Sub(removed).Seconds())
