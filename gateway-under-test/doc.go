@@ -31,8 +31,9 @@
 //     before any network I/O or sleep, on every failure path.
 //   - VariantCommitInFinally (scoping.go): ContextForge #1885 / PR #1886.
 //     The session cleanup is `commit; close` — when the commit fails (the
-//     request's context was cancelled because the client gave up), the
-//     close never runs and the session stays "idle in transaction", its
+//     request's context was cancelled because the client gave up, or by
+//     the service's own request deadline, Config.RequestTimeout, on a slow
+//     database link: deadline.go), the close never runs and the session stays "idle in transaction", its
 //     last query the membership SELECT, until PostgreSQL's
 //     idle_in_transaction_session_timeout kills it (25P03).
 //   - VariantHeldWhileWaiting (scoping.go): an MCP server whose
