@@ -5,6 +5,7 @@ import (
 	"errors"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -46,8 +47,15 @@ scenarios:
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	time.AfterFunc(16*time.Second, cancel) // Ctrl-C while the slow links are on (the stack takes some seconds to start)
-	sum, err := Run(ctx, Options{Profile: p, Variant: "fixed", Name: "faults", Dir: t.TempDir(), Env: "local"})
+	// Ctrl-C once the last faults are on (the slow links), whenever the
+	// stack got going: the runner's own progress line says so.
+	var once sync.Once
+	logw := &lineWriter{emit: func(line []byte) {
+		if strings.Contains(string(line), "fault: upstream latency applied") {
+			once.Do(func() { time.AfterFunc(500*time.Millisecond, cancel) })
+		}
+	}}
+	sum, err := Run(ctx, Options{Profile: p, Variant: "fixed", Name: "faults", Dir: t.TempDir(), Env: "local", Log: logw})
 	if errors.Is(err, fixtures.ErrMissingBinary) {
 		t.Skipf("PostgreSQL or PgBouncer not installed (run `make deps`): %v", err)
 	}
