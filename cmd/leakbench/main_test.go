@@ -181,6 +181,9 @@ func TestUsageErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			cmd := exec.Command(bin, tt.args...)
+			// In a directory of its own: a relative --out must not land in
+			// the source tree, and a refused command writes nothing.
+			cmd.Dir = t.TempDir()
 			cmd.Env = append(os.Environ(), "LEAKBENCH_GATEWAY_DSN=")
 			out, err := cmd.CombinedOutput()
 			var exit *exec.ExitError
@@ -189,6 +192,9 @@ func TestUsageErrors(t *testing.T) {
 			}
 			if !strings.Contains(string(out), tt.want) {
 				t.Fatalf("output lacks %q:\n%s", tt.want, out)
+			}
+			if _, err := os.Stat(filepath.Join(cmd.Dir, "x")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("a refused command left its --out behind (stat err %v)", err)
 			}
 		})
 	}
