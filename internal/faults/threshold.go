@@ -2,66 +2,55 @@ package faults
 
 import (
 	"fmt"
+	"math"
 	"slices"
-	"strconv"
-	"strings"
+
+	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
-// RecoveryThreshold is a threshold on the faults' recovery times, as a
-// profile's recovery section spells it: "max<10", "avg<=2.5" (seconds).
-type RecoveryThreshold struct {
-	Agg   string // max, min, avg
-	Op    string // <, <=, >, >=
-	Value float64
-}
+// RecoveryThreshold is a threshold on the faults' recovery times, in the
+// scenario language's own expression syntax (plan.ParseExpression):
+// "max<10", "avg<=2.5", "p(90)<5" (seconds).
+type RecoveryThreshold struct{ plan.Expr }
 
-// ParseRecoveryThreshold parses AGG OP NUMBER.
+// recoveryAggs are the aggregations that mean something over a list of
+// recovery times.
+var recoveryAggs = []string{"max", "min", "avg", "med", "p"}
+
+// ParseRecoveryThreshold parses AGG OP SECONDS.
 func ParseRecoveryThreshold(s string) (RecoveryThreshold, error) {
-	t := strings.ReplaceAll(s, " ", "")
-	for _, agg := range []string{"max", "min", "avg"} {
-		rest, ok := strings.CutPrefix(t, agg)
-		if !ok {
-			continue
-		}
-		for _, op := range []string{"<=", ">=", "<", ">"} {
-			num, ok := strings.CutPrefix(rest, op)
-			if !ok {
-				continue
-			}
-			v, err := strconv.ParseFloat(num, 64)
-			if err != nil || v < 0 {
-				return RecoveryThreshold{}, fmt.Errorf("%q: want a number of seconds after %s", s, op)
-			}
-			return RecoveryThreshold{agg, op, v}, nil
-		}
+	x, err := plan.ParseExpression(s)
+	if err != nil {
+		return RecoveryThreshold{}, err
 	}
-	return RecoveryThreshold{}, fmt.Errorf("%q: want max, min or avg, then <, <=, > or >=, then seconds (max<10)", s)
+	if !slices.Contains(recoveryAggs, x.Agg) {
+		return RecoveryThreshold{}, fmt.Errorf("%q: recovery times take max, min, avg, med or p(N), not %s", s, x.Agg)
+	}
+	return RecoveryThreshold{x}, nil
 }
 
 // Observe aggregates vals (not empty).
 func (t RecoveryThreshold) Observe(vals []float64) float64 {
+	sorted := slices.Sorted(slices.Values(vals))
 	switch t.Agg {
 	case "min":
-		return slices.Min(vals)
+		return sorted[0]
 	case "avg":
 		var sum float64
-		for _, v := range vals {
+		for _, v := range sorted {
 			sum += v
 		}
-		return sum / float64(len(vals))
+		return sum / float64(len(sorted))
+	case "med":
+		return nearestRank(sorted, 50)
+	case "p":
+		return nearestRank(sorted, t.Pct)
 	}
-	return slices.Max(vals)
+	return sorted[len(sorted)-1]
 }
 
-// Holds reports whether observed meets the threshold.
-func (t RecoveryThreshold) Holds(observed float64) bool {
-	switch t.Op {
-	case "<":
-		return observed < t.Value
-	case "<=":
-		return observed <= t.Value
-	case ">":
-		return observed > t.Value
-	}
-	return observed >= t.Value
+// nearestRank is the p-th percentile of sorted values, nearest rank.
+func nearestRank(sorted []float64, p float64) float64 {
+	i := int(math.Ceil(p/100*float64(len(sorted)))) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
 }

@@ -37,7 +37,8 @@ func TestProfileFaults(t *testing.T) {
 		{"faults:\n  - {at: 2s, for: 5s, link: db, toxic: timeout}\n  - {at: 4s, for: 1s, link: db, toxic: timeout}\n", "p.yaml:3: faults[1]: overlaps the db timeout of line 2"},
 		{"faults:\n  - {at: 25s, for: 1s, link: pg, toxic: reset_peer}\n", "p.yaml:2: faults[0]: starts at 25s, after the run's 20s of load"},
 		{"faults:\n  - {at: 2s, for: 1s, link: db, toxic: latency, latncy: 1s}\n", `p.yaml:2: faults[0]: unknown option "latncy"`},
-		{"faults:\n  - {at: 2s, for: 1s, link: db, toxic: latency}\nrecovery:\n  recovery_seconds: [\"most<3\"]\n", `p.yaml: recovery.recovery_seconds: "most<3"`},
+		{"faults:\n  - {at: 2s, for: 1s, link: db, toxic: latency}\nrecovery:\n  recovery_seconds: [\"most<3\"]\n", `p.yaml: recovery.recovery_seconds: threshold "most<3": unknown aggregation "most"`},
+		{"faults:\n  - {at: 2s, for: 1s, link: db, toxic: latency}\nrecovery:\n  recovery_seconds: [\"rate<1\"]\n", `p.yaml: recovery.recovery_seconds: "rate<1": recovery times take max, min, avg, med or p(N)`},
 		{"recovery:\n  recovery_seconds: [\"max<3\"]\n", "p.yaml: recovery.recovery_seconds: thresholds on recovery need a faults: timeline"},
 	} {
 		_, err := ParseProfile([]byte(tt.yaml+faultScen), "p.yaml")

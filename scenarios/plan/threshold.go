@@ -133,7 +133,10 @@ func metricNames() []string {
 // parseExpression parses k6's threshold syntax: AGG OP NUMBER, where AGG is
 // avg, min, med, max, p(N), rate, count or value and OP is <, <=, >, >=,
 // == (or ===) or != (or !==).
-func parseExpression(expr string) (Expr, error) {
+// ParseExpression parses a threshold expression in k6's syntax: AGG OP
+// NUMBER, e.g. p(95)<500, rate<0.01, max<10. It checks the syntax only;
+// which aggregations fit a metric is the caller's to say.
+func ParseExpression(expr string) (Expr, error) {
 	var x Expr
 	s := strings.TrimSpace(expr)
 	i := strings.IndexAny(s, "<>=!")
@@ -214,7 +217,7 @@ func compileThreshold(t Threshold, scenarioNames []string) (*CompiledThreshold, 
 			}
 		}
 	}
-	x, err := parseExpression(t.Expression)
+	x, err := ParseExpression(t.Expression)
 	if err != nil {
 		return nil, err
 	}

@@ -28,7 +28,7 @@ func TestParseExpression(t *testing.T) {
 		{"", "error: has no comparison"},
 	}
 	for _, tt := range tests {
-		x, err := parseExpression(tt.in)
+		x, err := ParseExpression(tt.in)
 		if want, ok := strings.CutPrefix(tt.want, "error: "); ok {
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Errorf("%q: %v, want error %q", tt.in, err, want)
@@ -70,7 +70,7 @@ func TestThresholdHolds(t *testing.T) {
 		{"p(95)<500", 499.9, true}, {"p(95)<500", 500, false}, {"avg<=5", 5, true},
 		{"rate>0.5", 0.5, false}, {"count>=3", 3, true}, {"count==0", 0, true}, {"count!=0", 0, false},
 	} {
-		x, err := parseExpression(tt.expr)
+		x, err := ParseExpression(tt.expr)
 		if err != nil || x.Holds(tt.v) != tt.want {
 			t.Errorf("%s with %v: %v (%v), want %v", tt.expr, tt.v, x.Holds(tt.v), err, tt.want)
 		}
@@ -95,11 +95,11 @@ func FuzzThreshold(f *testing.F) {
 				}
 			}
 		}
-		x, err := parseExpression(expr)
+		x, err := ParseExpression(expr)
 		if err != nil {
 			return
 		}
-		y, err := parseExpression(x.String())
+		y, err := ParseExpression(x.String())
 		if err != nil || y != x {
 			t.Fatalf("%q -> %q -> %+v, %v", expr, x.String(), y, err)
 		}
