@@ -138,3 +138,21 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	}
 	return nil
 }
+
+// parseInterspersed parses args with fs, letting flags come before,
+// between or after the positional arguments (leakbench merge A B --out D),
+// and returns the positional arguments.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for rest := args; len(rest) > 0; {
+		if err := parseFlags(fs, rest); err != nil {
+			return nil, err
+		}
+		rest = fs.Args()
+		if len(rest) > 0 {
+			pos = append(pos, rest[0])
+			rest = rest[1:]
+		}
+	}
+	return pos, nil
+}

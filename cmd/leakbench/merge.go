@@ -23,18 +23,9 @@ func cmdMerge(ctx context.Context, args []string) error {
 		fmt.Fprintf(os.Stderr, "Usage: leakbench merge SHARD_DIR... --out DIR [flags]\n\nAdds up the run directories of `leakbench run --shard i/N` into one run directory that report,\ncompare and signoff read like any other: counts summed, latency histograms merged (percentiles\nexact), thresholds judged on the merged result. Exit 0 pass, 99 a threshold failed, 1 a shard is\nmissing, failed or late (each is named) or nothing could be merged.\n\n")
 		fs.PrintDefaults()
 	}
-	// Flags may come before, between or after the directories.
-	var dirs []string
-	rest := args
-	for len(rest) > 0 {
-		if err := parseFlags(fs, rest); err != nil {
-			return err
-		}
-		rest = fs.Args()
-		if len(rest) > 0 {
-			dirs = append(dirs, rest[0])
-			rest = rest[1:]
-		}
+	dirs, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
 	}
 	if len(dirs) == 0 || *out == "" {
 		return fmt.Errorf("%w: want SHARD_DIR... --out DIR", errUsage)

@@ -39,18 +39,9 @@ func cmdCompare(_ context.Context, args []string) error {
 		fmt.Fprintf(os.Stderr, "Usage: leakbench compare BEFORE_DIR AFTER_DIR --out DIR\n\nJudges two run directories: BEFORE must show the leak, AFTER must show none. Exit 99 when not.\n\n")
 		fs.PrintDefaults()
 	}
-	// Accept flags after the positional arguments too.
-	var pos []string
-	rest := args
-	for len(rest) > 0 {
-		if err := parseFlags(fs, rest); err != nil {
-			return err
-		}
-		rest = fs.Args()
-		if len(rest) > 0 {
-			pos = append(pos, rest[0])
-			rest = rest[1:]
-		}
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
 	}
 	if len(pos) != 2 || *out == "" {
 		return fmt.Errorf("%w: want BEFORE_DIR AFTER_DIR --out DIR", errUsage)
