@@ -39,7 +39,12 @@ func writeRunMarkdown(b *strings.Builder, s *Summary, r *Run) {
 	if s.Incomplete {
 		b.WriteString("> **Incomplete run**: it was killed before it finished, so no summary was written; what follows is rebuilt from the probe's files and covers only what was recorded.\n\n")
 	}
-	fmt.Fprintf(b, "Variant `%s`, profile `%s`, %s, ended: **%s**", s.Environment.Variant, s.Profile, s.Ended.Sub(s.Started).Round(100*time.Millisecond), s.EndReason)
+	what := "Variant `" + s.Environment.Variant + "`"
+	if s.Environment.Provider == "external" {
+		// The user's own service: the reference gateway's variants do not apply.
+		what = "Target " + orNA(s.Environment.Target)
+	}
+	fmt.Fprintf(b, "%s, profile `%s`, %s, ended: **%s**", what, s.Profile, s.Ended.Sub(s.Started).Round(100*time.Millisecond), s.EndReason)
 	if s.Error != "" {
 		fmt.Fprintf(b, " — %s", mdEscape(s.Error))
 	}
