@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -36,6 +37,16 @@ func stackDirs(t *testing.T) map[string]bool {
 		set[d] = true
 	}
 	return set
+}
+
+// ownedBy reports whether the stack directory's owner file names pid.
+func ownedBy(dir string, pid int) bool {
+	raw, err := os.ReadFile(filepath.Join(dir, "owner.pid"))
+	if err != nil {
+		return false
+	}
+	owner, _, _ := strings.Cut(strings.TrimSpace(string(raw)), ":")
+	return owner == strconv.Itoa(pid)
 }
 
 // processesMentioning lists pids whose command line contains s.
@@ -116,9 +127,11 @@ func TestSignalStopsRunCleanly(t *testing.T) {
 				}
 				t.Fatalf("load never started; stderr:\n%s", strings.Join(seen, "\n"))
 			}
+			// Other test packages start stacks of their own at the same
+			// time; only the directory this leakbench owns is its own.
 			var newDirs []string
 			for d := range stackDirs(t) {
-				if !before[d] {
+				if !before[d] && ownedBy(d, cmd.Process.Pid) {
 					newDirs = append(newDirs, d)
 				}
 			}
