@@ -339,6 +339,9 @@ func mergeLoad(out string, shards []*engine.Shard, started time.Time) error {
 			m.DroppedIterations += p.DroppedIterations
 			m.ReqPerSecond += p.ReqPerSecond
 			m.P50Ms, m.P95Ms, m.P99Ms = max(m.P50Ms, p.P50Ms), max(m.P95Ms, p.P95Ms), max(m.P99Ms, p.P99Ms)
+			m.HTTPRequests += p.HTTPRequests
+			m.HTTPFailures += p.HTTPFailures
+			m.HTTPP50Ms, m.HTTPP95Ms, m.HTTPP99Ms = max(m.HTTPP50Ms, p.HTTPP50Ms), max(m.HTTPP95Ms, p.HTTPP95Ms), max(m.HTTPP99Ms, p.HTTPP99Ms)
 		}
 		err = sc.Err()
 		f.Close()

@@ -21,4 +21,12 @@ type LoadPoint struct {
 	P50Ms float64 `json:"p50_ms"`
 	P95Ms float64 `json:"p95_ms"`
 	P99Ms float64 `json:"p99_ms"`
+	// The http steps' share of Requests and Failures, and the latency
+	// percentiles of their answers in that second (ms); absent when the
+	// plan has no http steps or none ended in that second.
+	HTTPRequests int64   `json:"http_requests,omitempty"`
+	HTTPFailures int64   `json:"http_failures,omitempty"`
+	HTTPP50Ms    float64 `json:"http_p50_ms,omitempty"`
+	HTTPP95Ms    float64 `json:"http_p95_ms,omitempty"`
+	HTTPP99Ms    float64 `json:"http_p99_ms,omitempty"`
 }

@@ -3,7 +3,7 @@ package rundir
 import "time"
 
 // Request is one line of requests.jsonl: the engine's record of one MCP
-// request it sent, keyed by the W3C trace id the request carried
+// request (or http step) it sent, keyed by the W3C trace id the request carried
 // (scenarios/FORMAT.md describes every field). The engine appends them as
 // requests end, in batches (at least once a second), so that a killed run
 // keeps what it had flushed; reports join episodes to them by trace id.
@@ -16,9 +16,11 @@ type Request struct {
 	// Step is the step's position in the scenario's flow, depth first from
 	// 0 (choose branches in order); -1 for an initialize the engine sent
 	// by itself (a user without a session).
-	Step   int    `json:"step"`
+	Step int `json:"step"`
+	// Method is the MCP method, or "http" for an http step.
 	Method string `json:"method"`
-	// Name is the tool or prompt name (tools/call, prompts/get).
+	// Name is the tool or prompt name (tools/call, prompts/get), or an
+	// http step's "METHOD name".
 	Name  string    `json:"name,omitempty"`
 	Start time.Time `json:"start"`
 	// Seconds is how long the request lasted on the client: until its

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -106,11 +107,13 @@ thresholds:
 
 // TestHTTPSteps plays http steps beside MCP ones on one origin: a POST
 // whose JSON answer is captured, a GET using it, an unexpected status,
-// and thresholds on the http metrics.
+// and thresholds on the http metrics; each carries a trace of its own,
+// indexed in requests.jsonl, and load.jsonl counts them apart.
 func TestHTTPSteps(t *testing.T) {
 	checkLeaks(t)
 	var mu sync.Mutex
 	var seen []string
+	traces := map[string]bool{} // trace ids of the traceparent headers the API saw
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcptest.CannedMCP(0))
 	mux.HandleFunc("POST /api/jobs", func(w http.ResponseWriter, r *http.Request) {
@@ -129,7 +132,14 @@ func TestHTTPSteps(t *testing.T) {
 		_, _ = io.WriteString(w, `{"state":"done"}`)
 	})
 	mux.HandleFunc("GET /api/broken", func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "down", http.StatusServiceUnavailable) })
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if tp := strings.Split(r.Header.Get("Traceparent"), "-"); strings.HasPrefix(r.URL.Path, "/api/") && len(tp) == 4 {
+			mu.Lock()
+			traces[tp[1]] = true
+			mu.Unlock()
+		}
+		mux.ServeHTTP(w, r)
+	}))
 	defer srv.Close()
 	p := mustParse(t, `
 tokens: [tok-1]
@@ -156,12 +166,14 @@ thresholds:
   http_reqs{status:503}: ["count==2"]
   http_req_duration{method:POST}: ["p(95)<5000"]
 `)
-	res, err := RunPlan(context.Background(), p, RunOptions{Target: srv.URL + "/mcp"})
+	dir := t.TempDir()
+	res, err := RunPlan(context.Background(), p, RunOptions{Target: srv.URL + "/mcp", RunDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	checkHTTPIndexed(t, dir, traces, 6)
 	want := []string{`POST {"n":3,"user":0} application/json team 0 Bearer tok-1`, "GET /api/jobs/j-42?q=a%20b"}
 	if len(seen) != 4 || seen[0] != want[0] || seen[1] != want[1] {
 		t.Errorf("server saw %q, want twice %q", seen, want)
@@ -181,4 +193,54 @@ thresholds:
 	if res.Latency[plan.OpPing].Count != 2 || res.Requests != 2+2*3+1 {
 		t.Errorf("ping latency %+v, requests %d: http steps must stay out of MCP latency", res.Latency[plan.OpPing], res.Requests)
 	}
+}
+
+// checkHTTPIndexed: requests.jsonl has a line for each of the want http
+// steps, with the trace id the API saw in its traceparent, and load.jsonl's
+// http_requests add up to want.
+func checkHTTPIndexed(t *testing.T, dir string, traces map[string]bool, want int) {
+	t.Helper()
+	reqs := readJSONL[rundir.Request](t, filepath.Join(dir, rundir.RequestsFile))
+	n := 0
+	for _, r := range reqs {
+		if r.Method != "http" {
+			continue
+		}
+		n++
+		if !traces[r.TraceID] {
+			t.Errorf("requests.jsonl: http step %q has trace %s, which the API never saw in a traceparent (%v)", r.Name, r.TraceID, traces)
+		}
+	}
+	if n != want || len(traces) != want {
+		t.Errorf("requests.jsonl has %d http lines, the API saw %d traces; want %d", n, len(traces), want)
+	}
+	points := readJSONL[rundir.LoadPoint](t, filepath.Join(dir, rundir.LoadFile))
+	var sum, failed int64
+	var p95 float64
+	for _, p := range points {
+		sum += p.HTTPRequests
+		failed += p.HTTPFailures
+		p95 = max(p95, p.HTTPP95Ms)
+	}
+	if sum != int64(want) || failed != 2 || p95 <= 0 {
+		t.Errorf("load.jsonl: http_requests add up to %d, http_failures %d, max http_p95_ms %v; want %d, 2, > 0", sum, failed, p95, want)
+	}
+}
+
+// readJSONL reads a file of JSON lines of T.
+func readJSONL[T any](t *testing.T, path string) []T {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []T
+	for line := range bytes.Lines(raw) {
+		var v T
+		if err := json.Unmarshal(line, &v); err != nil {
+			t.Fatalf("%s: line %q: %v", path, line, err)
+		}
+		out = append(out, v)
+	}
+	return out
 }

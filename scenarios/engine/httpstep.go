@@ -62,8 +62,9 @@ func (v *vu) httpRequest(soft, hard context.Context, c *step) bool {
 			req.Body = []byte{}
 		}
 	}
+	ctx := v.traced(hard, c, httpName(h)) // a new trace per request (requestlog.go)
 	start := v.reqStart()
-	resp, err := v.s.HTTP(hard, req, v.bodyBuf)
+	resp, err := v.s.HTTP(ctx, req, v.bodyBuf)
 	v.bodyBuf = resp.Body
 	d := time.Since(start)
 	var answer []byte
@@ -76,6 +77,9 @@ func (v *vu) httpRequest(soft, hard context.Context, c *step) bool {
 	}
 	err = v.judge(c, answer, err)
 	v.sr.e.m.record(v.sh, k, d, err)
+	if l := v.sr.e.reqlog; l != nil {
+		l.add(v, opHTTP, err)
+	}
 	if cap(v.bodyBuf) > 64<<10 {
 		v.bodyBuf = nil // do not keep the odd huge answer alive
 	}

@@ -84,7 +84,10 @@ type shard struct {
 	mu     sync.Mutex
 	series map[seriesKey]*series
 	recent *hdrhistogram.Histogram // every request since the last tick
-	_      [64]byte                // keep shards' locks on separate cache lines
+	// recentHTTP is the http steps' share of recent, for load.jsonl's
+	// http_* figures.
+	recentHTTP *hdrhistogram.Histogram
+	_          [64]byte // keep shards' locks on separate cache lines
 }
 
 func (sh *shard) get(k seriesKey) *series {
@@ -99,6 +102,7 @@ func (sh *shard) get(k seriesKey) *series {
 // scenCounters are one scenario's live counters.
 type scenCounters struct {
 	requests, failures, aborted, iterations, dropped atomic.Int64
+	httpRequests, httpFailures                       atomic.Int64 // the http steps' share of requests, failures
 	kinds                                            [mcp.NumKinds]atomic.Int64
 	active, peak                                     atomic.Int64
 	reinits, initRetries, retired, ended             atomic.Int64
@@ -128,7 +132,7 @@ func newMetrics(scenarios int, secrets []string) *metrics {
 	m := &metrics{shards: make([]*shard, n), scen: make([]*scenCounters, scenarios), secrets: secrets,
 		names: []string{""}, nameIDs: map[string]uint32{"": 0}}
 	for i := range m.shards {
-		m.shards[i] = &shard{series: map[seriesKey]*series{}, recent: newHist()}
+		m.shards[i] = &shard{series: map[seriesKey]*series{}, recent: newHist(), recentHTTP: newHist()}
 	}
 	m.all.vusMin.Store(-1)
 	for i := range m.scen {
@@ -183,6 +187,10 @@ func (m *metrics) name(id uint32) string {
 func (m *metrics) record(sh *shard, k seriesKey, d time.Duration, err error) {
 	sc := m.scen[k.scen]
 	sc.requests.Add(1)
+	isHTTP := k.op == opHTTP
+	if isHTTP {
+		sc.httpRequests.Add(1)
+	}
 	kind := mcp.Classify(err)
 	ki := -1
 	if kind != "" {
@@ -194,6 +202,9 @@ func (m *metrics) record(sh *shard, k seriesKey, d time.Duration, err error) {
 			sc.aborted.Add(1)
 		default:
 			sc.failures.Add(1)
+			if isHTTP {
+				sc.httpFailures.Add(1)
+			}
 			m.sample(err)
 		}
 	}
@@ -220,6 +231,9 @@ func (m *metrics) record(sh *shard, k seriesKey, d time.Duration, err error) {
 		}
 		s.hist.RecordValue(us)    //nolint:errcheck // us is in range
 		sh.recent.RecordValue(us) //nolint:errcheck
+		if isHTTP {
+			sh.recentHTTP.RecordValue(us) //nolint:errcheck
+		}
 	}
 	sh.mu.Unlock()
 }
@@ -272,17 +286,22 @@ func (sc *scenCounters) userStarted() {
 
 func (sc *scenCounters) userStopped() { sc.active.Add(-1) }
 
-// interval returns the latency histogram of every request recorded since
-// its previous call, merged into scratch, and starts a new interval.
-func (m *metrics) interval(scratch *hdrhistogram.Histogram) *hdrhistogram.Histogram {
-	scratch.Reset()
+// interval merges the latency histogram of every request recorded since
+// its previous call into all, and of the http steps' requests into http,
+// and starts a new interval.
+func (m *metrics) interval(all, http *hdrhistogram.Histogram) {
+	all.Reset()
+	http.Reset()
 	for _, sh := range m.shards {
 		sh.mu.Lock()
-		scratch.Merge(sh.recent)
+		all.Merge(sh.recent)
 		sh.recent.Reset()
+		if sh.recentHTTP.TotalCount() > 0 {
+			http.Merge(sh.recentHTTP)
+			sh.recentHTTP.Reset()
+		}
 		sh.mu.Unlock()
 	}
-	return scratch
 }
 
 // merged is the sum of one series over all shards.

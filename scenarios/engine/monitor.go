@@ -21,6 +21,7 @@ const tickEvery = time.Second
 // totals are the run's cumulative counters at one instant.
 type totals struct {
 	requests, failures, aborted, iterations, dropped, active int64
+	httpRequests, httpFailures                               int64
 }
 
 func (e *engine) totals() totals {
@@ -32,6 +33,8 @@ func (e *engine) totals() totals {
 		t.aborted += sc.aborted.Load()
 		t.iterations += sc.iterations.Load()
 		t.dropped += sc.dropped.Load()
+		t.httpRequests += sc.httpRequests.Load()
+		t.httpFailures += sc.httpFailures.Load()
 	}
 	t.active = e.m.all.active.Load()
 	return t
@@ -47,18 +50,18 @@ type monitor struct {
 	tty        bool
 	plainEvery time.Duration
 
-	scratch, window *hdrhistogram.Histogram
-	last            totals
-	lastTick        time.Time
-	lastPrint       time.Time
-	printed         totals
-	abortChecks     []*plan.CompiledThreshold
-	writeErr        error
+	scratch, scratchHTTP, window *hdrhistogram.Histogram
+	last                         totals
+	lastTick                     time.Time
+	lastPrint                    time.Time
+	printed                      totals
+	abortChecks                  []*plan.CompiledThreshold
+	writeErr                     error
 }
 
 func newMonitor(e *engine, progress io.Writer, out *outputs) *monitor {
 	m := &monitor{e: e, out: out, progress: progress, tty: isTerminal(progress),
-		scratch: newHist(), window: newHist(), lastTick: e.started, lastPrint: e.started}
+		scratch: newHist(), scratchHTTP: newHist(), window: newHist(), lastTick: e.started, lastPrint: e.started}
 	// On a terminal the line is redrawn every second; plain output gets
 	// at most about 60 lines per run.
 	m.plainEvery = min(max((e.total/60).Round(time.Second), time.Second), 10*time.Second)
@@ -87,14 +90,14 @@ func (m *monitor) loop(done <-chan struct{}) {
 func (m *monitor) tick(now time.Time) {
 	e := m.e
 	cur := e.totals()
-	h := e.m.interval(m.scratch)
-	m.window.Merge(h)
+	e.m.interval(m.scratch, m.scratchHTTP)
+	m.window.Merge(m.scratch)
 	for _, sr := range e.runs {
 		updateMin(&sr.sc.vusMin, sr.sc.active.Load())
 	}
 	updateMin(&e.m.all.vusMin, cur.active)
 	if m.out != nil && m.out.load != nil && m.writeErr == nil {
-		m.writeLine(now, cur, h)
+		m.writeLine(now, cur)
 	}
 	if m.out != nil && m.out.requests != nil {
 		m.out.requests.flush()
@@ -118,7 +121,9 @@ func updateMin(v interface {
 	}
 }
 
-func (m *monitor) writeLine(now time.Time, cur totals, h *hdrhistogram.Histogram) {
+// writeLine writes the interval that ends now, whose latencies are in
+// m.scratch and m.scratchHTTP.
+func (m *monitor) writeLine(now time.Time, cur totals) {
 	d := now.Sub(m.lastTick).Seconds()
 	l := rundir.LoadPoint{
 		Time:              now.UTC(),
@@ -129,14 +134,21 @@ func (m *monitor) writeLine(now time.Time, cur totals, h *hdrhistogram.Histogram
 		Aborted:           cur.aborted - m.last.aborted,
 		Iterations:        cur.iterations - m.last.iterations,
 		DroppedIterations: cur.dropped - m.last.dropped,
+		HTTPRequests:      cur.httpRequests - m.last.httpRequests,
+		HTTPFailures:      cur.httpFailures - m.last.httpFailures,
 	}
 	if d > 0 {
 		l.ReqPerSecond = round3(float64(l.Requests) / d)
 	}
-	if h.TotalCount() > 0 {
+	if h := m.scratch; h.TotalCount() > 0 {
 		l.P50Ms = float64(h.ValueAtQuantile(50)) / 1000
 		l.P95Ms = float64(h.ValueAtQuantile(95)) / 1000
 		l.P99Ms = float64(h.ValueAtQuantile(99)) / 1000
+	}
+	if h := m.scratchHTTP; h.TotalCount() > 0 {
+		l.HTTPP50Ms = float64(h.ValueAtQuantile(50)) / 1000
+		l.HTTPP95Ms = float64(h.ValueAtQuantile(95)) / 1000
+		l.HTTPP99Ms = float64(h.ValueAtQuantile(99)) / 1000
 	}
 	b, _ := json.Marshal(l) // plain numbers and strings: cannot fail
 	if _, err := m.out.load.Write(append(b, '\n')); err != nil {
@@ -199,11 +211,13 @@ func (m *monitor) checkAborts(now time.Time) {
 	}
 }
 
-// finish closes the last, partial interval once every user has stopped.
+// finish closes the last, partial interval once every user has stopped:
+// written unless it is a sliver in which nothing happened.
 func (m *monitor) finish(ended time.Time) {
-	if m.out != nil && m.out.load != nil && m.writeErr == nil && ended.Sub(m.lastTick) > tickEvery/100 {
-		cur := m.e.totals()
-		m.writeLine(ended, cur, m.e.m.interval(m.scratch))
+	if cur := m.e.totals(); m.out != nil && m.out.load != nil && m.writeErr == nil &&
+		(ended.Sub(m.lastTick) > tickEvery/100 || cur != m.last) {
+		m.e.m.interval(m.scratch, m.scratchHTTP)
+		m.writeLine(ended, cur)
 	}
 	if m.progress != nil && m.tty {
 		m.print(ended, m.e.totals())

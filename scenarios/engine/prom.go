@@ -41,6 +41,16 @@ var (
 		"Active virtual users.", []string{"scenario"}, nil)
 	descVUsMax = prometheus.NewDesc("leakbench_vus_max",
 		"Most virtual users active at once so far.", []string{"scenario"}, nil)
+
+	// http steps, by "METHOD name" split as k6 tags them, and the answer's
+	// status ("0": none came).
+	httpSeries   = []string{"scenario", "method", "name", "status"}
+	descHTTPReqs = prometheus.NewDesc("leakbench_http_reqs_total",
+		"HTTP requests the http steps sent.", httpSeries, nil)
+	descHTTPFailed = prometheus.NewDesc("leakbench_http_req_failures_total",
+		"HTTP requests of http steps that failed, by kind (a status not expected is http_4xx or http_5xx).", append(httpSeries[:4:4], "kind"), nil)
+	descHTTPDuration = prometheus.NewDesc("leakbench_http_req_duration_seconds",
+		"Latency of answered http steps.", httpSeries, nil)
 )
 
 var promQuantiles = []float64{0.5, 0.9, 0.95, 0.99}
@@ -50,7 +60,8 @@ type collector struct{ e *engine }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descReqs, descFailed, descAborted, descDuration,
-		descIterations, descIterDuration, descDropped, descVUs, descVUsMax} {
+		descIterations, descIterDuration, descDropped, descVUs, descVUsMax,
+		descHTTPReqs, descHTTPFailed, descHTTPDuration} {
 		ch <- d
 	}
 }
@@ -63,18 +74,24 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- summary(descIterDuration, g, scen)
 			continue
 		}
+		reqs, failed, duration := descReqs, descFailed, descDuration
+		var labels []string
 		if g.key.op == opHTTP {
-			continue // http steps are not MCP requests (summary.json's load.http)
+			// Not MCP requests: series of their own (summary.json's load.http).
+			reqs, failed, duration = descHTTPReqs, descHTTPFailed, descHTTPDuration
+			method, name, _ := strings.Cut(e.m.name(g.key.name), " ")
+			labels = []string{scen, method, name, strconv.Itoa(int(g.key.status))}
+		} else {
+			labels = []string{scen, opNames[g.key.op], e.m.name(g.key.name)}
+			ch <- prometheus.MustNewConstMetric(descAborted, prometheus.CounterValue, float64(g.aborted), labels...)
 		}
-		labels := []string{scen, opNames[g.key.op], e.m.name(g.key.name)}
-		ch <- prometheus.MustNewConstMetric(descReqs, prometheus.CounterValue, float64(g.reqs), labels...)
-		ch <- prometheus.MustNewConstMetric(descAborted, prometheus.CounterValue, float64(g.aborted), labels...)
+		ch <- prometheus.MustNewConstMetric(reqs, prometheus.CounterValue, float64(g.reqs), labels...)
 		for k, n := range g.kinds {
 			if n > 0 {
-				ch <- prometheus.MustNewConstMetric(descFailed, prometheus.CounterValue, float64(n), append(labels, mcp.Kinds[k])...)
+				ch <- prometheus.MustNewConstMetric(failed, prometheus.CounterValue, float64(n), append(labels, mcp.Kinds[k])...)
 			}
 		}
-		ch <- summary(descDuration, g, labels...)
+		ch <- summary(duration, g, labels...)
 	}
 	for _, sr := range e.runs {
 		sc, name := sr.sc, sr.cs.Name

@@ -134,7 +134,7 @@ func (l *requestLog) add(v *vu, op uint8, err error) {
 	b = append(b, `,"step":`...)
 	b = strconv.AppendInt(b, int64(v.req.step), 10)
 	b = append(b, `,"method":"`...)
-	b = append(b, opNames[op]...)
+	b = append(b, opName(op)...)
 	b = append(b, '"')
 	if v.req.name != "" {
 		b = append(b, `,"name":`...)

@@ -375,7 +375,10 @@ func TestRunPlanMetricsEndpoint(t *testing.T) {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()
 	ln.Close()
-	pl := mustParse(t, "scenarios:\n  s: {executor: constant-vus, vus: 2, duration: 1200ms, flow: [ping, think: 10ms]}\n")
+	// The http step asks the MCP endpoint for an event stream (GET), which
+	// this server does not offer: any answer will do.
+	pl := mustParse(t, "scenarios:\n  s: {executor: constant-vus, vus: 2, duration: 1200ms, flow: [ping, think: 10ms, "+
+		"{http: {url: /, name: probe, expectStatus: [200, 400, 404, 405, 406]}}]}\n")
 	scraped := make(chan string, 1)
 	time.AfterFunc(700*time.Millisecond, func() {
 		c := &http.Client{Timeout: 2 * time.Second}
@@ -394,7 +397,9 @@ func TestRunPlanMetricsEndpoint(t *testing.T) {
 	}
 	body := <-scraped
 	for _, s := range []string{`leakbench_mcp_reqs_total{method="ping",name="",scenario="s"}`, `leakbench_vus{scenario="s"} 2`,
-		`leakbench_mcp_req_duration_seconds{method="ping",name="",scenario="s",quantile="0.95"}`} {
+		`leakbench_mcp_req_duration_seconds{method="ping",name="",scenario="s",quantile="0.95"}`,
+		`leakbench_http_reqs_total{method="GET",name="probe",scenario="s",status="`,
+		`leakbench_http_req_duration_seconds{method="GET",name="probe",scenario="s",status="`} {
 		if !strings.Contains(body, s) {
 			t.Errorf("/metrics lacks %s:\n%s", s, body)
 		}

@@ -92,6 +92,11 @@ func (s *Session) HTTP(ctx context.Context, req HTTPRequest, buf []byte) (HTTPRe
 		h = append(h, "\r\n"...)
 	}
 	h = append(h, req.Headers...)
+	// The trace context, as on MCP requests (trace.go): a service's SQL
+	// can carry it back to the probe.
+	s.inject(ctx)
+	h = s.appendTraceHeaders(h)
+	s.trace = traceCarrier{}
 	resp, w, err := s.c.tr.RoundTripPath(ctx, s.slot, time.Now().Add(timeout), cause, req.Method, req.Path, h, req.Body)
 	*hb = h
 	headBufs.Put(hb)
