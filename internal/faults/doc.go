@@ -20,7 +20,9 @@
 //	  - {at: 5s, for: 10s, link: db, toxic: latency, latency: 500ms, jitter: 50ms}
 //	  - {at: 30s, action: terminate_backends, fraction: 0.5}
 //	  - {at: 40s, for: 3s, action: pgbouncer_pause}
-//	  - {at: 50s, for: 2s, action: pgbouncer_kill}   # a PgBouncer restart, as its clients see it
+//	  - {at: 50s, for: 2s, action: pgbouncer_kill}   # every connection dropped, new clients wait
+//	  - {at: 60s, for: 2s, action: pgbouncer_restart}   # the process stopped, started 2 s later
+//	  - {at: 70s, for: 3s, action: postgres_restart}    # a fast shutdown, started 3 s later
 //	  - {at: 55s, for: 5s, link: upstream, toxic: latency, latency: 2s}   # a slow upstream
 //
 // Validate checks a timeline against the run's length before anything

@@ -35,10 +35,19 @@ const (
 	// ActionTerminateBackends runs pg_terminate_backend on Count (or
 	// Fraction) of the backends of ApplicationName (instant).
 	ActionTerminateBackends = "terminate_backends"
+	// ActionPostgresRestart stops PostgreSQL with a fast shutdown at At
+	// (every open transaction rolled back, every connection closed) and
+	// starts it again when For is over (0: at once): a restart or a
+	// failover, as the service sees it. Local provider.
+	ActionPostgresRestart = "postgres_restart"
+	// ActionPgBouncerRestart stops the PgBouncer process at once at At and
+	// starts it again when For is over (0: at once). Local provider.
+	ActionPgBouncerRestart = "pgbouncer_restart"
 )
 
 // Actions lists the process faults.
-var Actions = []string{ActionPgBouncerPause, ActionPgBouncerKill, ActionPgBouncerReload, ActionTerminateBackends}
+var Actions = []string{ActionPgBouncerPause, ActionPgBouncerKill, ActionPgBouncerReload, ActionTerminateBackends,
+	ActionPostgresRestart, ActionPgBouncerRestart}
 
 // Spec is one fault of a timeline, as a profile spells it. Exactly one of
 // Toxic (with Link) and Action is set. Durations are from the start of the
@@ -170,12 +179,27 @@ func Validate(specs []Spec, runLength time.Duration) []Problem {
 			}
 			sameToxic := a.Toxic != "" && a.Link == b.Link && a.Toxic == b.Toxic && a.stream() == b.stream()
 			bothPause := a.pgbouncerHold() && b.pgbouncerHold()
-			if sameToxic || bothPause {
+			// A server that is down cannot be restarted, paused or
+			// told to reload or terminate.
+			serverDown := (a.Server() != "" || b.Server() != "") && a.Action != "" && b.Action != ""
+			if sameToxic || bothPause || serverDown {
 				add(j, "overlaps the %s of line %d (%s–%s): the two cannot be combined", a.Name(), a.Line, a.At, a.End())
 			}
 		}
 	}
 	return ps
+}
+
+// Server is the stack server a restart fault stops and starts again
+// ("postgres" or "pgbouncer"; "" for any other fault).
+func (s Spec) Server() string {
+	switch s.Action {
+	case ActionPostgresRestart:
+		return "postgres"
+	case ActionPgBouncerRestart:
+		return "pgbouncer"
+	}
+	return ""
 }
 
 // pgbouncerHold: the fault holds PgBouncer's clients until a RESUME.

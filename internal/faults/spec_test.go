@@ -32,6 +32,10 @@ func TestValidate(t *testing.T) {
 		{"count and fraction", []Spec{{At: s, Action: "terminate_backends", Count: 2, Fraction: 0.5}}, "give count or fraction"},
 		{"kill during a pause", []Spec{{At: s, For: 5 * s, Action: "pgbouncer_pause"}, {At: 2 * s, Action: "pgbouncer_kill"}}, "overlaps the pgbouncer_pause"},
 		{"pause without for", []Spec{{At: s, Action: "pgbouncer_pause"}}, "pgbouncer_pause needs for"},
+		{"restarts apart", []Spec{{At: s, For: 2 * s, Action: "postgres_restart"}, {At: 4 * s, Action: "pgbouncer_restart"}, {At: 5 * s, For: s, Link: "db", Toxic: "latency"}}, ""},
+		{"a restart beside a toxic", []Spec{{At: s, For: 5 * s, Link: "pg", Toxic: "latency"}, {At: 2 * s, For: s, Action: "postgres_restart"}}, ""},
+		{"terminate while postgres is down", []Spec{{At: s, For: 5 * s, Action: "postgres_restart", Line: 2}, {At: 2 * s, Action: "terminate_backends", Line: 3}}, "overlaps the postgres_restart of line 2"},
+		{"pause while pgbouncer is down", []Spec{{At: 2 * s, For: 2 * s, Action: "pgbouncer_pause"}, {At: s, For: 5 * s, Action: "pgbouncer_restart"}}, "overlaps the pgbouncer_pause"},
 	} {
 		ps := Validate(tt.specs, 20*s)
 		switch {

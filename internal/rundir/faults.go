@@ -22,7 +22,8 @@ type FaultRecord struct {
 	// Error says why applying or removing it failed.
 	Error string `json:"error,omitempty"`
 	// SessionsKilled is how many backends the fault terminated
-	// (terminate_backends).
+	// (terminate_backends) or ended (postgres_restart: the service's
+	// backends when the server was stopped).
 	SessionsKilled int `json:"sessions_killed"`
 	// Recovered: after the fault was removed, the probe saw the pool
 	// healthy — no stuck session, no PgBouncer client waiting, the service

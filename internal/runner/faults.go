@@ -249,6 +249,21 @@ func (fp *faultPlayer) apply(ctx context.Context, name string, s faults.Spec) (r
 	case faults.ActionTerminateBackends:
 		n, err := terminateBackends(ctx, fp.env.PostgresDSN, fp.env.Database, s)
 		return nil, n, err
+	case faults.ActionPostgresRestart, faults.ActionPgBouncerRestart:
+		server := s.Server()
+		killed := 0
+		if server == fixtures.ServerPostgres {
+			// What the shutdown is about to end: the service's backends.
+			killed, _ = countBackends(ctx, fp.env.PostgresDSN, fp.env.Database, s)
+		}
+		if err := fp.env.StopServer(server); err != nil {
+			return nil, 0, err
+		}
+		return func() error {
+			rctx, rcancel := context.WithTimeout(context.Background(), time.Minute)
+			defer rcancel()
+			return fp.env.StartServer(rctx, server)
+		}, killed, nil
 	}
 	return nil, 0, fmt.Errorf("unknown action %q", s.Action)
 }
@@ -301,10 +316,7 @@ func terminateBackends(ctx context.Context, dsn, db string, s faults.Spec) (int,
 	if dsn == "" {
 		return 0, fmt.Errorf("terminate_backends: the stack gives no superuser DSN")
 	}
-	app := s.ApplicationName
-	if app == "" {
-		app = "mcp-gateway"
-	}
+	app := serviceApp(s)
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	conn, err := pgx.Connect(cctx, dsn)
@@ -315,7 +327,7 @@ func terminateBackends(ctx context.Context, dsn, db string, s faults.Spec) (int,
 	limit := int64(s.Count)
 	if s.Count == 0 {
 		var n int64
-		if err := conn.QueryRow(cctx, sqlCountBackends, db, app).Scan(&n); err != nil {
+		if err := conn.QueryRow(cctx, sqlCountBackends, db, serviceApp(s)).Scan(&n); err != nil {
 			return 0, fmt.Errorf("terminate_backends: count: %w", err)
 		}
 		limit = n
@@ -328,6 +340,30 @@ func terminateBackends(ctx context.Context, dsn, db string, s faults.Spec) (int,
 		return 0, fmt.Errorf("terminate_backends: %w", err)
 	}
 	return killed, nil
+}
+
+// serviceApp is the application_name of the service's backends a fault
+// counts or terminates: s.ApplicationName, default the reference
+// gateway's.
+func serviceApp(s faults.Spec) string {
+	if s.ApplicationName != "" {
+		return s.ApplicationName
+	}
+	return "mcp-gateway"
+}
+
+// countBackends counts the service's backends in the application database.
+func countBackends(ctx context.Context, dsn, db string, s faults.Spec) (int, error) {
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(cctx, dsn)
+	if err != nil {
+		return 0, fmt.Errorf("count backends: connect: %w", err)
+	}
+	defer conn.Close(context.Background())
+	var n int
+	err = conn.QueryRow(cctx, sqlCountBackends, db, serviceApp(s)).Scan(&n)
+	return n, err
 }
 
 // sleepUntil waits until t; false when ctx ended first.

@@ -1,8 +1,13 @@
 package runner
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -10,6 +15,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/internal/rundir"
 )
 
 // TestFaultsOnTheStack plays a timeline of every kind of fault on a local
@@ -83,4 +89,92 @@ scenarios:
 	if n := runtime.Stack(buf, true); strings.Contains(string(buf[:n]), "toxiproxy") {
 		t.Errorf("a proxy goroutine outlived the run:\n%s", buf[:n])
 	}
+}
+
+// TestServerRestartFaults restarts PostgreSQL (down 1 s) and PgBouncer
+// (down 500 ms) under load from the fixed gateway: both servers really
+// stop and come back on their ports, each fault is recorded with its times
+// and what it ended, the service's pool recovers, and the load goes on
+// without failures once both are back.
+func TestServerRestartFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: a local stack under load, its servers restarted")
+	}
+	p, err := ParseProfile([]byte(`
+stack: {idle_in_transaction_session_timeout: 5s, users: 10}
+probe: {interval: 100ms, stuck_after: 1s, drain: 0s}
+faults:
+  - {at: 1s, for: 1s, action: postgres_restart}
+  - {at: 4s, for: 500ms, action: pgbouncer_restart}
+timeout: 3s
+scenarios:
+  a:
+    executor: constant-vus
+    vus: 4
+    duration: 10s
+    flow:
+      - think: 50ms
+      - tools/call: {name: get_team_tools}
+`), "restart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	sum, err := Run(context.Background(), Options{Profile: p, Variant: "fixed", Name: "restart", Dir: dir, Env: "local", Log: io.Discard})
+	if errors.Is(err, fixtures.ErrMissingBinary) {
+		t.Skipf("PostgreSQL or PgBouncer not installed (run `make deps`): %v", err)
+	}
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if len(sum.Faults) != 2 {
+		t.Fatalf("faults recorded: %+v", sum.Faults)
+	}
+	for _, f := range sum.Faults {
+		if f.Error != "" || f.Applied == nil || f.Removed == nil {
+			t.Fatalf("%s: applied %v removed %v error %q", f.Name, f.Applied, f.Removed, f.Error)
+		}
+		if down := f.Removed.Sub(*f.Applied); down < time.Duration(f.ForSeconds*float64(time.Second))*9/10 {
+			t.Errorf("%s: down %s, want about %gs", f.Name, down, f.ForSeconds)
+		}
+		if !f.Recovered {
+			t.Errorf("%s: the pool never recovered: %+v", f.Name, f)
+		}
+		if f.RecoverySeconds != nil {
+			t.Logf("%s: down %s, %d backends ended, errors %d during / %d after, recovered in %.1fs", f.Name,
+				f.Removed.Sub(*f.Applied).Round(time.Millisecond), f.SessionsKilled, f.ErrorsDuring, f.ErrorsAfter, *f.RecoverySeconds)
+		}
+	}
+	if pg := sum.Faults[0]; pg.SessionsKilled == 0 {
+		t.Errorf("postgres_restart ended none of the gateway's backends: %+v", pg)
+	}
+	// After both restarts (from 6 s of load on), requests succeed again.
+	var after, failedAfter int64
+	for _, l := range readJSONLines[rundir.LoadPoint](t, filepath.Join(dir, rundir.LoadFile)) {
+		if l.ElapsedSeconds > 7 {
+			after += l.Requests
+			failedAfter += l.Failures
+		}
+	}
+	if after == 0 || failedAfter > 0 {
+		t.Errorf("after the restarts: %d requests, %d failed; want requests and no failures", after, failedAfter)
+	}
+}
+
+// readJSONLines reads a file of JSON lines of T.
+func readJSONLines[T any](t *testing.T, path string) []T {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []T
+	for line := range bytes.Lines(raw) {
+		var v T
+		if err := json.Unmarshal(line, &v); err != nil {
+			t.Fatalf("%s: line %q: %v", path, line, err)
+		}
+		out = append(out, v)
+	}
+	return out
 }

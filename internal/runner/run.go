@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/internal/faults"
 	"github.com/leakbench/leakbench/internal/redact"
 	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
@@ -76,6 +78,7 @@ func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
 	stackCfg.Variant = o.Variant
 	stackCfg.LogDir = filepath.Join(o.Dir, "logs")
 	stackCfg.FaultLinks = faultLinks(p) // the links the faults: timeline uses; none: no proxy
+	stackCfg.RestartServers = slices.ContainsFunc(p.Faults, func(s faults.Spec) bool { return s.Server() != "" })
 	sum = &reports.Summary{Name: o.Name, Profile: p.Name, Started: time.Now().UTC(), EndReason: reports.EndFailed,
 		Environment: reports.Environment{Provider: orDefault(o.Env, "local"), Variant: o.Variant, LeakbenchVersion: o.Version}}
 	defer func() {
