@@ -132,6 +132,7 @@ func cmdGateway(ctx context.Context, args []string) error {
 	listen := e.String("listen", "LEAKBENCH_GATEWAY_LISTEN", gateway.DefaultListen, "address to serve on")
 	poolSize := e.Int("pool-size", "LEAKBENCH_GATEWAY_POOL_SIZE", gateway.DefaultPoolSize, "size of the gateway's own connection pool")
 	poolTimeout := e.Duration("pool-timeout", "LEAKBENCH_GATEWAY_POOL_TIMEOUT", gateway.DefaultPoolTimeout, "how long a request waits for a pooled connection before it fails (503 during token scoping, a tool error inside a tool)")
+	requestTimeout := e.Duration("request-timeout", "LEAKBENCH_GATEWAY_REQUEST_TIMEOUT", 0, "bound each /mcp request's work, as a service's own request deadline does (0: none); under commit-in-finally, a deadline that fires during a slow COMMIT leaks the session (the faults profile)")
 	upstreamURL := e.String("upstream-url", "LEAKBENCH_GATEWAY_UPSTREAM_URL", "", "http(s) base URL of the upstream service call_upstream calls (see 'leakbench upstream'); empty: call_upstream fails")
 	upstreamTimeout := e.Duration("upstream-timeout", "LEAKBENCH_GATEWAY_UPSTREAM_TIMEOUT", gateway.DefaultUpstreamTimeout, "how long one upstream call may take")
 	runDelay := e.Duration("run-delay", "LEAKBENCH_GATEWAY_RUN_DELAY", gateway.DefaultRunDelay, "how long after start_run a run is done")
@@ -193,7 +194,7 @@ Logs go to stderr; SIGINT or SIGTERM stops the gateway.
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	cfg := gateway.Config{DSN: dsn, Variant: *variant, Listen: *listen, PoolSize: *poolSize, PoolTimeout: *poolTimeout,
-		Stateless: *stateless, JSONResponse: *jsonResp, UpstreamURL: *upstreamURL, UpstreamTimeout: *upstreamTimeout,
+		RequestTimeout: *requestTimeout, Stateless: *stateless, JSONResponse: *jsonResp, UpstreamURL: *upstreamURL, UpstreamTimeout: *upstreamTimeout,
 		RunDelay: *runDelay, PollInterval: *pollInterval, PageSize: *pageSize, MaxBodyBytes: *maxBody,
 		SessionTimeout: *sessionTimeout, ReadHeaderTimeout: *readHeaderTimeout, BodyReadTimeout: *bodyReadTimeout,
 		IdleTimeout: *idleTimeout, TokenUsage: *tokenUsage, Logger: log}

@@ -183,6 +183,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"compare", "a"}, exitUsage, "BEFORE_DIR AFTER_DIR"},
 		{[]string{"report", t.TempDir()}, exitRunFailed, "not a leakbench run directory"},
 		{[]string{"gateway"}, exitUsage, "--dsn"},
+		{[]string{"gateway", "--dsn", "postgres://app:pw@127.0.0.1:1/app", "--request-timeout", "soon"}, exitUsage, "request-timeout"},
+		{[]string{"gateway", "--dsn", "postgres://app:pw@127.0.0.1:1/app", "--request-timeout", "-1s"}, exitRunFailed, "must not be negative"},
 		{[]string{"signoff", "--out", "x", "--env", "external"}, exitUsage, "starts its own stacks"},
 		{[]string{"signoff", "--out", "x", "--profile", "all", "--variant-before", "fixed"}, exitUsage, "each pattern's own variants"},
 		{[]string{"signoff", "--out", "x", "--profile", "all", "--history", "h"}, exitUsage, "record one sign-off"},
