@@ -3,6 +3,7 @@ package reports
 import (
 	"bytes"
 	"context"
+	"image/color"
 	"image/png"
 	"os"
 	"os/exec"
@@ -123,7 +124,9 @@ func TestHTMLInChromium(t *testing.T) {
 		t.Fatalf("screenshot is %v", b)
 	}
 	// The plots draw stuck sessions in vermilion and released ones in
-	// blue; the page's own styles use neither.
+	// blue (Okabe & Ito's, as package plots has them); the page's own
+	// styles use neither.
+	colVermilion, colBlue := color.RGBA{213, 94, 0, 255}, color.RGBA{0, 114, 178, 255}
 	var vermilion, blue int
 	b := img.Bounds()
 	for y := b.Min.Y; y < b.Max.Y; y++ {

@@ -27,11 +27,12 @@
 // 100 ms with a thousand connections and a million episodes renders in
 // well under 100 MB of heap (BenchmarkReportDay).
 //
-// Plots are gonum/plot figures rendered to an io.Writer, as vegeta's are:
+// The plots are package plots' (reports/plots): gonum/plot figures
+// rendered to an io.Writer, as vegeta's are:
 //
 //	run, err := reports.LoadRun("out/before")
 //	if err != nil { … }
-//	err = reports.WritePlot(w, reports.PlotStuck, reports.FormatPNG, run)
+//	err = plots.Write(w, plots.Stuck, plots.PNG, run.PlotRun())
 //
 // and a comparison of two runs:
 //

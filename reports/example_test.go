@@ -5,6 +5,7 @@ import (
 	"log"
 
 	"github.com/leakbench/leakbench/reports"
+	"github.com/leakbench/leakbench/reports/plots"
 )
 
 // A recorded sign-off: the leaky gateway held sessions idle in transaction
@@ -23,7 +24,7 @@ func ExampleCompareRuns() {
 		fmt.Println(c.Pass, c.Name)
 	}
 	fmt.Println("pass:", cmp.Pass)
-	fmt.Println("plots:", reports.PlotNames(before, after))
+	fmt.Println("plots:", plots.Names(before.PlotRun(), after.PlotRun()))
 	// Output:
 	// true before run completed
 	// true after run completed

@@ -2,11 +2,11 @@ package reports
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
+	"github.com/leakbench/leakbench/reports/internal/format"
 )
 
 // metricRow is one line of the incident-shaped table.
@@ -97,16 +97,8 @@ func rate(r *rundir.LoadResult) float64 {
 	return float64(r.Requests) / d
 }
 
-func seconds(v float64) string {
-	switch {
-	case math.IsNaN(v) || math.IsInf(v, 0):
-		return "n/a"
-	case v < 1:
-		return fmt.Sprintf("%.0f ms", v*1000)
-	default:
-		return fmt.Sprintf("%.1f s", v)
-	}
-}
+// seconds is a duration in seconds as every part of a report writes it.
+var seconds = format.Seconds
 
 func millis(v float64) string {
 	if v >= 1000 {

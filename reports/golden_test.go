@@ -14,6 +14,7 @@ import (
 
 	"github.com/leakbench/leakbench/internal/junit"
 	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/reports/plots"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden from the current output")
@@ -82,8 +83,8 @@ func TestGoldenRun(t *testing.T) {
 	golden(t, "run.summary.json", readFile(t, filepath.Join(dir, rundir.SummaryFile)))
 	golden(t, "run.junit.xml", readFile(t, filepath.Join(dir, rundir.JUnitFile)))
 	checkJUnit(t, readFile(t, filepath.Join(dir, rundir.JUnitFile)), 2)
-	for _, p := range []string{PlotStuck, PlotStates, PlotRelease, PlotPgBouncer} {
-		for _, ext := range []string{FormatPNG, FormatSVG} {
+	for _, p := range []string{plots.Stuck, plots.States, plots.Release, plots.PgBouncer} {
+		for _, ext := range []string{plots.PNG, plots.SVG} {
 			if _, err := os.Stat(filepath.Join(dir, rundir.PlotsDir, p+"."+ext)); err != nil {
 				t.Error(err)
 			}
@@ -150,7 +151,7 @@ func TestGoldenSignoff(t *testing.T) {
 	golden(t, "compare.json", readFile(t, filepath.Join(out, rundir.CompareFile)))
 	golden(t, "compare.junit.xml", readFile(t, filepath.Join(out, rundir.JUnitFile)))
 	checkJUnit(t, readFile(t, filepath.Join(out, rundir.JUnitFile)), 0)
-	for _, f := range []string{"before/" + rundir.HTMLFile, "after/" + rundir.JUnitFile, rundir.HTMLFile, rundir.PlotsDir + "/" + PlotRelease + ".png"} {
+	for _, f := range []string{"before/" + rundir.HTMLFile, "after/" + rundir.JUnitFile, rundir.HTMLFile, rundir.PlotsDir + "/" + plots.Release + ".png"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Error(err)
 		}

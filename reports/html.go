@@ -12,6 +12,7 @@ import (
 
 	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
+	"github.com/leakbench/leakbench/reports/plots"
 )
 
 //go:embed report.html.tmpl
@@ -138,12 +139,13 @@ func (v *htmlView) render(w io.Writer, runs ...*Run) error {
 			withData = append(withData, r)
 		}
 	}
-	for _, name := range PlotNames(withData...) {
+	drawn := plotRuns(withData...)
+	for _, name := range plots.Names(drawn...) {
 		var buf bytes.Buffer
-		if err := WritePlot(&buf, name, FormatSVG, withData...); err != nil {
+		if err := plots.Write(&buf, name, plots.SVG, drawn...); err != nil {
 			return err
 		}
-		v.Plots = append(v.Plots, htmlPlot{Name: name, Caption: PlotCaption(name), PNG: rundir.PlotsDir + "/" + name + ".png", SVG: inlineSVG(buf.Bytes())})
+		v.Plots = append(v.Plots, htmlPlot{Name: name, Caption: plots.Caption(name), PNG: rundir.PlotsDir + "/" + name + ".png", SVG: inlineSVG(buf.Bytes())})
 	}
 	return reportTemplate.Execute(w, v)
 }

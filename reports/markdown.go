@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/reports/plots"
 )
 
 // WriteSummaryMarkdown writes one run's report from its summary alone: the
@@ -64,7 +65,7 @@ func writeRunMarkdown(b *strings.Builder, s *Summary, r *Run) {
 	writeErrors(b, s)
 	writeEnvironment(b, s)
 	if r != nil {
-		writeLinks(b, PlotNames(r), "")
+		writeLinks(b, plots.Names(r.PlotRun()), "")
 		for _, n := range r.Notes {
 			fmt.Fprintf(b, "\n_Note: %s._\n", mdEscape(n))
 		}

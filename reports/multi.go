@@ -12,6 +12,7 @@ import (
 
 	"github.com/leakbench/leakbench/internal/junit"
 	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/reports/plots"
 )
 
 // MultiKind marks a combined report's compare.json, so that a reader can
@@ -281,8 +282,8 @@ func (m *MultiSignoff) WriteHTML(w io.Writer) error {
 			if c.before != nil && c.after != nil {
 				name := signaturePlot(c)
 				var buf bytes.Buffer
-				if err := WritePlot(&buf, name, FormatSVG, c.before, c.after); err == nil {
-					pv.Plot = &htmlPlot{Name: name, Caption: PlotCaption(name), PNG: p.Dir + "/" + rundir.PlotsDir + "/" + name + ".png", SVG: inlineSVG(buf.Bytes())}
+				if err := plots.Write(&buf, name, plots.SVG, plotRuns(c.before, c.after)...); err == nil {
+					pv.Plot = &htmlPlot{Name: name, Caption: plots.Caption(name), PNG: p.Dir + "/" + rundir.PlotsDir + "/" + name + ".png", SVG: inlineSVG(buf.Bytes())}
 				}
 			}
 		}
@@ -296,9 +297,9 @@ func (m *MultiSignoff) WriteHTML(w io.Writer) error {
 // transaction.
 func signaturePlot(c *Comparison) string {
 	if p := c.Before.Probe; p != nil && p.StuckEpisodes == 0 && poolPinned(p) {
-		return PlotAppPool
+		return plots.AppPool
 	}
-	return PlotStuck
+	return plots.Stuck
 }
 
 type multiView struct {

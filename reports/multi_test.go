@@ -9,7 +9,17 @@ import (
 	"testing"
 
 	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/reports/internal/synthetic"
 )
+
+// syntheticRun is synthetic.Run as LoadRun would have read it: the pool
+// and the forensics derived.
+func syntheticRun(seed uint64, leaky bool) *Run {
+	p := synthetic.Run(seed, leaky)
+	r := &Run{Dir: p.Summary.Name, Summary: p.Summary, Samples: p.Samples, Episodes: p.Episodes, Load: p.Load}
+	derive(r)
+	return r
+}
 
 // TestMultiSignoff: the combined report of several sign-offs passes only
 // when every one does, names the ones that did not, and writes one section

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/reports/plots"
 )
 
 // StepSummaryEnv names the file GitHub Actions shows as a job's summary;
@@ -131,7 +132,8 @@ func resolveRunDir(dir, run string) string {
 // writePlots writes every plot the runs have data for, as PNG and SVG,
 // into dir/plots, and returns their names.
 func writePlots(dir string, runs ...*Run) ([]string, error) {
-	names := PlotNames(runs...)
+	drawn := plotRuns(runs...)
+	names := plots.Names(drawn...)
 	if len(names) == 0 {
 		return nil, nil
 	}
@@ -139,9 +141,9 @@ func writePlots(dir string, runs ...*Run) ([]string, error) {
 		return nil, fmt.Errorf("create %s: %w", rundir.PlotsDir, err)
 	}
 	for _, n := range names {
-		for _, format := range []string{FormatPNG, FormatSVG} {
+		for _, format := range []string{plots.PNG, plots.SVG} {
 			path := filepath.Join(dir, rundir.PlotsDir, n+"."+format)
-			if err := rundir.WriteFileFunc(path, func(f io.Writer) error { return WritePlot(f, n, format, runs...) }); err != nil {
+			if err := rundir.WriteFileFunc(path, func(f io.Writer) error { return plots.Write(f, n, format, drawn...) }); err != nil {
 				return nil, err
 			}
 		}

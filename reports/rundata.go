@@ -11,7 +11,7 @@ import (
 
 	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
-	"gonum.org/v1/plot/plotter"
+	"github.com/leakbench/leakbench/reports/plots"
 )
 
 // Sample is one line of samples.jsonl, as the probe writes it, the
@@ -27,11 +27,10 @@ type AppPoolSample = probes.AppPoolSample
 // run recorded. Slices are empty when their file is absent.
 //
 // LoadRun keeps what the report draws, not every record of a long run:
-// Samples holds every sample of samples.jsonl when there are at most
-// 4×plotBuckets (4,000) of them; of a longer run only those its plots
-// draw (see stream.go): the first and last sample, and of each plotted
-// line in each of the plots' time buckets the samples with its first,
-// lowest, highest and last value. Episodes holds every episode of
+// Samples holds every sample of samples.jsonl when there are at most 4,000
+// of them; of a longer run only those its plots draw (plots.Keeper): the
+// first and last sample, and of each plotted line in each of the plots'
+// time buckets the samples with its first, lowest, highest and last value. Episodes holds every episode of
 // episodes.jsonl up to maxRunEpisodes (10,000); of a run with more, the
 // 10,000 held longest. SampleCount and EpisodeCount say how many the
 // files held; the summary, pool verdict and forensics are computed from
@@ -56,16 +55,31 @@ type Run struct {
 	Notes []string
 
 	// rates are the plotted service pool counter rates of a run whose
-	// Samples were reduced, by counterRate's key; holds the release
-	// latency histogram of all its episodes.
-	rates map[string]plotter.XYs
-	holds *holdBins
-	// discover, when set, collects the series panels ask for.
-	discover *seriesSet
+	// Samples were reduced; holds the release latency histogram of all its
+	// episodes.
+	rates *plots.Rates
+	holds *plots.Holds
 }
 
 // sampleCount is how many samples the run recorded.
 func (r *Run) sampleCount() int { return max(r.SampleCount, len(r.Samples)) }
+
+// PlotRun is the run as package plots draws it:
+//
+//	err := plots.Write(w, plots.Stuck, plots.PNG, run.PlotRun())
+func (r *Run) PlotRun() *plots.Run {
+	return &plots.Run{Label: r.Label(), Summary: r.Summary, Samples: r.Samples, Episodes: r.Episodes, Load: r.Load,
+		SampleCount: r.SampleCount, Holds: r.holds, Rates: r.rates}
+}
+
+// plotRuns are runs as package plots draws them.
+func plotRuns(runs ...*Run) []*plots.Run {
+	out := make([]*plots.Run, len(runs))
+	for i, r := range runs {
+		out[i] = r.PlotRun()
+	}
+	return out
+}
 
 // Incomplete reports whether the run never wrote its summary (it was
 // killed), so its report is rebuilt from what the probe had appended.
@@ -138,10 +152,12 @@ func LoadRun(dir string) (*Run, error) {
 	if r.Summary == nil || r.Summary.Incomplete {
 		rb = newRebuilder(dir, r.Summary)
 	}
-	samples := newSampleScan()
+	var pool poolAcc
+	kept := plots.NewKeeper()
 	err = read(rundir.SamplesFile, func(rd io.Reader) (int, error) {
 		return eachJSONL(rd, -1, func(s *Sample) {
-			samples.add(s)
+			pool.add(s)
+			kept.Add(s)
 			if rb != nil {
 				rb.addSample(s)
 			}
@@ -160,13 +176,13 @@ func LoadRun(dir string) (*Run, error) {
 	if settings.Probe != nil {
 		stuckAfter = settings.Probe.StuckAfterSeconds
 	}
-	r.holds = newHoldBins(stuckAfter)
+	r.holds = plots.NewHolds(stuckAfter)
 	fb := newForensicsBuilder(dir, settings)
 	worst := &worstEpisodes{n: maxRunEpisodes}
 	err = read(rundir.EpisodesFile, func(rd io.Reader) (int, error) {
 		return eachJSONL(rd, -1, func(e *probes.Episode) {
 			r.EpisodeCount++
-			r.holds.add(e.HoldSeconds)
+			r.holds.Add(e.HoldSeconds)
 			fb.add(e)
 			worst.add(e)
 			if rb != nil {
@@ -188,21 +204,27 @@ func LoadRun(dir string) (*Run, error) {
 		r.Summary = rb.done(r.Load)
 	}
 	// derive, from the stream.
-	r.SampleCount = samples.n
-	if samples.n > 0 {
-		r.Summary.Pool = samples.pool.done(intervalFrom(r.Summary, samples.n, samples.pool.firstTime, samples.pool.lastTime))
+	r.SampleCount = pool.n
+	if pool.n > 0 {
+		r.Summary.Pool = pool.done(intervalFrom(r.Summary, pool.n, pool.firstTime, pool.lastTime))
 	}
 	if r.EpisodeCount > 0 || r.Summary.Probe != nil {
 		fb.s = r.Summary // after the pool: it reads Summary.Pool
 		r.Summary.Forensics = fb.finish()
 	}
-	switch {
-	case samples.n <= 4*plotBuckets:
-		r.Samples = samples.all
-	default:
-		if err := r.reduceSamples(filepath.Join(dir, rundir.SamplesFile), samples); err != nil {
-			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, rundir.SamplesFile), err)
+	// A long run's plots need only some of its samples: they are read again.
+	path := filepath.Join(dir, rundir.SamplesFile)
+	r.Samples, r.rates, err = kept.Samples(r.PlotRun(), func(n int, each func(*Sample)) error {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
 		}
+		defer f.Close()
+		_, err = eachJSONL(f, n, each)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return r, nil
 }

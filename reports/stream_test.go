@@ -7,11 +7,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
+	"github.com/leakbench/leakbench/reports/plots"
 )
 
 // writeStreamRun writes a run directory of n samples at 100 ms and
@@ -182,16 +184,16 @@ func TestStreamedRunDrawsTheSame(t *testing.T) {
 			if !whole.Summary.Pool.Exhausted || whole.Summary.Forensics == nil || whole.Summary.Forensics.Leaked == 0 {
 				t.Fatalf("the made-up run should exhaust its pool and leak: %+v %+v", whole.Summary.Pool, whole.Summary.Forensics)
 			}
-			names := PlotNames(whole)
-			if len(names) != len(figures())-1 { // all but load
-				t.Errorf("plots %q", names)
+			names := plots.Names(whole.PlotRun())
+			if want := []string{plots.Stuck, plots.States, plots.Release, plots.PgBouncer, plots.AppPool}; !slices.Equal(names, want) { // all but load
+				t.Errorf("plots %q, want %q", names, want)
 			}
 			for _, p := range names {
 				var a, b bytes.Buffer
-				if err := WritePlot(&a, p, FormatSVG, streamed); err != nil {
+				if err := plots.Write(&a, p, plots.SVG, streamed.PlotRun()); err != nil {
 					t.Fatal(err)
 				}
-				if err := WritePlot(&b, p, FormatSVG, whole); err != nil {
+				if err := plots.Write(&b, p, plots.SVG, whole.PlotRun()); err != nil {
 					t.Fatal(err)
 				}
 				if !bytes.Equal(a.Bytes(), b.Bytes()) {
@@ -213,19 +215,7 @@ func TestWorstEpisodes(t *testing.T) {
 	for _, e := range w.episodes() {
 		pids = append(pids, e.PID)
 	}
-	if want := []int32{1, 3, 5}; !slicesEqual(pids, want) {
+	if want := []int32{1, 3, 5}; !slices.Equal(pids, want) {
 		t.Errorf("kept %v, want %v", pids, want)
 	}
-}
-
-func slicesEqual[T comparable](a, b []T) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -1,4 +1,4 @@
-package reports
+package plots
 
 import (
 	"image/color"
@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/internal/rundir"
-	"github.com/leakbench/leakbench/probes"
+	"github.com/leakbench/leakbench/reports/internal/format"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -20,17 +20,17 @@ const timeLabel = "time since the probe started (s)"
 func figures() []figure {
 	hasSamples := func(r *Run) bool { return len(r.Samples) > 0 }
 	return []figure{
-		{PlotStuck, "Sessions idle inside an open transaction: all of them, and those held past the stuck threshold. A leak is a red line that climbs and stays up until the server's timeout kills the sessions.",
+		{Stuck, "Sessions idle inside an open transaction: all of them, and those held past the stuck threshold. A leak is a red line that climbs and stays up until the server's timeout kills the sessions.",
 			hasSamples, []func(*Run) *panel{stuckPanel}, 3.4 * vg.Inch},
-		{PlotStates, "Every client backend of the database by pg_stat_activity state, stacked: the top of the stack is the number of server connections in use.",
+		{States, "Every client backend of the database by pg_stat_activity state, stacked: the top of the stack is the number of server connections in use.",
 			hasSamples, []func(*Run) *panel{statesPanel}, 3.4 * vg.Inch},
-		{PlotRelease, "How long each idle-in-transaction span lasted before the session moved on (connection release latency), on a log scale; spans killed by idle_in_transaction_session_timeout pile up at the dashed line.",
+		{Release, "How long each idle-in-transaction span lasted before the session moved on (connection release latency), on a log scale; spans killed by idle_in_transaction_session_timeout pile up at the dashed line.",
 			func(r *Run) bool { return len(r.Episodes) > 0 }, []func(*Run) *panel{releasePanel}, 3.4 * vg.Inch},
-		{PlotPgBouncer, "PgBouncer: clients queued for a server connection, and the longest any of them had waited (maxwait).",
+		{PgBouncer, "PgBouncer: clients queued for a server connection, and the longest any of them had waited (maxwait).",
 			func(r *Run) bool { return hasPgBouncer(r) }, []func(*Run) *panel{bouncerClientsPanel, bouncerWaitPanel}, 2.6 * vg.Inch},
-		{PlotAppPool, "The service's own connection pool: connections acquired against its maximum, and acquires that had to wait or were given up.",
+		{AppPool, "The service's own connection pool: connections acquired against its maximum, and acquires that had to wait or were given up.",
 			func(r *Run) bool { return hasAppPool(r) }, []func(*Run) *panel{appPoolPanel, appPoolWaitsPanel}, 2.6 * vg.Inch},
-		{PlotLoad, "What the virtual users did, per second: requests and failures, error rate, latency percentiles and active users.",
+		{Load, "What the virtual users did, per second: requests and failures, error rate, latency percentiles and active users.",
 			func(r *Run) bool { return len(r.Load) > 0 }, []func(*Run) *panel{requestsPanel, errorRatePanel, latencyPanel, usersPanel}, 2.3 * vg.Inch},
 	}
 }
@@ -72,7 +72,7 @@ func (r *Run) at(t time.Time) float64 { return t.Sub(r.origin()).Seconds() }
 
 // sampleXYs is one value per successful sample; ok=false skips a sample.
 // A long run's line is thinned to plotBuckets time buckets (see thinner).
-func sampleXYs(r *Run, y func(*Sample) (float64, bool)) plotter.XYs {
+func sampleXYs(r *Run, y func(*rundir.Sample) (float64, bool)) plotter.XYs {
 	if len(r.Samples) == 0 {
 		return nil
 	}
@@ -93,8 +93,8 @@ func sampleXYs(r *Run, y func(*Sample) (float64, bool)) plotter.XYs {
 
 // isGap reports a sample whose PostgreSQL read failed: the probe marks it,
 // or (older runs) it has an error and no backend at all.
-func isGap(s *Sample) bool {
-	return s.Gap || (s.Error != "" && s.States == probes.StateCounts{})
+func isGap(s *rundir.Sample) bool {
+	return s.Gap || (s.Error != "" && s.States == rundir.StateCounts{})
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
@@ -140,14 +140,14 @@ func stuckPanel(r *Run) *panel {
 	if len(r.Samples) == 0 {
 		return empty(p, "no samples recorded")
 	}
-	p.addLine("idle in transaction (all)", sampleXYs(r, func(s *Sample) (float64, bool) {
+	p.addLine("idle in transaction (all)", sampleXYs(r, func(s *rundir.Sample) (float64, bool) {
 		return float64(s.States.IdleInTx + s.States.IdleInTxAborted), true
 	}), lineStyle(colSky, 1.25, dashDashed), nil)
 	label := "stuck"
 	if pr := r.Summary.Probe; pr != nil && pr.StuckAfterSeconds > 0 {
-		label = "stuck (idle ≥ " + seconds(pr.StuckAfterSeconds) + ")"
+		label = "stuck (idle ≥ " + format.Seconds(pr.StuckAfterSeconds) + ")"
 	}
-	p.addLine(label, sampleXYs(r, func(s *Sample) (float64, bool) { return float64(s.StuckIdleInTx), true }),
+	p.addLine(label, sampleXYs(r, func(s *rundir.Sample) (float64, bool) { return float64(s.StuckIdleInTx), true }),
 		lineStyle(colVermilion, 2.25, dashSolid), nil)
 	return p
 }
@@ -161,20 +161,20 @@ func statesPanel(r *Run) *panel {
 	layers := []struct {
 		name string
 		col  color.Color
-		top  func(c probes.StateCounts) int
+		top  func(c rundir.StateCounts) int
 	}{
-		{"other", colGrey, func(c probes.StateCounts) int { return c.Active + c.Idle + c.IdleInTx + c.IdleInTxAborted + c.Other }},
-		{"idle in transaction (aborted)", colPurple, func(c probes.StateCounts) int { return c.Active + c.Idle + c.IdleInTx + c.IdleInTxAborted }},
-		{"idle in transaction", colVermilion, func(c probes.StateCounts) int { return c.Active + c.Idle + c.IdleInTx }},
-		{"idle", colSky, func(c probes.StateCounts) int { return c.Active + c.Idle }},
-		{"active", colBlue, func(c probes.StateCounts) int { return c.Active }},
+		{"other", colGrey, func(c rundir.StateCounts) int { return c.Active + c.Idle + c.IdleInTx + c.IdleInTxAborted + c.Other }},
+		{"idle in transaction (aborted)", colPurple, func(c rundir.StateCounts) int { return c.Active + c.Idle + c.IdleInTx + c.IdleInTxAborted }},
+		{"idle in transaction", colVermilion, func(c rundir.StateCounts) int { return c.Active + c.Idle + c.IdleInTx }},
+		{"idle", colSky, func(c rundir.StateCounts) int { return c.Active + c.Idle }},
+		{"active", colBlue, func(c rundir.StateCounts) int { return c.Active }},
 	}
 	for i, l := range layers {
 		// Leave out the rare states when the run never saw them.
-		if i < 2 && !slices.ContainsFunc(r.Samples, func(s Sample) bool { return l.top(s.States) > layers[i+1].top(s.States) }) {
+		if i < 2 && !slices.ContainsFunc(r.Samples, func(s rundir.Sample) bool { return l.top(s.States) > layers[i+1].top(s.States) }) {
 			continue
 		}
-		xys := sampleXYs(r, func(s *Sample) (float64, bool) { return float64(l.top(s.States)), true })
+		xys := sampleXYs(r, func(s *rundir.Sample) (float64, bool) { return float64(l.top(s.States)), true })
 		p.addLine(l.name, xys, lineStyle(darker(l.col), 0.5, nil), l.col)
 	}
 	return p
@@ -190,13 +190,13 @@ func bouncerClientsPanel(r *Run) *panel {
 	if !hasPgBouncer(r) {
 		return empty(p, "PgBouncer not sampled")
 	}
-	p.addLine("active (have a server connection)", sampleXYs(r, func(s *Sample) (float64, bool) {
+	p.addLine("active (have a server connection)", sampleXYs(r, func(s *rundir.Sample) (float64, bool) {
 		if s.PgBouncer == nil {
 			return 0, false
 		}
 		return float64(s.PgBouncer.ClActive), true
 	}), lineStyle(colBlue, 1.25, dashDashed), nil)
-	p.addLine("waiting for a server connection", sampleXYs(r, func(s *Sample) (float64, bool) {
+	p.addLine("waiting for a server connection", sampleXYs(r, func(s *rundir.Sample) (float64, bool) {
 		if s.PgBouncer == nil {
 			return 0, false
 		}
@@ -210,7 +210,7 @@ func bouncerWaitPanel(r *Run) *panel {
 	if !hasPgBouncer(r) {
 		return empty(p, "PgBouncer not sampled")
 	}
-	p.addLine("longest wait of a queued client", sampleXYs(r, func(s *Sample) (float64, bool) {
+	p.addLine("longest wait of a queued client", sampleXYs(r, func(s *rundir.Sample) (float64, bool) {
 		if s.PgBouncer == nil {
 			return 0, false
 		}
@@ -224,26 +224,26 @@ func appPoolPanel(r *Run) *panel {
 	if !hasAppPool(r) {
 		return empty(p, "service pool not scraped")
 	}
-	get := func(f func(*AppPoolSample) float64) func(*Sample) (float64, bool) {
-		return func(s *Sample) (float64, bool) {
+	get := func(f func(*rundir.AppPoolSample) float64) func(*rundir.Sample) (float64, bool) {
+		return func(s *rundir.Sample) (float64, bool) {
 			if s.AppPool == nil {
 				return 0, false
 			}
 			return f(s.AppPool), true
 		}
 	}
-	p.addLine("max", sampleXYs(r, get(func(a *AppPoolSample) float64 { return a.Max })), lineStyle(colBlack, 1.25, dashDashed), nil)
-	p.addLine("open", sampleXYs(r, get(func(a *AppPoolSample) float64 { return a.Total })), lineStyle(colSky, 1.25, dashLong), nil)
-	p.addLine("acquired", sampleXYs(r, get(func(a *AppPoolSample) float64 { return a.Acquired })), lineStyle(colVermilion, 2.25, dashSolid), nil)
-	p.addLine("sessions never closed", sampleXYs(r, get(func(a *AppPoolSample) float64 { return a.UnclosedSessions })), lineStyle(colPurple, 1.5, dashDotted), nil)
+	p.addLine("max", sampleXYs(r, get(func(a *rundir.AppPoolSample) float64 { return a.Max })), lineStyle(colBlack, 1.25, dashDashed), nil)
+	p.addLine("open", sampleXYs(r, get(func(a *rundir.AppPoolSample) float64 { return a.Total })), lineStyle(colSky, 1.25, dashLong), nil)
+	p.addLine("acquired", sampleXYs(r, get(func(a *rundir.AppPoolSample) float64 { return a.Acquired })), lineStyle(colVermilion, 2.25, dashSolid), nil)
+	p.addLine("sessions never closed", sampleXYs(r, get(func(a *rundir.AppPoolSample) float64 { return a.UnclosedSessions })), lineStyle(colPurple, 1.5, dashDotted), nil)
 	return p
 }
 
 // counterRate turns a counter into a per-second rate between successive
 // scrapes; a counter that goes down (service restart) gives no point. key
-// names the line: a run whose samples LoadRun reduced has it drawn from
-// all of them already (r.rates).
-func counterRate(r *Run, key string, f func(*AppPoolSample) float64) plotter.XYs {
+// names the line: a run whose samples a Keeper reduced has it drawn from
+// all of them already (r.Rates).
+func counterRate(r *Run, key string, f func(*rundir.AppPoolSample) float64) plotter.XYs {
 	if len(r.Samples) == 0 {
 		return nil
 	}
@@ -251,8 +251,10 @@ func counterRate(r *Run, key string, f func(*AppPoolSample) float64) plotter.XYs
 		d.rates = append(d.rates, rateSeries{key, f})
 		return nil
 	}
-	if xys, ok := r.rates[key]; ok {
-		return xys
+	if r.Rates != nil {
+		if xys, ok := r.Rates.lines[key]; ok {
+			return xys
+		}
 	}
 	l := rateLine{th: newThinner(0, r.at(r.Samples[len(r.Samples)-1].Time), r.sampleCount()), f: f, origin: r.origin()}
 	for i := range r.Samples {
@@ -266,9 +268,9 @@ func appPoolWaitsPanel(r *Run) *panel {
 	if !hasAppPool(r) {
 		return empty(p, "service pool not scraped")
 	}
-	p.addLine("acquires that had to wait", counterRate(r, "acquire_waits", func(a *AppPoolSample) float64 { return a.AcquireWaitsTotal }),
+	p.addLine("acquires that had to wait", counterRate(r, "acquire_waits", func(a *rundir.AppPoolSample) float64 { return a.AcquireWaitsTotal }),
 		lineStyle(colOrange, 2, dashSolid), nil)
-	p.addLine("acquires canceled", counterRate(r, "canceled_acquires", func(a *AppPoolSample) float64 { return a.CanceledAcquiresTotal }),
+	p.addLine("acquires canceled", counterRate(r, "canceled_acquires", func(a *rundir.AppPoolSample) float64 { return a.CanceledAcquiresTotal }),
 		lineStyle(colVermilion, 1.5, dashDashed), nil)
 	return p
 }
@@ -337,7 +339,7 @@ func latencyPanel(r *Run) *panel {
 	if c := r.Summary.Load; c != nil && c.Config.RequestTimeout > 0 {
 		h := hline{y: float64(c.Config.RequestTimeout.Milliseconds()), style: lineStyle(colBlack, 1, dashDashed)}
 		p.Add(h)
-		p.addLegend("client timeout "+seconds(c.Config.RequestTimeout.Seconds()), h)
+		p.addLegend("client timeout "+format.Seconds(c.Config.RequestTimeout.Seconds()), h)
 	}
 	return p
 }

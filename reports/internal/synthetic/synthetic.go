@@ -1,4 +1,7 @@
-package reports
+// Package synthetic makes up runs for the reports' tests: seeded, leaky or
+// healthy, with every series the probe and the engine may record, so that
+// every plot has data to draw.
+package synthetic
 
 import (
 	"math/rand/v2"
@@ -6,12 +9,14 @@ import (
 
 	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
+	"github.com/leakbench/leakbench/reports/plots"
 )
 
-// syntheticRun is a seeded, made-up leaky or healthy run with every series
-// the probe and engine may record — the service pool and load.jsonl
-// included — so that every plot has data to draw.
-func syntheticRun(seed uint64, leaky bool) *Run {
+// Run is a seeded, made-up leaky ("before", variant commit-in-finally) or
+// healthy ("after", fixed) run with every series the probe and engine may
+// record — the service pool and load.jsonl included — and the probe's
+// summary of it.
+func Run(seed uint64, leaky bool) *plots.Run {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	t0 := time.Date(2026, 1, 15, 10, 0, 0, 0, time.UTC)
 	const (
@@ -24,17 +29,17 @@ func syntheticRun(seed uint64, leaky bool) *Run {
 	if leaky {
 		name, variant = "before", "commit-in-finally"
 	}
-	r := &Run{Dir: name, Summary: &Summary{
-		SchemaVersion: SchemaVersion, Name: name, Profile: "synthetic", Started: t0, Ended: t0.Add(duration),
-		EndReason:   EndCompleted,
-		Environment: Environment{Variant: variant, IdleInTxTimeoutSeconds: 5, GatewayPoolSize: poolMax},
+	r := &plots.Run{Label: name + " (" + variant + ")", Summary: &rundir.Summary{
+		SchemaVersion: rundir.SchemaVersion, Name: name, Profile: "synthetic", Started: t0, Ended: t0.Add(duration),
+		EndReason:   rundir.EndCompleted,
+		Environment: rundir.Environment{Variant: variant, IdleInTxTimeoutSeconds: 5, GatewayPoolSize: poolMax},
 		Load: &rundir.LoadResult{Started: t0, Ended: t0.Add(loadEnd),
 			Config: rundir.PlanSummary{Users: 60, Duration: loadEnd, RequestTimeout: time.Second}},
 	}}
 	var stuck, waits, canceled float64
 	for t := time.Duration(0); t < duration; t += interval {
 		load := t < loadEnd
-		s := Sample{Time: t0.Add(t)}
+		s := rundir.Sample{Time: t0.Add(t)}
 		busy := 0
 		if load {
 			busy = 10 + rng.IntN(15)
@@ -58,7 +63,7 @@ func syntheticRun(seed uint64, leaky bool) *Run {
 			waits += float64(waiting)
 			canceled += float64(rng.IntN(2))
 		}
-		s.AppPool = &AppPoolSample{Acquired: float64(acquired), Idle: float64(poolMax - acquired), Total: poolMax, Max: poolMax,
+		s.AppPool = &rundir.AppPoolSample{Acquired: float64(acquired), Idle: float64(poolMax - acquired), Total: poolMax, Max: poolMax,
 			AcquireWaitsTotal: waits, AcquireWaitSecondsTotal: waits * 0.2, CanceledAcquiresTotal: canceled, UnclosedSessions: float64(int(stuck / 10))}
 		r.Samples = append(r.Samples, s)
 	}
@@ -85,6 +90,5 @@ func syntheticRun(seed uint64, leaky bool) *Run {
 	}
 	ps := probes.Summarize(probes.Config{Interval: interval, StuckAfter: 2 * time.Second}, 5*time.Second, r.Samples, r.Episodes)
 	r.Summary.Probe = &ps
-	derive(r)
 	return r
 }

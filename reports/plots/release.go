@@ -1,10 +1,11 @@
-package reports
+package plots
 
 import (
 	"image/color"
 	"math"
 	"strconv"
 
+	"github.com/leakbench/leakbench/reports/internal/format"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -43,35 +44,60 @@ func releasePanel(r *Run) *panel {
 		stuckAfter = pr.StuckAfterSeconds
 		timeout = max(timeout, pr.IdleInTxTimeoutSeconds)
 	}
-	// LoadRun binned every episode as it read them (Run.Episodes may
-	// hold only the worst).
-	bins := r.holds
+	// Every episode was binned as it was read (Run.Episodes may hold only
+	// the worst).
+	bins := r.Holds
 	if bins == nil || bins.stuckAfter != stuckAfter {
-		bins = newHoldBins(stuckAfter)
+		bins = NewHolds(stuckAfter)
 		for i := range r.Episodes {
-			bins.add(r.Episodes[i].HoldSeconds)
+			bins.Add(r.Episodes[i].HoldSeconds)
 		}
 	}
 	h := &bins.h
 	p.Add(h)
 	p.addLegend("released", swatch{colBlue})
 	if len(h.stuck) > 0 {
-		p.addLegend("stuck (held ≥ "+seconds(stuckAfter)+")", swatch{colVermilion})
+		p.addLegend("stuck (held ≥ "+format.Seconds(stuckAfter)+")", swatch{colVermilion})
 	}
 	if stuckAfter > 0 {
 		v := vline{x: stuckAfter, style: lineStyle(colGrey, 1.25, dashDotted)}
 		p.Add(v)
-		p.addLegend("stuck threshold "+seconds(stuckAfter), v)
+		p.addLegend("stuck threshold "+format.Seconds(stuckAfter), v)
 	}
 	if timeout > 0 {
 		v := vline{x: timeout, style: lineStyle(colBlack, 1.5, dashDashed)}
 		p.Add(v)
-		p.addLegend("idle_in_transaction_session_timeout "+seconds(timeout), v)
+		p.addLegend("idle_in_transaction_session_timeout "+format.Seconds(timeout), v)
 	}
 	// Whole decades, so the axis reads 1 ms … 10 s.
 	p.X.Min = math.Pow(10, math.Floor(math.Log10(p.X.Min)))
 	p.X.Max = math.Pow(10, math.Ceil(math.Log10(p.X.Max*1.001)))
 	return p
+}
+
+// Holds is the release-latency histogram of a run's episodes, binned as
+// they are read, stuck ones (held ≥ stuckAfter, when above 0) apart: what
+// the release plot draws of a run whose Episodes hold only some of them.
+type Holds struct {
+	stuckAfter float64
+	h          histogram
+}
+
+// NewHolds starts the histogram of a run whose stuck threshold is
+// stuckAfter seconds (0: none).
+func NewHolds(stuckAfter float64) *Holds {
+	return &Holds{stuckAfter: stuckAfter, h: histogram{released: map[int]int{}, stuck: map[int]int{}, lo: math.MaxInt, hi: math.MinInt}}
+}
+
+// Add bins one episode's hold, in seconds.
+func (b *Holds) Add(hold float64) {
+	k := binOf(hold)
+	if b.stuckAfter > 0 && hold >= b.stuckAfter {
+		b.h.stuck[k]++
+	} else {
+		b.h.released[k]++
+	}
+	b.h.lo, b.h.hi = min(b.h.lo, k), max(b.h.hi, k)
 }
 
 // histogram draws release-latency bars: the released episodes of a bin at

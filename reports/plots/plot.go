@@ -1,4 +1,4 @@
-package reports
+package plots
 
 import (
 	"bytes"
@@ -21,18 +21,18 @@ import (
 
 // Plot names: each is the file stem of a plot in a report's plots/ folder.
 const (
-	PlotStuck     = "stuck"
-	PlotStates    = "states"
-	PlotPgBouncer = "pgbouncer"
-	PlotAppPool   = "app_pool"
-	PlotRelease   = "release"
-	PlotLoad      = "load"
+	Stuck     = "stuck"
+	States    = "states"
+	PgBouncer = "pgbouncer"
+	AppPool   = "app_pool"
+	Release   = "release"
+	Load      = "load"
 )
 
 // Plot formats.
 const (
-	FormatPNG = "png"
-	FormatSVG = "svg"
+	PNG = "png"
+	SVG = "svg"
 )
 
 // figure is one plot file: a column of panels sharing the time axis, one
@@ -53,9 +53,9 @@ type panel struct {
 	logY   bool
 }
 
-// PlotNames returns the plots that at least one of runs has data for, in
-// the order reports show them.
-func PlotNames(runs ...*Run) []string {
+// Names returns the plots that at least one of runs has data for, in the
+// order reports show them.
+func Names(runs ...*Run) []string {
 	var names []string
 	for _, f := range figures() {
 		if slices.ContainsFunc(runs, f.has) {
@@ -65,8 +65,8 @@ func PlotNames(runs ...*Run) []string {
 	return names
 }
 
-// PlotCaption is the one-line explanation shown under a plot.
-func PlotCaption(name string) string {
+// Caption is the one-line explanation shown under a plot.
+func Caption(name string) string {
 	if f, ok := figureByName(name); ok {
 		return f.caption
 	}
@@ -82,26 +82,26 @@ func figureByName(name string) (figure, bool) {
 	return figure{}, false
 }
 
-// ErrNoPlot means the runs have no data for the plot asked for.
-var ErrNoPlot = fmt.Errorf("no data for this plot")
+// ErrNoData means the runs have no data for the plot asked for.
+var ErrNoData = fmt.Errorf("no data for this plot")
 
-// WritePlot renders the named plot to w as FormatPNG or FormatSVG. With
-// several runs (before, after) they sit side by side and share their axes,
-// so that the same height means the same number.
-func WritePlot(w io.Writer, name, format string, runs ...*Run) error {
+// Write renders the named plot to w as PNG or SVG. With several runs
+// (before, after) they sit side by side and share their axes, so that the
+// same height means the same number.
+func Write(w io.Writer, name, format string, runs ...*Run) error {
 	f, ok := figureByName(name)
 	if !ok {
 		return fmt.Errorf("unknown plot %q", name)
 	}
 	if len(runs) == 0 || !slices.ContainsFunc(runs, f.has) {
-		return fmt.Errorf("plot %s: %w", name, ErrNoPlot)
+		return fmt.Errorf("plot %s: %w", name, ErrNoData)
 	}
 	grid := make([][]*panel, len(f.panels))
 	for i, mk := range f.panels {
 		for _, r := range runs {
 			p := mk(r)
 			if i == 0 {
-				p.Title.Text += " — " + r.Label()
+				p.Title.Text += " — " + r.Label
 			}
 			grid[i] = append(grid[i], p)
 		}
@@ -131,7 +131,7 @@ func WritePlot(w io.Writer, name, format string, runs ...*Run) error {
 			p.Draw(canvases[i][j])
 		}
 	}
-	if format == FormatSVG {
+	if format == SVG {
 		var buf bytes.Buffer
 		if _, err := c.WriteTo(&buf); err != nil {
 			return fmt.Errorf("plot %s: %w", name, err)
@@ -148,9 +148,9 @@ const dpi = 150
 
 func newCanvas(format string, w, h vg.Length) (vg.CanvasWriterTo, error) {
 	switch format {
-	case FormatPNG:
+	case PNG:
 		return vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(dpi))}, nil
-	case FormatSVG:
+	case SVG:
 		return vgsvg.New(w, h), nil
 	}
 	return nil, fmt.Errorf("unknown plot format %q (want png or svg)", format)

@@ -1,4 +1,4 @@
-package reports
+package plots_test
 
 import (
 	"bytes"
@@ -11,47 +11,62 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/leakbench/leakbench/reports"
+	"github.com/leakbench/leakbench/reports/internal/synthetic"
+	"github.com/leakbench/leakbench/reports/plots"
 )
 
 var plotsOut = flag.String("plots", "", "also write the test plots into this directory, to look at them")
+
+// loadFixture reads a run of the recorded sign-off in the reports'
+// testdata as LoadRun does.
+func loadFixture(t testing.TB, name string) *plots.Run {
+	t.Helper()
+	r, err := reports.LoadRun(filepath.Join("..", "testdata", "signoff", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.PlotRun()
+}
 
 // TestPlots renders every plot of single runs and of before/after pairs, as
 // PNG and SVG, and checks that each image has real content: many colours
 // in the PNG, the series' paths and legend in the SVG.
 func TestPlots(t *testing.T) {
 	before, after := loadFixture(t, "before"), loadFixture(t, "after")
-	sb, sa := syntheticRun(1, true), syntheticRun(2, false)
-	if got, want := PlotNames(sb), []string{PlotStuck, PlotStates, PlotRelease, PlotPgBouncer, PlotAppPool, PlotLoad}; !slices.Equal(got, want) {
-		t.Fatalf("PlotNames(synthetic) = %v, want every plot %v", got, want)
+	sb, sa := synthetic.Run(1, true), synthetic.Run(2, false)
+	if got, want := plots.Names(sb), []string{plots.Stuck, plots.States, plots.Release, plots.PgBouncer, plots.AppPool, plots.Load}; !slices.Equal(got, want) {
+		t.Fatalf("plots.Names(synthetic) = %v, want every plot %v", got, want)
 	}
 	cases := []struct {
 		name string
-		runs []*Run
+		runs []*plots.Run
 	}{
-		{"fixture-before", []*Run{before}},
-		{"fixture-compare", []*Run{before, after}},
-		{"synthetic-before", []*Run{sb}},
-		{"synthetic-compare", []*Run{sb, sa}},
+		{"fixture-before", []*plots.Run{before}},
+		{"fixture-compare", []*plots.Run{before, after}},
+		{"synthetic-before", []*plots.Run{sb}},
+		{"synthetic-compare", []*plots.Run{sb, sa}},
 		// A comparison where one side lacks a series still renders.
-		{"mixed-compare", []*Run{before, sa}},
+		{"mixed-compare", []*plots.Run{before, sa}},
 	}
 	// Words each plot's SVG must contain: its title and a legend entry.
 	want := map[string][]string{
-		PlotStuck:     {"Stuck idle-in-transaction sessions", "idle in transaction (all)"},
-		PlotStates:    {"Sessions by state", "idle in transaction", "active"},
-		PlotRelease:   {"Connection release latency", "idle_in_transaction_session_timeout", "released"},
-		PlotPgBouncer: {"PgBouncer clients", "waiting for a server connection", "maxwait"},
-		PlotAppPool:   {"Service connection pool", "acquired"},
-		PlotLoad:      {"Requests", "Error rate", "Latency percentiles", "p99", "Active virtual users"},
+		plots.Stuck:     {"Stuck idle-in-transaction sessions", "idle in transaction (all)"},
+		plots.States:    {"Sessions by state", "idle in transaction", "active"},
+		plots.Release:   {"Connection release latency", "idle_in_transaction_session_timeout", "released"},
+		plots.PgBouncer: {"PgBouncer clients", "waiting for a server connection", "maxwait"},
+		plots.AppPool:   {"Service connection pool", "acquired"},
+		plots.Load:      {"Requests", "Error rate", "Latency percentiles", "p99", "Active virtual users"},
 	}
 	for _, c := range cases {
-		for _, name := range PlotNames(c.runs...) {
+		for _, name := range plots.Names(c.runs...) {
 			t.Run(c.name+"/"+name, func(t *testing.T) {
 				var pngBuf, svgBuf bytes.Buffer
-				if err := WritePlot(&pngBuf, name, FormatPNG, c.runs...); err != nil {
+				if err := plots.Write(&pngBuf, name, plots.PNG, c.runs...); err != nil {
 					t.Fatal(err)
 				}
-				if err := WritePlot(&svgBuf, name, FormatSVG, c.runs...); err != nil {
+				if err := plots.Write(&svgBuf, name, plots.SVG, c.runs...); err != nil {
 					t.Fatal(err)
 				}
 				img, err := png.Decode(bytes.NewReader(pngBuf.Bytes()))
@@ -81,8 +96,8 @@ func TestPlots(t *testing.T) {
 					t.Error("SVG contains NaN coordinates")
 				}
 				for _, r := range c.runs {
-					if !strings.Contains(svg, r.Label()) {
-						t.Errorf("SVG does not name run %q", r.Label())
+					if !strings.Contains(svg, r.Label) {
+						t.Errorf("SVG does not name run %q", r.Label)
 					}
 				}
 				if *plotsOut != "" {
@@ -98,22 +113,22 @@ func TestPlots(t *testing.T) {
 	}
 }
 
-func TestWritePlotErrors(t *testing.T) {
-	r := syntheticRun(3, false)
+func TestWriteErrors(t *testing.T) {
+	r := synthetic.Run(3, false)
 	noLoad := loadFixture(t, "after")
 	tests := []struct {
 		name, plot, format string
-		runs               []*Run
+		runs               []*plots.Run
 		want               error
 	}{
-		{"unknown plot", "nope", FormatPNG, []*Run{r}, nil},
-		{"unknown format", PlotStuck, "gif", []*Run{r}, nil},
-		{"no runs", PlotStuck, FormatPNG, nil, ErrNoPlot},
-		{"no data", PlotLoad, FormatSVG, []*Run{noLoad}, ErrNoPlot},
+		{"unknown plot", "nope", plots.PNG, []*plots.Run{r}, nil},
+		{"unknown format", plots.Stuck, "gif", []*plots.Run{r}, nil},
+		{"no runs", plots.Stuck, plots.PNG, nil, plots.ErrNoData},
+		{"no data", plots.Load, plots.SVG, []*plots.Run{noLoad}, plots.ErrNoData},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := WritePlot(&bytes.Buffer{}, tt.plot, tt.format, tt.runs...)
+			err := plots.Write(&bytes.Buffer{}, tt.plot, tt.format, tt.runs...)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -137,9 +152,9 @@ func distinctColours(img image.Image) int {
 }
 
 func BenchmarkWritePlotPNG(b *testing.B) {
-	runs := []*Run{syntheticRun(1, true), syntheticRun(2, false)}
+	runs := []*plots.Run{synthetic.Run(1, true), synthetic.Run(2, false)}
 	for b.Loop() {
-		if err := WritePlot(&bytes.Buffer{}, PlotStuck, FormatPNG, runs...); err != nil {
+		if err := plots.Write(&bytes.Buffer{}, plots.Stuck, plots.PNG, runs...); err != nil {
 			b.Fatal(err)
 		}
 	}

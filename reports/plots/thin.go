@@ -1,4 +1,4 @@
-package reports
+package plots
 
 import (
 	"gonum.org/v1/plot/plotter"

@@ -1,4 +1,4 @@
-package reports
+package plots
 
 import (
 	"bytes"
@@ -14,13 +14,13 @@ import (
 func TestFaultBands(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	on, off := t0.Add(8*time.Second), t0.Add(16*time.Second)
-	r := &Run{Summary: &Summary{Started: t0, Faults: []rundir.FaultRecord{
+	r := &Run{Summary: &rundir.Summary{Started: t0, Faults: []rundir.FaultRecord{
 		{Name: "db latency", Applied: &on, Removed: &off},
 		{Name: "terminate_backends", Applied: &off, Removed: &off},
 		{Name: "pgbouncer_pause"}, // the run ended first
-	}}, Samples: []Sample{{Time: t0}, {Time: t0.Add(20 * time.Second)}}}
+	}}, Samples: []rundir.Sample{{Time: t0}, {Time: t0.Add(20 * time.Second)}}}
 	var buf bytes.Buffer
-	if err := WritePlot(&buf, "stuck", "svg", r); err != nil {
+	if err := Write(&buf, Stuck, SVG, r); err != nil {
 		t.Fatal(err)
 	}
 	// Two bands and the legend's swatch, in the fault colour.
