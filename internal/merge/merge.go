@@ -219,6 +219,9 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	if err := mergeLoad(o.Out, shards, res.Started); err != nil {
 		return out, err
 	}
+	if err := mergeRequests(o.Out, shards); err != nil {
+		return out, err
+	}
 	if err := copyFile(shards[0].Dir, o.Out, rundir.ConfigFile); err != nil {
 		return out, err
 	}
