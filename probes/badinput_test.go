@@ -3,6 +3,7 @@ package probes
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/probes/poolmetrics"
 	"go.uber.org/goleak"
 )
 
@@ -42,9 +44,13 @@ func testBadInput(t *testing.T, ctx context.Context, env *fixtures.Env) {
 		u.Path = "/" + db
 		return u.String()
 	}
-	closed := strings.TrimSuffix(strings.TrimPrefix(closedURL(t), "http://"), "/metrics")
+	gone := httptest.NewServer(http.NotFoundHandler()) // a loopback host:port nothing listens on any more
+	gone.Close()
+	closed := gone.Listener.Addr().String()
 	noRoute := "postgres://leakbench_probe:" + wrongPW + "@" + closed + "/mcp?sslmode=disable"
-	html := httptest.NewServer(staticHandler("text/html", "<!doctype html><html><title>Grafana</title></html>", http.StatusOK))
+	html := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { // net/http sniffs it as text/html
+		_, _ = io.WriteString(w, "<!doctype html><html><title>Grafana</title></html>")
+	}))
 	defer html.Close()
 	adminPW, _ := mustURL(t, env.PgBouncerAdminDSN).User.Password()
 	secrets := []string{wrongPW, cfg.Password, adminPW}
@@ -79,9 +85,9 @@ func testBadInput(t *testing.T, ctx context.Context, env *fixtures.Env) {
 			warnFrom: "pgbouncer", warn: `not PgBouncer's admin console: use PgBouncer's port and the database "pgbouncer"`},
 		{name: "PgBouncer not listening", cfg: Config{DSN: env.ProbeDSN, PgBouncerAdminDSN: "postgres://admin:" + wrongPW + "@" + closed + "/pgbouncer"},
 			warnFrom: "pgbouncer", warn: "nothing is listening at " + closed},
-		{name: "scrape URL returns HTML", cfg: Config{DSN: env.ProbeDSN, Scrape: []ScrapeTarget{{URL: html.URL + "/d/pool"}}},
+		{name: "scrape URL returns HTML", cfg: Config{DSN: env.ProbeDSN, Scrape: []poolmetrics.Target{{URL: html.URL + "/d/pool"}}},
 			warnFrom: "scrape " + html.URL + "/d/pool", warn: "returned an HTML page, not Prometheus metrics: point the scrape at the service's metrics endpoint (usually /metrics)"},
-		{name: "scrape URL not listening", cfg: Config{DSN: env.ProbeDSN, Scrape: []ScrapeTarget{{URL: "http://" + closed + "/metrics"}}},
+		{name: "scrape URL not listening", cfg: Config{DSN: env.ProbeDSN, Scrape: []poolmetrics.Target{{URL: "http://" + closed + "/metrics"}}},
 			warnFrom: "scrape http://" + closed + "/metrics", warn: "nothing is listening there"},
 	}
 	for _, c := range cases {

@@ -1,13 +1,13 @@
 package probes
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/leakbench/leakbench/probes/poolmetrics"
 )
 
 // Config configures a Poller. It can be written into a run's record as it
@@ -52,14 +52,15 @@ type Config struct {
 	KeepQueryText bool `json:"keep_query_text,omitempty"`
 
 	// Scrape lists Prometheus endpoints of the service under test whose
-	// connection-pool series the probe reads every ScrapeInterval.
-	Scrape []ScrapeTarget `json:"scrape,omitempty"`
+	// connection-pool series the probe reads every ScrapeInterval
+	// (package poolmetrics).
+	Scrape []poolmetrics.Target `json:"scrape,omitempty"`
 	// ScrapeInterval between scrapes. Default 1 s.
 	ScrapeInterval time.Duration `json:"scrape_interval,omitempty"`
 	// Mappings adds pool mappings (or replaces built-in ones) that a
-	// ScrapeTarget can name, for exporters whose series names the probe
+	// scrape target can name, for exporters whose series names the probe
 	// does not know.
-	Mappings map[string]PoolMapping `json:"mappings,omitempty"`
+	Mappings map[string]poolmetrics.Mapping `json:"mappings,omitempty"`
 	// MetricsAddr, when set, serves the probe's own metrics at
 	// http://MetricsAddr/metrics while it runs (":0" picks a free port;
 	// see Poller.MetricsURL).
@@ -68,22 +69,6 @@ type Config struct {
 	// differently, or works again (Warning.Recovered). It is called from
 	// the sampling goroutines and must not block.
 	OnWarning func(Warning) `json:"-"`
-}
-
-// ScrapeTarget is one Prometheus endpoint of the service under test.
-type ScrapeTarget struct {
-	URL string `json:"url"`
-	// Mapping names the PoolMapping to read: a built-in one ("gateway",
-	// "go_sql", "hikaricp", "sqlalchemy"), one of Config.Mappings, or
-	// empty (or "auto") to use the first built-in mapping whose series the
-	// endpoint exports.
-	Mapping string `json:"mapping,omitempty"`
-}
-
-// MarshalJSON masks a password in the URL.
-func (t ScrapeTarget) MarshalJSON() ([]byte, error) {
-	type plain ScrapeTarget
-	return json.Marshal(plain{URL: redactURL(t.URL), Mapping: t.Mapping})
 }
 
 // Defaults of Config.
@@ -126,55 +111,10 @@ func (c Config) validate() error {
 	if len(c.Scrape) > 0 && c.ScrapeInterval < 100*time.Millisecond {
 		return fmt.Errorf("%w: scrape interval %s is below the minimum 100ms", ErrConfig, c.ScrapeInterval)
 	}
-	for _, t := range c.Scrape {
-		u, err := url.Parse(t.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("%w: scrape URL %q: want http://host:port/path (usually …/metrics)", ErrConfig, redactURL(t.URL))
-		}
-		if _, err := c.mapping(t.Mapping); err != nil {
-			return err
-		}
-	}
-	for name, m := range c.Mappings {
-		if m.Acquired == "" && m.Max == "" {
-			return fmt.Errorf("%w: mapping %q names neither an acquired nor a max series", ErrConfig, name)
-		}
+	if err := poolmetrics.Check(c.Scrape, c.Mappings); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	return nil
-}
-
-// mapping resolves a ScrapeTarget's mapping name; nil means auto.
-func (c Config) mapping(name string) (*PoolMapping, error) {
-	if name == "" || name == "auto" {
-		return nil, nil
-	}
-	if m, ok := c.Mappings[name]; ok {
-		m.Name = name
-		return &m, nil
-	}
-	for _, m := range builtinMappings {
-		if m.Name == name {
-			return &m, nil
-		}
-	}
-	known := make([]string, 0, len(builtinMappings)+len(c.Mappings))
-	for _, m := range builtinMappings {
-		known = append(known, m.Name)
-	}
-	for n := range c.Mappings {
-		known = append(known, n)
-	}
-	return nil, fmt.Errorf("%w: unknown pool mapping %q (known: auto, %s)", ErrConfig, name, strings.Join(known, ", "))
-}
-
-// redactURL masks the password of a URL's user info; text that is not a
-// URL is returned as it is (it cannot carry user info that url.Parse finds).
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return s
-	}
-	return u.Redacted()
 }
 
 // parseSetting reads a time setting as SHOW prints it: a number with one of

@@ -14,7 +14,8 @@
 // and SHOW SERVERS and SHOW CLIENTS when an episode grows long enough to
 // need its link. Prometheus endpoints of the service (Config.Scrape) are
 // scraped every second in a goroutine of their own, so that a slow
-// endpoint never delays the database samples.
+// endpoint never delays the database samples; package poolmetrics reads
+// them (the built-in pool mappings, Config.Mappings for others).
 //
 // PostgreSQL is the one source Start insists on. A failed read of any
 // source later, or of PgBouncer or a scrape target from the start, is
@@ -47,7 +48,7 @@
 //	p, err := probes.Start(ctx, probes.Config{
 //		DSN:               env.ProbeDSN,
 //		PgBouncerAdminDSN: env.PgBouncerAdminDSN,
-//		Scrape:            []probes.ScrapeTarget{{URL: env.GatewayMetricsURL}},
+//		Scrape:            []poolmetrics.Target{{URL: env.GatewayMetricsURL}},
 //		RunDir:            runDir,
 //		OnWarning:         func(w probes.Warning) { log.Printf("%s: %s", w.Source, w.Message) },
 //	})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/internal/redact"
+	"github.com/leakbench/leakbench/probes/poolmetrics"
 )
 
 // sampleTimeout bounds a tick's read of one source, past the server's own
@@ -27,8 +28,8 @@ type Poller struct {
 	cfg     Config
 	timeout time.Duration
 	pg      *pgSampler
-	bouncer *poolSampler // nil without PgBouncer
-	scraper *scraper     // nil without scrape targets
+	bouncer *poolSampler         // nil without PgBouncer
+	scraper *poolmetrics.Scraper // nil without scrape targets
 	track   *tracker
 	sum     *summarizer
 	rec     *recorder  // nil without RunDir
@@ -42,8 +43,8 @@ type Poller struct {
 	// blockersReadAt is when the lock cascade was last read (locks.go).
 	blockersReadAt time.Time
 
-	cancel context.CancelFunc
-	done   chan struct{}
+	cancel  context.CancelFunc
+	running sync.WaitGroup // the sampling goroutine and the scraping one
 
 	mu                      sync.Mutex
 	last                    Sample
@@ -70,7 +71,7 @@ func Start(ctx context.Context, cfg Config) (p *Poller, err error) {
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("start probe: %w", err)
 	}
-	p = &Poller{cfg: cfg, done: make(chan struct{}), metrics: newProbeMetrics(), warn: newWarnings(cfg.OnWarning)}
+	p = &Poller{cfg: cfg, metrics: newProbeMetrics(), warn: newWarnings(cfg.OnWarning)}
 	setupCtx, cancel := context.WithTimeout(ctx, setupTimeout)
 	defer cancel()
 	defer func() {
@@ -103,8 +104,8 @@ func Start(ctx context.Context, cfg Config) (p *Poller, err error) {
 		p.slog = p.openServerLog(setupCtx)
 	}
 	if len(cfg.Scrape) > 0 {
-		if p.scraper, err = newScraper(cfg, p.warn); err != nil {
-			return p, err
+		if p.scraper, err = poolmetrics.NewScraper(cfg.Scrape, cfg.Mappings, p.warn.report); err != nil {
+			return p, fmt.Errorf("%w: %w", ErrConfig, err)
 		}
 	}
 	if cfg.RunDir != "" {
@@ -127,9 +128,9 @@ func Start(ctx context.Context, cfg Config) (p *Poller, err error) {
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	p.cancel = stop
 	if p.scraper != nil {
-		go p.scraper.run(runCtx)
+		p.running.Go(func() { every(runCtx, cfg.ScrapeInterval, p.scraper.Round) })
 	}
-	go p.run(runCtx)
+	p.running.Go(func() { every(runCtx, cfg.Interval, p.sampleOnce) })
 	return p, nil
 }
 
@@ -175,7 +176,7 @@ func (p *Poller) Status() Status {
 	st := Status{Sample: p.last, Episodes: p.episodes, StuckEpisodes: p.stuckEpisodes}
 	p.mu.Unlock()
 	if p.scraper != nil {
-		st.AppPool, st.AppPoolTime = p.scraper.last()
+		st.AppPool, st.AppPoolTime = p.scraper.Last()
 	}
 	st.Warnings = p.warn.current()
 	return st
@@ -188,9 +189,9 @@ func (p *Poller) Status() Status {
 func (p *Poller) Stop() (*Summary, error) {
 	p.stopOnce.Do(func() {
 		p.cancel()
-		<-p.done
+		p.running.Wait()
 		if p.scraper != nil {
-			p.scraper.close()
+			p.scraper.Close()
 		}
 		// One last sample, with pg_stat_database, so that the summary
 		// counts what happened since the last read of it.
@@ -217,12 +218,6 @@ func (p *Poller) Stop() (*Summary, error) {
 		p.summary = &s
 	})
 	return p.summary, p.stopErr
-}
-
-// run samples at once and then every interval until ctx ends.
-func (p *Poller) run(ctx context.Context) {
-	defer close(p.done)
-	every(ctx, p.cfg.Interval, p.sampleOnce)
 }
 
 // every calls f at once and then on every tick until ctx ends. A
@@ -291,7 +286,7 @@ func (p *Poller) sampleOnce(ctx context.Context) {
 		}
 	}
 	if p.scraper != nil {
-		s.AppPool = p.scraper.take()
+		s.AppPool = p.scraper.Take()
 	}
 	if len(errs) > 0 {
 		s.Error = redact.String(strings.Join(errs, "; "))

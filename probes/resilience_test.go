@@ -18,6 +18,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/probes/poolmetrics"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/goleak"
 )
@@ -300,7 +302,11 @@ func testRestarts(t *testing.T, ctx context.Context, env *fixtures.Env) {
 		t.Fatal(err)
 	}
 	metricsAddr := ln.Addr().String()
-	target := httptest.NewUnstartedServer(promhttp.HandlerFor(gatewayRegistry(t), promhttp.HandlerOpts{}))
+	// The service's pool, under the reference gateway's names.
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(prometheus.NewGauge(prometheus.GaugeOpts{Name: "mcp_gateway_db_pool_max_connections", Help: "max"}))
+	pool := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	target := httptest.NewUnstartedServer(pool)
 	target.Listener.Close()
 	target.Listener = ln
 	target.Start()
@@ -308,7 +314,7 @@ func testRestarts(t *testing.T, ctx context.Context, env *fixtures.Env) {
 
 	var mu sync.Mutex
 	var warned []Warning
-	p, err := Start(ctx, Config{DSN: env.ProbeDSN, PgBouncerAdminDSN: bouncer.dsn, Scrape: []ScrapeTarget{{URL: target.URL + "/metrics"}},
+	p, err := Start(ctx, Config{DSN: env.ProbeDSN, PgBouncerAdminDSN: bouncer.dsn, Scrape: []poolmetrics.Target{{URL: target.URL + "/metrics"}},
 		ScrapeInterval: 200 * time.Millisecond,
 		OnWarning:      func(w Warning) { mu.Lock(); warned = append(warned, w); mu.Unlock() }})
 	if err != nil {
@@ -337,7 +343,7 @@ func testRestarts(t *testing.T, ctx context.Context, env *fixtures.Env) {
 	if err != nil {
 		t.Fatalf("listen again on %s: %v", metricsAddr, err)
 	}
-	target = httptest.NewUnstartedServer(promhttp.HandlerFor(gatewayRegistry(t), promhttp.HandlerOpts{}))
+	target = httptest.NewUnstartedServer(pool)
 	target.Listener.Close()
 	target.Listener = ln
 	target.Start()

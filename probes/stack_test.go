@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/probes/poolmetrics"
 	"github.com/leakbench/leakbench/probes/querytext"
 	"go.uber.org/goleak"
 )
@@ -231,7 +232,7 @@ func testAccuracy(t *testing.T, ctx context.Context, env *fixtures.Env, observer
 	const interval = 100 * time.Millisecond
 	runDir := t.TempDir()
 	p, err := Start(ctx, Config{DSN: env.ProbeDSN, PgBouncerAdminDSN: env.PgBouncerAdminDSN, RunDir: runDir,
-		Scrape: []ScrapeTarget{{URL: env.GatewayMetricsURL}}, MetricsAddr: "127.0.0.1:0"})
+		Scrape: []poolmetrics.Target{{URL: env.GatewayMetricsURL}}, MetricsAddr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}

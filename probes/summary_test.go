@@ -1,6 +1,7 @@
 package probes
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/probes/poolmetrics"
 	"github.com/leakbench/leakbench/probes/querytext"
 )
 
@@ -137,6 +139,32 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if c := (Config{DSN: "x"}).withDefaults(); c.validate() != nil || c.Interval != DefaultInterval || c.StuckAfter != DefaultStuckAfter {
 		t.Errorf("defaults: %+v", c)
+	}
+}
+
+// TestScrapeConfig: a bad scrape target or mapping is ErrConfig without
+// the password, and the Config a run records masks it too.
+func TestScrapeConfig(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"not a URL", Config{DSN: "x", Scrape: []poolmetrics.Target{{URL: "localhost:8080/metrics"}}}, "want http://host:port/path"},
+		{"password masked", Config{DSN: "x", Scrape: []poolmetrics.Target{{URL: "ftp://u:hunter22@h/metrics"}}}, "u:xxxxx@h"},
+		{"unknown mapping", Config{DSN: "x", Scrape: []poolmetrics.Target{{URL: "http://h/metrics", Mapping: "c3p0"}}}, `unknown pool mapping "c3p0" (known: auto, gateway, go_sql, hikaricp, sqlalchemy)`},
+		{"empty mapping", Config{DSN: "x", Mappings: map[string]poolmetrics.Mapping{"m": {Idle: "x"}}}, `mapping "m" names neither`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Start(context.Background(), c.cfg)
+			if err == nil || !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "hunter22") {
+				t.Errorf("error %v, want ErrConfig containing %q", err, c.want)
+			}
+		})
+	}
+	b, err := json.Marshal(Config{DSN: "x", Scrape: []poolmetrics.Target{{URL: "http://u:hunter22@h/metrics", Mapping: "go_sql"}}})
+	if err != nil || !strings.Contains(string(b), `"scrape":[{"url":"http://u:xxxxx@h/metrics","mapping":"go_sql"}]`) {
+		t.Errorf("marshalled config %s (%v), want the scrape URL's password masked", b, err)
 	}
 }
 

@@ -17,10 +17,11 @@ import (
 	"github.com/leakbench/leakbench/internal/redact"
 	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
+	"github.com/leakbench/leakbench/probes/poolmetrics"
 )
 
 // scrapeFlags collects repeated --scrape [MAPPING=]URL flags.
-type scrapeFlags []probes.ScrapeTarget
+type scrapeFlags []poolmetrics.Target
 
 // String masks the URLs' credentials.
 func (s *scrapeFlags) String() string {
@@ -32,10 +33,10 @@ func (s *scrapeFlags) String() string {
 }
 
 func (s *scrapeFlags) Set(v string) error {
-	t := probes.ScrapeTarget{URL: v}
+	t := poolmetrics.Target{URL: v}
 	if !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://") {
 		if name, u, ok := strings.Cut(v, "="); ok {
-			t = probes.ScrapeTarget{URL: u, Mapping: name}
+			t = poolmetrics.Target{URL: u, Mapping: name}
 		}
 	}
 	*s = append(*s, t)
@@ -155,7 +156,7 @@ loop:
 }
 
 // readMappings reads --mapping FILE.
-func readMappings(path string) (map[string]probes.PoolMapping, error) {
+func readMappings(path string) (map[string]poolmetrics.Mapping, error) {
 	if path == "" {
 		return nil, nil
 	}
@@ -163,7 +164,7 @@ func readMappings(path string) (map[string]probes.PoolMapping, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: read --mapping file: %v", errUsage, err)
 	}
-	var m map[string]probes.PoolMapping
+	var m map[string]poolmetrics.Mapping
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("%w: --mapping %s: want a JSON object of mappings by name: %v", errUsage, path, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/leakbench/leakbench/internal/redact"
 	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
+	"github.com/leakbench/leakbench/probes/poolmetrics"
 	"github.com/leakbench/leakbench/reports"
 	"github.com/leakbench/leakbench/scenarios/engine"
 	"github.com/leakbench/leakbench/scenarios/plan"
@@ -283,9 +284,9 @@ func writeConfig(dir string, o Options, stack fixtures.Config) error {
 }
 
 // scrapeTargets is the gateway's own pool, read from its /metrics.
-func scrapeTargets(env *fixtures.Env) []probes.ScrapeTarget {
+func scrapeTargets(env *fixtures.Env) []poolmetrics.Target {
 	if env.GatewayMetricsURL == "" {
 		return nil
 	}
-	return []probes.ScrapeTarget{{URL: env.GatewayMetricsURL, Mapping: "gateway"}}
+	return []poolmetrics.Target{{URL: env.GatewayMetricsURL, Mapping: "gateway"}}
 }

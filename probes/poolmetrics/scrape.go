@@ -1,4 +1,4 @@
-package probes
+package poolmetrics
 
 import (
 	"bytes"
@@ -14,13 +14,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/rundir"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 )
 
 // Scrape limits: a scrape that takes longer is abandoned (the next one
-// comes at the next tick), and a body larger than maxScrapeBytes is not a
-// metrics page worth reading.
+// comes with the next Round), and a body larger than maxScrapeBytes is
+// not a metrics page worth reading.
 const (
 	scrapeTimeout  = 2 * time.Second
 	maxScrapeBytes = 32 << 20
@@ -30,41 +31,43 @@ const (
 // takes OpenMetrics from exporters that only speak that.
 const scrapeAccept = `text/plain;version=0.0.4;q=1,application/openmetrics-text;version=1.0.0;q=0.8,application/openmetrics-text;version=0.0.1;q=0.7,*/*;q=0.1`
 
-// scraper reads the service's own pool metrics on its own ticker, so that
-// a slow or dead endpoint never delays the database samples. The Poller
-// takes each finished round with take.
-type scraper struct {
+// Scraper reads the service's own pool metrics from its targets, one
+// Round at a time; Take hands each finished round on once, Last keeps it.
+// Round may run in one goroutine while Take and Last are called from
+// others.
+type Scraper struct {
 	targets   []*scrapeTarget
-	interval  time.Duration
 	transport *http.Transport
 	client    *http.Client
-	warn      *warnings
+	report    func(source string, err error, at time.Time)
 
 	mu     sync.Mutex
-	result *AppPoolSample // the last round's sum, until taken
-	latest *AppPoolSample // the last round's sum, kept
+	result *rundir.AppPoolSample // the last round's sum, until taken
+	latest *rundir.AppPoolSample // the last round's sum, kept
 	at     time.Time
-
-	done chan struct{}
 }
 
 type scrapeTarget struct {
 	url     string
-	source  string       // "scrape " + the URL with any password masked
-	mapping *PoolMapping // nil: detect
+	source  string   // "scrape " + the URL with any password masked
+	mapping *Mapping // nil: detect
 }
 
-func newScraper(cfg Config, warn *warnings) (*scraper, error) {
+// NewScraper reads targets, whose mappings it resolves among custom and
+// the built-in ones. report, when not nil, is told the outcome of every
+// scrape of a target (err nil: it worked), by a source name of its own:
+// "scrape " and the URL with any password masked, the mapping when one is
+// named, and "#2" and on when the same name comes again.
+func NewScraper(targets []Target, custom map[string]Mapping, report func(source string, err error, at time.Time)) (*Scraper, error) {
 	tr := &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: scrapeTimeout}).DialContext,
 		MaxIdleConnsPerHost: 2,
 		IdleConnTimeout:     30 * time.Second,
 	}
-	s := &scraper{interval: cfg.ScrapeInterval, transport: tr, warn: warn, done: make(chan struct{}),
-		client: &http.Client{Transport: tr, Timeout: scrapeTimeout}}
+	s := &Scraper{transport: tr, report: report, client: &http.Client{Transport: tr, Timeout: scrapeTimeout}}
 	seen := make(map[string]int)
-	for _, t := range cfg.Scrape {
-		m, err := cfg.mapping(t.Mapping)
+	for _, t := range targets {
+		m, err := resolve(t.Mapping, custom)
 		if err != nil {
 			return nil, err
 		}
@@ -82,15 +85,11 @@ func newScraper(cfg Config, warn *warnings) (*scraper, error) {
 	return s, nil
 }
 
-// run scrapes every target at once and then every interval until ctx ends.
-func (s *scraper) run(ctx context.Context) {
-	defer close(s.done)
-	every(ctx, s.interval, s.round)
-}
-
-// round scrapes all targets concurrently and publishes their sum.
-func (s *scraper) round(ctx context.Context) {
-	pools := make([]*AppPoolSample, len(s.targets))
+// Round scrapes all targets concurrently and publishes their sum; a
+// round in which none answered publishes nothing. A scrape cut short by
+// ctx is neither reported nor counted.
+func (s *Scraper) Round(ctx context.Context) {
+	pools := make([]*rundir.AppPoolSample, len(s.targets))
 	var wg sync.WaitGroup
 	for i, t := range s.targets {
 		wg.Go(func() {
@@ -98,20 +97,22 @@ func (s *scraper) round(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			s.warn.report(t.source, err, time.Now())
+			if s.report != nil {
+				s.report(t.source, err, time.Now())
+			}
 			if err == nil {
 				pools[i] = &p
 			}
 		})
 	}
 	wg.Wait()
-	var sum *AppPoolSample
+	var sum *rundir.AppPoolSample
 	for _, p := range pools {
 		if p == nil {
 			continue
 		}
 		if sum == nil {
-			sum = &AppPoolSample{}
+			sum = &rundir.AppPoolSample{}
 		}
 		sum.Add(*p)
 	}
@@ -123,8 +124,9 @@ func (s *scraper) round(ctx context.Context) {
 	s.mu.Unlock()
 }
 
-// take returns the last round's pools once.
-func (s *scraper) take() *AppPoolSample {
+// Take returns the last round's pools once: nil until another round
+// publishes.
+func (s *Scraper) Take() *rundir.AppPoolSample {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.result
@@ -132,21 +134,23 @@ func (s *scraper) take() *AppPoolSample {
 	return r
 }
 
-// last returns the last round's pools and when they were read.
-func (s *scraper) last() (*AppPoolSample, time.Time) {
+// Last returns the last round's pools and when they were read (nil and
+// the zero time before the first).
+func (s *Scraper) Last() (*rundir.AppPoolSample, time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.latest, s.at
 }
 
-func (s *scraper) close() {
-	<-s.done
+// Close closes the idle connections to the targets. Call it once no
+// Round runs any more.
+func (s *Scraper) Close() {
 	s.transport.CloseIdleConnections()
 }
 
 // scrape reads one target. Its errors say what is wrong and what to do.
-func (s *scraper) scrape(ctx context.Context, t *scrapeTarget) (AppPoolSample, error) {
-	var none AppPoolSample
+func (s *Scraper) scrape(ctx context.Context, t *scrapeTarget) (rundir.AppPoolSample, error) {
+	var none rundir.AppPoolSample
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.url, nil)
 	if err != nil {
 		return none, fmt.Errorf("build request: %w", err)
@@ -220,10 +224,11 @@ func isHTML(contentType string, body []byte) bool {
 
 // scrapeFetchError says what to do about a failed request.
 func scrapeFetchError(err error) error {
+	var ne net.Error
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return fmt.Errorf("%w — nothing is listening there: is the service running, and is that its metrics port?", err)
-	case isTimeout(err):
+	case errors.As(err, &ne) && ne.Timeout():
 		return fmt.Errorf("%w — no answer within %s", err, scrapeTimeout)
 	}
 	return err

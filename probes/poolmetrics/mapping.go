@@ -1,19 +1,20 @@
-package probes
+package poolmetrics
 
 import (
 	"math"
 	"strings"
 
+	"github.com/leakbench/leakbench/internal/rundir"
 	dto "github.com/prometheus/client_model/go"
 )
 
-// PoolMapping names the series of a service's own connection pool in its
+// Mapping names the series of a service's own connection pool in its
 // Prometheus metrics. Each field is a sample name as it appears in the
 // exposition (a counter with its _total, a summary's _sum or _count); an
 // empty field is a value the exporter does not have and reads as 0. All
 // series of a name that carry the Labels are summed: several pools (or
 // db_name values) of one service count as one pool unless Labels picks one.
-type PoolMapping struct {
+type Mapping struct {
 	Name string `json:"name,omitempty"`
 	// Acquired: connections checked out of the pool right now.
 	Acquired string `json:"acquired,omitempty"`
@@ -39,7 +40,7 @@ type PoolMapping struct {
 }
 
 // builtinMappings are tried in this order when a target's mapping is auto.
-var builtinMappings = []PoolMapping{
+var builtinMappings = []Mapping{
 	{
 		// The reference gateway's pgxpool collector (gateway-under-test).
 		Name:                    "gateway",
@@ -168,7 +169,7 @@ func hasLabels(have []*dto.LabelPair, want map[string]string) bool {
 
 // detect returns the first built-in mapping whose acquired or max series
 // the scrape has.
-func (idx seriesIndex) detect() *PoolMapping {
+func (idx seriesIndex) detect() *Mapping {
 	for i := range builtinMappings {
 		m := &builtinMappings[i]
 		if _, ok := idx.value(m.Acquired, nil); ok {
@@ -183,7 +184,7 @@ func (idx seriesIndex) detect() *PoolMapping {
 
 // read applies m; ok is false when the scrape has neither its acquired
 // nor its max series.
-func (idx seriesIndex) read(m *PoolMapping) (s AppPoolSample, ok bool) {
+func (idx seriesIndex) read(m *Mapping) (s rundir.AppPoolSample, ok bool) {
 	var okAcq, okMax, okTotal bool
 	s.Acquired, okAcq = idx.value(m.Acquired, m.Labels)
 	s.Max, okMax = idx.value(m.Max, m.Labels)

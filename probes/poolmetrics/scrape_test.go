@@ -1,18 +1,20 @@
-package probes
+package poolmetrics
 
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver for the go_sql collector
+	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -103,29 +105,29 @@ func TestScrape(t *testing.T) {
 		handler  http.Handler
 		url      string // instead of a handler
 		mapping  string
-		mappings map[string]PoolMapping
-		want     AppPoolSample
+		mappings map[string]Mapping
+		want     rundir.AppPoolSample
 		wantErr  string
 	}{
 		{name: "go_sql: client_golang's DBStatsCollector, text", handler: promhttp.HandlerFor(goSQL, promhttp.HandlerOpts{}),
-			want: AppPoolSample{Max: 6, Mapping: "go_sql", Targets: 1}},
+			want: rundir.AppPoolSample{Max: 6, Mapping: "go_sql", Targets: 1}},
 		{name: "gateway names, OpenMetrics only", handler: openMetricsOnly(gatewayRegistry(t)),
-			want: AppPoolSample{Acquired: 4, Idle: 1, Total: 5, Max: 5, AcquireWaitsTotal: 7, AcquireWaitSecondsTotal: 1.25,
+			want: rundir.AppPoolSample{Acquired: 4, Idle: 1, Total: 5, Max: 5, AcquireWaitsTotal: 7, AcquireWaitSecondsTotal: 1.25,
 				CanceledAcquiresTotal: 3, UnclosedSessions: 2, Mapping: "gateway", Targets: 1}},
 		{name: "gateway names, negotiated by promhttp", handler: promhttp.HandlerFor(gatewayRegistry(t), promhttp.HandlerOpts{EnableOpenMetrics: true}),
 			mapping: "gateway",
-			want: AppPoolSample{Acquired: 4, Idle: 1, Total: 5, Max: 5, AcquireWaitsTotal: 7, AcquireWaitSecondsTotal: 1.25,
+			want: rundir.AppPoolSample{Acquired: 4, Idle: 1, Total: 5, Max: 5, AcquireWaitsTotal: 7, AcquireWaitSecondsTotal: 1.25,
 				CanceledAcquiresTotal: 3, UnclosedSessions: 2, Mapping: "gateway", Targets: 1}},
 		{name: "hikaricp through Micrometer, detected", handler: fileHandler(t, "testdata/hikaricp.prom", "text/plain; version=0.0.4; charset=utf-8"),
-			want: AppPoolSample{Acquired: 10, Total: 10, Max: 10, AcquireWaitSecondsTotal: 3.5, CanceledAcquiresTotal: 2, Waiting: 4,
+			want: rundir.AppPoolSample{Acquired: 10, Total: 10, Max: 10, AcquireWaitSecondsTotal: 3.5, CanceledAcquiresTotal: 2, Waiting: 4,
 				Mapping: "hikaricp", Targets: 1}},
 		{name: "sqlalchemy: engines summed, total from acquired + idle", handler: fileHandler(t, "testdata/sqlalchemy.prom", "text/plain"),
-			want: AppPoolSample{Acquired: 8, Idle: 5, Total: 13, Max: 13, Mapping: "sqlalchemy", Targets: 1}},
+			want: rundir.AppPoolSample{Acquired: 8, Idle: 5, Total: 13, Max: 13, Mapping: "sqlalchemy", Targets: 1}},
 		{name: "custom mapping picks one engine by label", handler: fileHandler(t, "testdata/sqlalchemy.prom", "text/plain"),
-			mapping: "main-engine", mappings: map[string]PoolMapping{"main-engine": {
+			mapping: "main-engine", mappings: map[string]Mapping{"main-engine": {
 				Acquired: "sqlalchemy_pool_checkedout", Idle: "sqlalchemy_pool_checkedin", Max: "sqlalchemy_pool_size",
 				Labels: map[string]string{"engine": "main"}}},
-			want: AppPoolSample{Acquired: 7, Idle: 1, Total: 8, Max: 8, Mapping: "main-engine", Targets: 1}},
+			want: rundir.AppPoolSample{Acquired: 7, Idle: 1, Total: 8, Max: 8, Mapping: "main-engine", Targets: 1}},
 		{name: "HTML page", handler: staticHandler("text/html; charset=utf-8", html, http.StatusOK), wantErr: "HTML page, not Prometheus metrics: point the scrape at the service's metrics endpoint (usually /metrics)"},
 		{name: "HTML page sent as text/plain", handler: staticHandler("text/plain", html, http.StatusOK), wantErr: "HTML page"},
 		{name: "garbage", handler: staticHandler("text/plain", "hello {{ world\n", http.StatusOK), wantErr: "not in the Prometheus text or OpenMetrics format"},
@@ -143,11 +145,11 @@ func TestScrape(t *testing.T) {
 				defer srv.Close()
 				u = srv.URL + "/metrics"
 			}
-			s, err := newScraper(Config{Scrape: []ScrapeTarget{{URL: u, Mapping: c.mapping}}, Mappings: c.mappings, ScrapeInterval: time.Second}, nil)
+			s, err := NewScraper([]Target{{URL: u, Mapping: c.mapping}}, c.mappings, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer s.transport.CloseIdleConnections()
+			defer s.Close()
 			got, err := s.scrape(context.Background(), s.targets[0])
 			if c.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
@@ -165,27 +167,7 @@ func TestScrape(t *testing.T) {
 	}
 }
 
-func TestScrapeConfig(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		cfg  Config
-		want string
-	}{
-		{"not a URL", Config{DSN: "x", Scrape: []ScrapeTarget{{URL: "localhost:8080/metrics"}}}, "want http://host:port/path"},
-		{"password masked", Config{DSN: "x", Scrape: []ScrapeTarget{{URL: "ftp://u:hunter22@h/metrics"}}}, "u:xxxxx@h"},
-		{"unknown mapping", Config{DSN: "x", Scrape: []ScrapeTarget{{URL: "http://h/metrics", Mapping: "c3p0"}}}, `unknown pool mapping "c3p0" (known: auto, gateway, go_sql, hikaricp, sqlalchemy)`},
-		{"empty mapping", Config{DSN: "x", Mappings: map[string]PoolMapping{"m": {Idle: "x"}}}, `mapping "m" names neither`},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := Start(context.Background(), c.cfg)
-			if err == nil || !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "hunter22") {
-				t.Errorf("error %v, want ErrConfig containing %q", err, c.want)
-			}
-		})
-	}
-}
-
-// TestScraperRound: two targets are summed; a failing one is a warning
+// TestScraperRound: two targets are summed; a failing one is reported
 // and does not stop the other; a round is taken once.
 func TestScraperRound(t *testing.T) {
 	defer goleak.VerifyNone(t)
@@ -195,28 +177,65 @@ func TestScraperRound(t *testing.T) {
 	defer good2.Close()
 	bad := httptest.NewServer(staticHandler("text/html", "<html></html>", http.StatusOK))
 	defer bad.Close()
-	var warned []Warning
-	w := newWarnings(func(x Warning) { warned = append(warned, x) })
-	s, err := newScraper(Config{ScrapeInterval: time.Second, Scrape: []ScrapeTarget{
+	var mu sync.Mutex
+	var worked, failed []string
+	report := func(source string, err error, _ time.Time) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err == nil {
+			worked = append(worked, source)
+		} else {
+			failed = append(failed, source+": "+err.Error())
+		}
+	}
+	s, err := NewScraper([]Target{
 		{URL: good.URL + "/metrics"}, {URL: "http://user:pw-secret@" + strings.TrimPrefix(bad.URL, "http://") + "/"}, {URL: good2.URL + "/metrics"},
-	}}, w)
+	}, nil, report)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.transport.CloseIdleConnections()
-	s.round(context.Background())
-	got := s.take()
+	defer s.Close()
+	if last, at := s.Last(); last != nil || !at.IsZero() {
+		t.Errorf("Last before a round: %+v at %v, want nothing", last, at)
+	}
+	s.Round(context.Background())
+	got := s.Take()
 	if got == nil || got.Acquired != 8 || got.Max != 10 || got.Targets != 2 || got.Mapping != "gateway" {
 		t.Fatalf("round: %+v, want two gateway pools summed", got)
 	}
-	if again := s.take(); again != nil {
+	if again := s.Take(); again != nil {
 		t.Errorf("second take: %+v, want nil", again)
 	}
-	s.round(context.Background())
-	if len(warned) != 1 || !strings.Contains(warned[0].Source, "user:xxxxx@") || !strings.Contains(warned[0].Message, "HTML") {
-		t.Fatalf("warnings %+v, want one about HTML from the masked URL", warned)
+	if last, at := s.Last(); last != got || at.IsZero() {
+		t.Errorf("Last: %+v at %v, want the round taken", last, at)
 	}
-	if all := w.all(); len(all) != 1 || all[0].Count != 2 {
-		t.Errorf("warnings so far %+v, want one seen twice", all)
+	s.Round(context.Background())
+	if len(worked) != 4 || len(failed) != 2 {
+		t.Fatalf("reported %d working and %d failing (%q), want 4 and 2", len(worked), len(failed), failed)
+	}
+	for _, f := range failed {
+		if !strings.Contains(f, "scrape http://user:xxxxx@") || !strings.Contains(f, "HTML") || strings.Contains(f, "pw-secret") {
+			t.Errorf("failure %q, want one about HTML from the masked URL", f)
+		}
+	}
+}
+
+// TestNewScraperSources: the same URL twice gets two source names, and a
+// named mapping is part of the name.
+func TestNewScraperSources(t *testing.T) {
+	s, err := NewScraper([]Target{{URL: "http://h/metrics"}, {URL: "http://h/metrics"}, {URL: "http://h/metrics", Mapping: "go_sql"}}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tg := range s.targets {
+		got = append(got, tg.source)
+	}
+	want := []string{"scrape http://h/metrics", "scrape http://h/metrics #2", "scrape http://h/metrics (go_sql)"}
+	if !slices.Equal(got, want) {
+		t.Errorf("sources %q, want %q", got, want)
+	}
+	if _, err := NewScraper([]Target{{URL: "http://h/metrics", Mapping: "c3p0"}}, nil, nil); err == nil || !strings.Contains(err.Error(), `unknown pool mapping "c3p0"`) {
+		t.Errorf("unknown mapping: %v", err)
 	}
 }

@@ -1,0 +1,80 @@
+package poolmetrics
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// Target is one Prometheus endpoint of the service under test.
+type Target struct {
+	URL string `json:"url"`
+	// Mapping names the Mapping to read: a built-in one ("gateway",
+	// "go_sql", "hikaricp", "sqlalchemy"), one of the custom mappings, or
+	// empty (or "auto") to use the first built-in mapping whose series the
+	// endpoint exports.
+	Mapping string `json:"mapping,omitempty"`
+}
+
+// MarshalJSON masks a password in the URL.
+func (t Target) MarshalJSON() ([]byte, error) {
+	type plain Target
+	return json.Marshal(plain{URL: redactURL(t.URL), Mapping: t.Mapping})
+}
+
+// Check reports the first of targets whose URL is not an http(s) URL or
+// whose mapping is unknown, and a custom mapping that names neither an
+// acquired nor a max series. Its errors never include a password.
+func Check(targets []Target, custom map[string]Mapping) error {
+	for _, t := range targets {
+		u, err := url.Parse(t.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("scrape URL %q: want http://host:port/path (usually …/metrics)", redactURL(t.URL))
+		}
+		if _, err := resolve(t.Mapping, custom); err != nil {
+			return err
+		}
+	}
+	for name, m := range custom {
+		if m.Acquired == "" && m.Max == "" {
+			return fmt.Errorf("mapping %q names neither an acquired nor a max series", name)
+		}
+	}
+	return nil
+}
+
+// resolve finds a Target's mapping by name among custom and the built-in
+// ones (custom first); nil means auto.
+func resolve(name string, custom map[string]Mapping) (*Mapping, error) {
+	if name == "" || name == "auto" {
+		return nil, nil
+	}
+	if m, ok := custom[name]; ok {
+		m.Name = name
+		return &m, nil
+	}
+	for _, m := range builtinMappings {
+		if m.Name == name {
+			return &m, nil
+		}
+	}
+	known := make([]string, 0, len(builtinMappings)+len(custom))
+	for _, m := range builtinMappings {
+		known = append(known, m.Name)
+	}
+	for n := range custom {
+		known = append(known, n)
+	}
+	return nil, fmt.Errorf("unknown pool mapping %q (known: auto, %s)", name, strings.Join(known, ", "))
+}
+
+// redactURL masks the password of a URL's user info; text that is not a
+// URL is returned as it is (it cannot carry user info that url.Parse finds).
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return s
+	}
+	return u.Redacted()
+}
