@@ -196,3 +196,47 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// releaseP99 is the run's release latency, 99th percentile.
+func releaseP99(s *Summary) float64 {
+	if s.Probe == nil {
+		return 0
+	}
+	return s.Probe.ReleaseP99Seconds
+}
+
+// leakCheck is the strict gate on the after run: no session that nobody
+// released. Slow releases — stuck episodes the service ended itself — are
+// judged by releaseCheck instead.
+func leakCheck(after *Summary) Check {
+	p, f := after.Probe, after.Forensics
+	if f == nil {
+		return Check{Name: "after has no stuck session",
+			Pass:   p.StuckEpisodes == 0 && p.MaxStuckIdleInTx == 0,
+			Detail: fmt.Sprintf("%d stuck episodes, at most %d stuck at once, longest hold %s", p.StuckEpisodes, p.MaxStuckIdleInTx, seconds(p.LongestHoldSeconds))}
+	}
+	detail := fmt.Sprintf("%d leaked (held ≥ %s and never released: %s), %d killed by the timeout, longest hold %s",
+		f.Leaked, seconds(f.StuckAfterSeconds), reasons(f.LeakedByReason), p.TimeoutTerminated, seconds(p.LongestHoldSeconds))
+	if f.SlowReleases > 0 {
+		detail += fmt.Sprintf("; %d released late by the service (not a leak, judged below)", f.SlowReleases)
+	}
+	return Check{Name: "after leaks no session", Pass: f.Leaked == 0, Detail: detail}
+}
+
+// releaseCheck judges how late the after run's service released its
+// sessions: the release p99 must stay below the profile's slow_release
+// (default: the stuck threshold). It says when the run was saturated,
+// which is what a late release under load usually is.
+func releaseCheck(after *Summary) Check {
+	f := after.Forensics
+	p99 := releaseP99(after)
+	detail := fmt.Sprintf("release p99 %s (limit %s)", seconds(p99), seconds(f.ReleaseLimitSeconds))
+	if f.SlowReleases > 0 {
+		detail += fmt.Sprintf("; %d stuck episodes released by the service itself, the longest after %s — slowness, not a leak",
+			f.SlowReleases, seconds(f.SlowReleaseMaxSeconds))
+	}
+	if f.Saturated {
+		detail += "; the run was saturated: " + f.SaturatedReason
+	}
+	return Check{Name: "after releases promptly", Pass: p99 < f.ReleaseLimitSeconds, Detail: detail}
+}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
+	"github.com/leakbench/leakbench/reports/forensics"
+	"github.com/leakbench/leakbench/reports/internal/jsonl"
 )
 
 // MinExhaustedSeconds is how long a pool must stay saturated (or have
@@ -27,13 +29,65 @@ func derivePool(dir string, s *Summary) {
 	}
 	defer f.Close()
 	var acc poolAcc
-	if _, err := eachJSONL(f, -1, acc.add); err != nil {
+	if _, err := jsonl.Each(f, -1, acc.add); err != nil {
 		return
 	}
 	if acc.n > 0 {
 		s.Pool = acc.done(intervalFrom(s, acc.n, acc.firstTime, acc.lastTime))
 	}
 	deriveForensics(&Run{Dir: dir, Summary: s})
+}
+
+// deriveForensicsFromDir sets s.Forensics from dir's episodes.jsonl (and
+// requests.jsonl), streaming the files: only stuck episodes are kept, and
+// of the request index only the records the stuck episodes name. Without
+// episodes.jsonl s.Forensics stays as it is.
+func deriveForensicsFromDir(dir string, s *Summary) {
+	f, err := os.Open(filepath.Join(dir, rundir.EpisodesFile))
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fb := forensics.New(dir, s.Probe)
+	_, _ = jsonl.Each(f, -1, fb.Add) // a damaged file has the forensics of what it holds
+	s.Forensics = finishForensics(fb, s)
+}
+
+// deriveForensics sets r.Summary.Forensics from the episodes read.
+func deriveForensics(r *Run) {
+	if len(r.Episodes) == 0 && r.Summary.Probe == nil {
+		return
+	}
+	fb := forensics.New(r.Dir, r.Summary.Probe)
+	for i := range r.Episodes {
+		fb.Add(&r.Episodes[i])
+	}
+	r.Summary.Forensics = finishForensics(fb, r.Summary)
+}
+
+// finishForensics is fb's forensics of the run whose summary is s, and
+// whether the run was saturated: s.Pool must be derived already.
+func finishForensics(fb *forensics.Builder, s *Summary) *Forensics {
+	f := fb.Finish()
+	saturation(f, s)
+	return f
+}
+
+// saturation says whether the run ran at its limit: the pool exhausted
+// (the report's own verdict), or arrival-rate iterations dropped for want
+// of a free user.
+func saturation(f *Forensics, s *Summary) {
+	switch {
+	case s.Pool != nil && s.Pool.Exhausted:
+		f.Saturated, f.SaturatedReason = true, s.Pool.Reason
+	case s.Load != nil && s.Load.DroppedIterations > 0:
+		f.Saturated, f.SaturatedReason = true, fmt.Sprintf("%d arrival-rate iterations dropped (no free user)", s.Load.DroppedIterations)
+	}
+	if f.Saturated && s.Load != nil {
+		if all, ok := s.Load.Latency["all"]; ok && all.Count > 0 {
+			f.SaturatedReason += fmt.Sprintf("; request latency p95 %s", seconds(all.P95Ms/1000))
+		}
+	}
 }
 
 // derive fills what the report computes from the time series.

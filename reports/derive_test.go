@@ -9,6 +9,7 @@ import (
 
 	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
+	"github.com/leakbench/leakbench/reports/internal/jsonl"
 )
 
 // series builds samples every step; waiting[i] is PgBouncer's cl_waiting
@@ -75,15 +76,6 @@ func TestPoolState(t *testing.T) {
 	}
 }
 
-func TestReadJSONL(t *testing.T) {
-	in := "{\"requests\":1}\n\n{\"requests\":2}\n{\"requests\":3,\"fail"
-	var got []rundir.LoadPoint
-	bad, err := readJSONL(strings.NewReader(in), &got)
-	if err != nil || bad != 1 || len(got) != 2 || got[1].Requests != 2 {
-		t.Errorf("got %+v, %d bad, %v", got, bad, err)
-	}
-}
-
 func TestThresholdObserved(t *testing.T) {
 	for raw, want := range map[string]string{"": "n/a", `,"observed":null`: "n/a", `,"observed":512.5`: "512.5", `,"observed":"12%"`: "n/a", `,"observed":[1]`: "n/a"} {
 		var th rundir.Threshold
@@ -108,7 +100,7 @@ func TestThresholdObserved(t *testing.T) {
 func TestSampleKeepsProbeFields(t *testing.T) {
 	in := `{"time":"2026-01-01T00:00:00Z","gap":true,"app_pool":{"acquired":3,"max":4,"waiting":2,"mapping":"go_sql","targets":1}}`
 	var got []Sample
-	if bad, err := readJSONL(strings.NewReader(in), &got); err != nil || bad != 0 || len(got) != 1 {
+	if bad, err := jsonl.Read(strings.NewReader(in), &got); err != nil || bad != 0 || len(got) != 1 {
 		t.Fatalf("read %d samples, %d bad, %v", len(got), bad, err)
 	}
 	s := got[0]

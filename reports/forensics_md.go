@@ -1,7 +1,9 @@
 package reports
 
 import (
+	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -130,4 +132,24 @@ func after(s float64) string {
 		return ""
 	}
 	return " after " + seconds(s)
+}
+
+// reasons counts episodes by end reason: "1 terminated, 9 timeout".
+func reasons(m map[string]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b bytes.Buffer
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%d %s", m[k], k)
+	}
+	return b.String()
 }

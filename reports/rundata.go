@@ -11,6 +11,8 @@ import (
 
 	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
+	"github.com/leakbench/leakbench/reports/forensics"
+	"github.com/leakbench/leakbench/reports/internal/jsonl"
 	"github.com/leakbench/leakbench/reports/plots"
 )
 
@@ -155,7 +157,7 @@ func LoadRun(dir string) (*Run, error) {
 	var pool poolAcc
 	kept := plots.NewKeeper()
 	err = read(rundir.SamplesFile, func(rd io.Reader) (int, error) {
-		return eachJSONL(rd, -1, func(s *Sample) {
+		return jsonl.Each(rd, -1, func(s *Sample) {
 			pool.add(s)
 			kept.Add(s)
 			if rb != nil {
@@ -177,13 +179,13 @@ func LoadRun(dir string) (*Run, error) {
 		stuckAfter = settings.Probe.StuckAfterSeconds
 	}
 	r.holds = plots.NewHolds(stuckAfter)
-	fb := newForensicsBuilder(dir, settings)
+	fb := forensics.New(dir, settings.Probe)
 	worst := &worstEpisodes{n: maxRunEpisodes}
 	err = read(rundir.EpisodesFile, func(rd io.Reader) (int, error) {
-		return eachJSONL(rd, -1, func(e *probes.Episode) {
+		return jsonl.Each(rd, -1, func(e *probes.Episode) {
 			r.EpisodeCount++
 			r.holds.Add(e.HoldSeconds)
-			fb.add(e)
+			fb.Add(e)
 			worst.add(e)
 			if rb != nil {
 				rb.addEpisode(e)
@@ -194,7 +196,7 @@ func LoadRun(dir string) (*Run, error) {
 		return nil, err
 	}
 	r.Episodes = worst.episodes()
-	if err := read(rundir.LoadFile, func(rd io.Reader) (int, error) { return readJSONL(rd, &r.Load) }); err != nil {
+	if err := read(rundir.LoadFile, func(rd io.Reader) (int, error) { return jsonl.Read(rd, &r.Load) }); err != nil {
 		return nil, err
 	}
 	if !found {
@@ -209,8 +211,7 @@ func LoadRun(dir string) (*Run, error) {
 		r.Summary.Pool = pool.done(intervalFrom(r.Summary, pool.n, pool.firstTime, pool.lastTime))
 	}
 	if r.EpisodeCount > 0 || r.Summary.Probe != nil {
-		fb.s = r.Summary // after the pool: it reads Summary.Pool
-		r.Summary.Forensics = fb.finish()
+		r.Summary.Forensics = finishForensics(fb, r.Summary) // after the pool: it reads Summary.Pool
 	}
 	// A long run's plots need only some of its samples: they are read again.
 	path := filepath.Join(dir, rundir.SamplesFile)
@@ -220,7 +221,7 @@ func LoadRun(dir string) (*Run, error) {
 			return err
 		}
 		defer f.Close()
-		_, err = eachJSONL(f, n, each)
+		_, err = jsonl.Each(f, n, each)
 		return err
 	})
 	if err != nil {
@@ -239,14 +240,4 @@ func decodeSummary(dir string, raw []byte) (*Summary, error) {
 		return nil, fmt.Errorf("%s has schema version %d; this leakbench reads version %d", filepath.Join(dir, rundir.SummaryFile), s.SchemaVersion, SchemaVersion)
 	}
 	return &s, nil
-}
-
-// maxLine bounds one JSON line (a sample with a long query is a few KB).
-const maxLine = 4 << 20
-
-// readJSONL appends one value per line to *dst. Lines that do not decode
-// are counted, not fatal: a killed run may leave its last line half
-// written.
-func readJSONL[T any](rd io.Reader, dst *[]T) (bad int, err error) {
-	return eachJSONL(rd, -1, func(v *T) { *dst = append(*dst, *v) })
 }

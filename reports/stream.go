@@ -1,12 +1,8 @@
 package reports
 
 import (
-	"bufio"
-	"bytes"
 	"cmp"
 	"container/heap"
-	"encoding/json"
-	"io"
 	"slices"
 
 	"github.com/leakbench/leakbench/probes"
@@ -28,29 +24,6 @@ import (
 // maxRunEpisodes bounds Run.Episodes: a run with more keeps its
 // maxRunEpisodes worst (longest held) episodes whole.
 const maxRunEpisodes = 10_000
-
-// eachJSONL calls fn with each line of rd that decodes as a T, at most
-// limit of them (limit < 0: all), each in a value of its own. Lines that
-// do not decode are counted, not fatal: a killed run may leave its last
-// line half written.
-func eachJSONL[T any](rd io.Reader, limit int, fn func(*T)) (bad int, err error) {
-	sc := bufio.NewScanner(rd)
-	sc.Buffer(make([]byte, 64<<10), maxLine)
-	for n := 0; n != limit && sc.Scan(); {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		v := new(T)
-		if json.Unmarshal(line, v) != nil {
-			bad++
-			continue
-		}
-		fn(v)
-		n++
-	}
-	return bad, sc.Err()
-}
 
 // worstEpisodes keeps the n worst episodes it is given: held longest,
 // earliest first among equals. It is a heap whose root is the least bad.

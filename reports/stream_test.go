@@ -13,6 +13,7 @@ import (
 
 	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
+	"github.com/leakbench/leakbench/reports/internal/jsonl"
 	"github.com/leakbench/leakbench/reports/plots"
 )
 
@@ -124,8 +125,8 @@ func loadWhole(t *testing.T, dir string) *Run {
 		name string
 		read func(*os.File) (int, error)
 	}{
-		{rundir.SamplesFile, func(f *os.File) (int, error) { return readJSONL(f, &r.Samples) }},
-		{rundir.EpisodesFile, func(f *os.File) (int, error) { return readJSONL(f, &r.Episodes) }},
+		{rundir.SamplesFile, func(f *os.File) (int, error) { return jsonl.Read(f, &r.Samples) }},
+		{rundir.EpisodesFile, func(f *os.File) (int, error) { return jsonl.Read(f, &r.Episodes) }},
 	} {
 		fh, err := os.Open(filepath.Join(dir, f.name))
 		if err != nil {

@@ -22,6 +22,9 @@ type (
 	Environment = rundir.Environment
 	// PoolState is the verdict on the connection pools (rundir.PoolState).
 	PoolState = rundir.PoolState
+	// Forensics is summary.json's forensics section (rundir.Forensics):
+	// package forensics makes it.
+	Forensics = rundir.Forensics
 )
 
 // SchemaVersion is the version of summary.json and compare.json.

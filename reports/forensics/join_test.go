@@ -1,4 +1,4 @@
-package reports
+package forensics
 
 import (
 	"encoding/json"
@@ -13,18 +13,18 @@ import (
 )
 
 // TestJoin: stuck episodes are joined to the requests whose trace ids
-// their last queries carried, grouped by method, tool and outcome; the
-// verdict's citation names the top group; leaked and slow releases are
-// told apart.
+// their last queries carried, grouped by method, tool and outcome; leaked
+// and slow releases are told apart.
 func TestJoin(t *testing.T) {
 	dir := t.TempDir()
 	t0 := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
 	id := func(i int) string { return strings.Repeat("0", 30) + string(rune('a'+i/10)) + string(rune('0'+i%10)) }
-	var eps, reqs []byte
+	var reqs []byte
 	line := func(dst *[]byte, v any) {
 		raw, _ := json.Marshal(v)
 		*dst = append(append(*dst, raw...), '\n')
 	}
+	fb := New(dir, &rundir.ProbeSummary{StuckAfterSeconds: 2})
 	for i := range 10 {
 		e := rundir.Episode{PID: int32(100 + i), Start: t0.Add(time.Duration(i) * time.Second), HoldSeconds: 5, EndReason: rundir.EndTimeout, TraceID: id(i)}
 		switch {
@@ -33,9 +33,9 @@ func TestJoin(t *testing.T) {
 		case i == 9: // released late by the service
 			e.HoldSeconds, e.EndReason = 2.5, rundir.EndReleased
 		}
-		line(&eps, e)
+		fb.Add(&e)
 	}
-	line(&eps, rundir.Episode{PID: 1, HoldSeconds: 0.01, EndReason: rundir.EndReleased, TraceID: id(50)}) // not stuck
+	fb.Add(&rundir.Episode{PID: 1, HoldSeconds: 0.01, EndReason: rundir.EndReleased, TraceID: id(50)}) // not stuck
 	for i := range 60 {
 		r := rundir.Request{TraceID: id(i), User: i, Scenario: "agents", Method: "tools/call", Name: "generate_report",
 			Start: t0.Add(time.Duration(i) * time.Second), Seconds: 0.9, Outcome: rundir.RequestAborted}
@@ -45,14 +45,10 @@ func TestJoin(t *testing.T) {
 		line(&reqs, r)
 	}
 	reqs = append(reqs, `{"trace_id":"torn`...)
-	for name, data := range map[string][]byte{rundir.EpisodesFile: eps, rundir.RequestsFile: reqs} {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.WriteFile(filepath.Join(dir, rundir.RequestsFile), reqs, 0o644); err != nil {
+		t.Fatal(err)
 	}
-	s := &Summary{Probe: &rundir.ProbeSummary{StuckAfterSeconds: 2, ReleaseP99Seconds: 0.3}}
-	deriveForensicsFromDir(dir, s)
-	f := s.Forensics
+	f := fb.Finish()
 	if f.StuckEpisodes != 10 || f.Leaked != 9 || f.SlowReleases != 1 || f.Traced != 10 || f.Joined != 9 || !f.RequestsIndexed {
 		t.Fatalf("forensics %+v", f)
 	}
@@ -62,15 +58,7 @@ func TestJoin(t *testing.T) {
 	if w := f.Worst[0]; w.Request == nil || w.Request.User != 0 || w.Request.Outcome != "aborted" || !w.Request.Ended.Equal(t0.Add(900*time.Millisecond)) {
 		t.Errorf("worst %+v %+v", w, w.Request)
 	}
-	want := "left by tools/call generate_report requests the client abandoned after 900 ms (8 of 10 stuck; 90% joined)"
-	if got := requestCitation(s); got != want {
-		t.Errorf("citation %q\nwant     %q", got, want)
-	}
-	if c := leakCheck(s); c.Pass || !strings.Contains(c.Detail, "9 leaked") {
-		t.Errorf("leak check %+v", c)
-	}
-	s.Forensics.Leaked = 0 // as an after run with only the slow release
-	if c := releaseCheck(s); !c.Pass || !strings.Contains(c.Detail, "slowness, not a leak") {
-		t.Errorf("release check %+v", c)
+	if f.First == nil || f.First.PID != 100 || f.First.Request == nil || f.First.Request.Name != "generate_report" {
+		t.Errorf("first %+v", f.First)
 	}
 }

@@ -1,7 +1,6 @@
-package reports
+package forensics
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"encoding/json"
@@ -11,7 +10,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/internal/rundir"
-	"github.com/leakbench/leakbench/probes"
+	"github.com/leakbench/leakbench/reports/internal/jsonl"
 )
 
 // The join: a stuck episode whose last query carried a traceparent
@@ -25,7 +24,7 @@ import (
 type tracedHolds []float64
 
 // addTrace notes a stuck episode's trace id and locks for the join.
-func (fb *forensicsBuilder) addTrace(e *probes.Episode) {
+func (fb *Builder) addTrace(e *rundir.Episode) {
 	f := fb.f
 	if e.Blocked > 0 {
 		f.EpisodesBlocking++
@@ -45,7 +44,7 @@ func (fb *forensicsBuilder) addTrace(e *probes.Episode) {
 
 // join reads the request index for the traced stuck episodes and fills
 // Joined, ByRequest and Worst.
-func (fb *forensicsBuilder) join() {
+func (fb *Builder) join() {
 	f := fb.f
 	reqs := fb.readRequests()
 	type key struct{ method, name, outcome string }
@@ -87,7 +86,7 @@ func (fb *forensicsBuilder) join() {
 		return cmp.Or(cmp.Compare(b.Episodes, a.Episodes), cmp.Compare(b.TotalHoldSeconds, a.TotalHoldSeconds),
 			cmp.Compare(a.Method, b.Method), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Outcome, b.Outcome))
 	})
-	drill := func(e *probes.Episode) rundir.WorstEpisode {
+	drill := func(e *rundir.Episode) rundir.WorstEpisode {
 		w := rundir.WorstEpisode{PID: e.PID, Start: e.Start, HoldSeconds: e.HoldSeconds, EndReason: e.EndReason,
 			Fingerprint: e.Fingerprint, TraceID: e.TraceID, Blocked: e.Blocked, BlockedWaitSeconds: e.BlockedWaitSeconds}
 		if r, ok := reqs[e.TraceID]; ok && e.TraceID != "" {
@@ -109,7 +108,7 @@ func (fb *forensicsBuilder) join() {
 // readRequests streams dir's requests.jsonl and returns the records whose
 // trace id a traced stuck episode carries. A line that does not parse (a
 // torn last one) is skipped.
-func (fb *forensicsBuilder) readRequests() map[string]rundir.Request {
+func (fb *Builder) readRequests() map[string]rundir.Request {
 	file, err := os.Open(filepath.Join(fb.dir, rundir.RequestsFile))
 	if err != nil {
 		return nil
@@ -121,8 +120,7 @@ func (fb *forensicsBuilder) readRequests() map[string]rundir.Request {
 		return out
 	}
 	prefix := []byte(`{"trace_id":"`)
-	sc := bufio.NewScanner(file)
-	sc.Buffer(make([]byte, 64<<10), maxLine)
+	sc := jsonl.Scanner(file)
 	for sc.Scan() {
 		line := sc.Bytes()
 		// The engine writes trace_id first: most lines are skipped

@@ -1,0 +1,49 @@
+// Package jsonl reads the JSON Lines files of a run directory
+// (samples.jsonl, episodes.jsonl, load.jsonl, requests.jsonl) a line at a
+// time, in memory that does not grow with the file. A line that does not
+// decode is counted, not fatal: a killed run may leave its last line half
+// written.
+package jsonl
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+)
+
+// MaxLine bounds one line (a sample with a long query is a few KB).
+const MaxLine = 4 << 20
+
+// Scanner returns a scanner of rd's lines, each up to MaxLine long.
+func Scanner(rd io.Reader) *bufio.Scanner {
+	sc := bufio.NewScanner(rd)
+	sc.Buffer(make([]byte, 64<<10), MaxLine)
+	return sc
+}
+
+// Each calls fn with each line of rd that decodes as a T, at most limit of
+// them (limit < 0: all), each in a value of its own, and returns how many
+// lines did not decode. Blank lines are skipped.
+func Each[T any](rd io.Reader, limit int, fn func(*T)) (bad int, err error) {
+	sc := Scanner(rd)
+	for n := 0; n != limit && sc.Scan(); {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		v := new(T)
+		if json.Unmarshal(line, v) != nil {
+			bad++
+			continue
+		}
+		fn(v)
+		n++
+	}
+	return bad, sc.Err()
+}
+
+// Read appends one value per line of rd to *dst, as Each reads them.
+func Read[T any](rd io.Reader, dst *[]T) (bad int, err error) {
+	return Each(rd, -1, func(v *T) { *dst = append(*dst, *v) })
+}
