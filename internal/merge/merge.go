@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -309,8 +308,10 @@ func late(shards []*engine.Shard, skew time.Duration) []Problem {
 
 // mergeLoad writes load.jsonl: the shards' seconds added up, aligned on
 // the seconds since the earliest start. Counters and active users are
-// sums; the per-second percentiles are the largest of the shards' (an
-// upper bound: exact percentiles are in summary.json).
+// sums; a second's percentiles are those of the shards' interval
+// histograms of that second merged (load.hlog; exact), or, when a shard
+// has none (an older leakbench), the largest of the shards' (an upper
+// bound; exact percentiles of the whole run are in summary.json).
 func mergeLoad(out string, shards []*engine.Shard, started time.Time) error {
 	bySec := map[int64]*rundir.LoadPoint{}
 	for _, sh := range shards {
@@ -328,7 +329,7 @@ func mergeLoad(out string, shards []*engine.Shard, started time.Time) error {
 			if json.Unmarshal(sc.Bytes(), &p) != nil {
 				continue // a line cut short by a kill
 			}
-			sec := int64(math.Floor(p.Time.Sub(started).Seconds()))
+			sec := secondOf(p.Time, started)
 			m := bySec[sec]
 			if m == nil {
 				m = &rundir.LoadPoint{Time: started.Add(time.Duration(sec+1) * time.Second), ElapsedSeconds: float64(sec + 1)}
@@ -351,6 +352,9 @@ func mergeLoad(out string, shards []*engine.Shard, started time.Time) error {
 		if err != nil {
 			return fmt.Errorf("read %s: %w", filepath.Join(sh.Dir, rundir.LoadFile), err)
 		}
+	}
+	if err := exactPercentiles(out, shards, started, bySec); err != nil {
+		return err
 	}
 	secs := make([]int64, 0, len(bySec))
 	for s := range bySec {

@@ -12,8 +12,12 @@ const (
 	// [Episode]), one JSON object a line, appended as the run goes.
 	SamplesFile  = "samples.jsonl"
 	EpisodesFile = "episodes.jsonl"
-	// LoadFile is the engine's per-second time series ([LoadPoint]).
-	LoadFile = "load.jsonl"
+	// LoadFile is the engine's per-second time series ([LoadPoint]);
+	// LoadHistogramsFile the latency histograms of its intervals, in the
+	// HdrHistogram log format (tags all and http), from which leakbench
+	// merge computes a merged second's percentiles.
+	LoadFile           = "load.jsonl"
+	LoadHistogramsFile = "load.hlog"
 	// RequestsFile is the engine's request index ([Request]): one line per
 	// request, with the trace id it carried.
 	RequestsFile = "requests.jsonl"

@@ -20,7 +20,7 @@ const MarkerFile = ".leakbench"
 // ownFiles are the names leakbench writes at the top of an output
 // directory (a run, a sign-off, a probe's or a comparison's output).
 var ownFiles = []string{
-	MarkerFile, ConfigFile, SummaryFile, SamplesFile, EpisodesFile, LoadFile, RequestsFile,
+	MarkerFile, ConfigFile, SummaryFile, SamplesFile, EpisodesFile, LoadFile, LoadHistogramsFile, RequestsFile,
 	HistogramsFile, SeriesFile,
 	ReportFile, HTMLFile, JUnitFile, CompareFile, ProbeSummaryFile,
 	"baseline.md", "baseline.json", "baseline-junit.xml", // a sign-off's comparison with its baseline

@@ -396,7 +396,8 @@ func (e *engine) result(ended time.Time) *Result {
 // outputs are the run's live outputs: load.jsonl and /metrics.
 type outputs struct {
 	load     *os.File
-	requests *requestLog // requests.jsonl (requestlog.go)
+	loadHist *loadHistLog // load.hlog (loadhist.go)
+	requests *requestLog  // requests.jsonl (requestlog.go)
 	metrics  *metricsServer
 }
 
@@ -411,6 +412,10 @@ func openOutputs(opts RunOptions, e *engine) (*outputs, error) {
 			return nil, fmt.Errorf("open %s: %w", rundir.LoadFile, err)
 		}
 		out.load = f
+		if out.loadHist, err = openLoadHistLog(opts.RunDir); err != nil {
+			out.close()
+			return nil, err
+		}
 		if out.requests, err = openRequestLog(opts.RunDir, e); err != nil {
 			out.close()
 			return nil, err
@@ -435,6 +440,7 @@ func (o *outputs) close() {
 	if o.load != nil {
 		_ = o.load.Close()
 	}
+	o.loadHist.close()
 	if o.metrics != nil {
 		o.metrics.close()
 	}
