@@ -8,7 +8,7 @@ import (
 	"github.com/leakbench/leakbench/fixtures"
 	gateway "github.com/leakbench/leakbench/gateway-under-test"
 	"github.com/leakbench/leakbench/scenarios/engine"
-	"github.com/leakbench/leakbench/scenarios/plan"
+	"github.com/leakbench/leakbench/scenarios/scenariofile"
 )
 
 // TestWaitForCapturedRun plays, with leakbench's engine on a real local
@@ -18,7 +18,7 @@ import (
 func TestWaitForCapturedRun(t *testing.T) {
 	env := startStack(t, fixtures.Config{NoGateway: true})
 	gw := startGateway(t, env, gateway.Config{RunDelay: 700 * time.Millisecond, PollInterval: 100 * time.Millisecond})
-	p, err := plan.ParsePlan([]byte(`
+	p, err := scenariofile.Parse([]byte(`
 timeout: 10s
 scenarios:
   runs:

@@ -29,6 +29,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/leakbench/leakbench/scenarios/plan"
+	"github.com/leakbench/leakbench/scenarios/scenariofile"
 )
 
 // Paths inside the pods.
@@ -125,7 +126,7 @@ func (o *Options) check() (time.Duration, error) {
 	p := o.Plan
 	if p == nil {
 		var err error
-		if p, err = plan.ParsePlan(o.Scenario, ScenarioFile); err != nil {
+		if p, err = scenariofile.Parse(o.Scenario, ScenarioFile); err != nil {
 			return 0, errors.Join(append(errs, fmt.Errorf("scenario: %w", err))...)
 		}
 	}

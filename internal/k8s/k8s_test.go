@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/leakbench/leakbench/internal/k8s"
-	"github.com/leakbench/leakbench/scenarios/plan"
+	"github.com/leakbench/leakbench/scenarios/scenariofile"
 )
 
 const scenario = `scenarios:
@@ -55,7 +55,7 @@ func TestRender(t *testing.T) {
 			if cm.Kind != "ConfigMap" || cm.Name != "mcp-load-scenario" || cm.Namespace != "perf" || cm.Data["scenario.yaml"] != scenario {
 				t.Errorf("configmap %+v", cm)
 			}
-			if _, err := plan.ParsePlan([]byte(cm.Data["scenario.yaml"]), "scenario.yaml"); err != nil {
+			if _, err := scenariofile.Parse([]byte(cm.Data["scenario.yaml"]), "scenario.yaml"); err != nil {
 				t.Errorf("the ConfigMap's scenario does not parse: %v", err)
 			}
 			var pvc corev1.PersistentVolumeClaim

@@ -18,6 +18,7 @@ import (
 	"github.com/leakbench/leakbench/reports"
 	"github.com/leakbench/leakbench/scenarios/engine"
 	"github.com/leakbench/leakbench/scenarios/plan"
+	"github.com/leakbench/leakbench/scenarios/scenariofile"
 )
 
 const planYAML = `
@@ -83,7 +84,7 @@ func writeShard(tb testing.TB, dir string, seg plan.Segment, p *plan.Plan, start
 }
 
 func parsePlan(tb testing.TB) *plan.Plan {
-	p, err := plan.ParsePlan([]byte(planYAML), "p.yaml")
+	p, err := scenariofile.Parse([]byte(planYAML), "p.yaml")
 	if err != nil {
 		tb.Fatal(err)
 	}

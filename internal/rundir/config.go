@@ -11,6 +11,9 @@ import (
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/faults"
 	"github.com/leakbench/leakbench/scenarios/plan"
+	// The plans in a run directory are read back by the scenario-file
+	// decoder (plan.Plan.UnmarshalJSON), which registers itself.
+	_ "github.com/leakbench/leakbench/scenarios/scenariofile"
 )
 
 // Config is config.json: the run's resolved configuration, written before

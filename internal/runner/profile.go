@@ -12,6 +12,7 @@ import (
 	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/scenarios/plan"
 	"github.com/leakbench/leakbench/scenarios/profiles"
+	"github.com/leakbench/leakbench/scenarios/scenariofile"
 )
 
 // Profile is a complete, reproducible sign-off recipe: a scenario plus what
@@ -68,8 +69,8 @@ func LookupProfile(name string) (Profile, error) {
 
 // LoadProfile reads a profile (or plain scenario) file.
 func LoadProfile(path string) (Profile, error) {
-	p, err := profileFrom(path, func(sections ...plan.Section) (*plan.Plan, error) {
-		return plan.LoadFile(path, sections...)
+	p, err := profileFrom(path, func(sections ...scenariofile.Section) (*plan.Plan, error) {
+		return scenariofile.Load(path, sections...)
 	})
 	if err != nil {
 		return Profile{}, err
@@ -83,22 +84,22 @@ func LoadProfile(path string) (Profile, error) {
 // rules (any key spelling, every error naming its line). A plain scenario
 // file is a profile with defaults.
 func ParseProfile(data []byte, filename string) (Profile, error) {
-	return profileFrom(filename, func(sections ...plan.Section) (*plan.Plan, error) {
-		return plan.ParsePlan(data, filename, sections...)
+	return profileFrom(filename, func(sections ...scenariofile.Section) (*plan.Plan, error) {
+		return scenariofile.Parse(data, filename, sections...)
 	})
 }
 
 // profileFrom builds a profile from the plan that parse reads along with
 // the profile's own sections.
-func profileFrom(filename string, parse func(...plan.Section) (*plan.Plan, error)) (Profile, error) {
+func profileFrom(filename string, parse func(...scenariofile.Section) (*plan.Plan, error)) (Profile, error) {
 	p := Profile{File: filename, VariantBefore: "commit-in-finally", VariantAfter: "fixed",
 		Probe: ProbeSettings{Interval: 100 * time.Millisecond, StuckAfter: time.Second, Drain: 10 * time.Second}}
 	var stack stackSection
 	var signoff signoffSection
 	var recovery recoverySection
-	pl, err := parse(plan.Section{Key: "stack", Into: &stack}, plan.Section{Key: "probe", Into: &p.Probe},
-		plan.Section{Key: "signoff", Into: &signoff},
-		plan.Section{Key: "faults", Into: &p.Faults}, plan.Section{Key: "recovery", Into: &recovery})
+	pl, err := parse(scenariofile.Section{Key: "stack", Into: &stack}, scenariofile.Section{Key: "probe", Into: &p.Probe},
+		scenariofile.Section{Key: "signoff", Into: &signoff},
+		scenariofile.Section{Key: "faults", Into: &p.Faults}, scenariofile.Section{Key: "recovery", Into: &recovery})
 	if err != nil {
 		return p, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 	"github.com/leakbench/leakbench/scenarios/plan"
+	"github.com/leakbench/leakbench/scenarios/scenariofile"
 )
 
 // TestCapturesChecksData plays, against the go-sdk server, a flow whose
@@ -54,7 +55,7 @@ thresholds:
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p, err := plan.LoadFile(file)
+	p, err := scenariofile.Load(file)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"net/http/httptest"
 
 	"github.com/leakbench/leakbench/scenarios/engine"
-	"github.com/leakbench/leakbench/scenarios/plan"
+	"github.com/leakbench/leakbench/scenarios/scenariofile"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -24,7 +24,7 @@ func ExampleRunPlan() {
 	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, nil))
 	defer ts.Close()
 
-	p, err := plan.ParsePlan([]byte(`
+	p, err := scenariofile.Parse([]byte(`
 scenarios:
   calls:
     executor: per-vu-iterations

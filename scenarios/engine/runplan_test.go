@@ -24,11 +24,12 @@ import (
 	"github.com/leakbench/leakbench/scenarios/mcp"
 
 	"github.com/leakbench/leakbench/scenarios/plan"
+	"github.com/leakbench/leakbench/scenarios/scenariofile"
 )
 
 func mustParse(t *testing.T, yaml string) *plan.Plan {
 	t.Helper()
-	p, err := plan.ParsePlan([]byte(yaml), "test.yaml")
+	p, err := scenariofile.Parse([]byte(yaml), "test.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -90,7 +90,7 @@ func (bd *binder) capture(name string) int {
 
 // newBinder resolves the scenario's data file (its own, else the plan's)
 // and reads it, once for every copy of the plan.
-func newBinder(pe *planError, p *Plan, s *Scenario, cs *CompiledScenario, path string) *binder {
+func newBinder(pe *Problems, p *Plan, s *Scenario, cs *CompiledScenario, path string) *binder {
 	bd := &binder{target: p.Target}
 	ds, line, dp := s.Data, s.at("data"), path+".data"
 	if ds == nil {
@@ -106,14 +106,14 @@ func newBinder(pe *planError, p *Plan, s *Scenario, cs *CompiledScenario, path s
 	switch ds.Mode {
 	case "", DataSequential, DataRandom, DataUnique:
 	default:
-		pe.add(line, dp+".mode", "unknown mode %q; want %s, %s or %s", textutil.Truncate(ds.Mode, 30), DataSequential, DataRandom, DataUnique)
+		pe.Add(line, dp+".mode", "unknown mode %q; want %s, %s or %s", textutil.Truncate(ds.Mode, 30), DataSequential, DataRandom, DataUnique)
 	}
-	if ds.recorded {
+	if p.file == recordedPlan { // read back from a run directory
 		bd.lenient = true
 		return bd
 	}
 	if strings.TrimSpace(ds.File) == "" {
-		pe.add(line, dp+".file", "missing; want a CSV file with a header line or a JSON array of objects")
+		pe.Add(line, dp+".file", "missing; want a CSV file with a header line or a JSON array of objects")
 		return bd
 	}
 	if ds.dir == "" && p.file != "" {
@@ -121,11 +121,11 @@ func newBinder(pe *planError, p *Plan, s *Scenario, cs *CompiledScenario, path s
 	}
 	tbl, err := ds.Table()
 	if err != nil {
-		pe.add(line, dp+".file", "%v", err)
+		pe.Add(line, dp+".file", "%v", err)
 		return bd
 	}
 	if ds.Mode == DataUnique && cs.Users > tbl.Rows() {
-		pe.add(line, dp+".mode", "unique: the scenario may run %d users at once but %s has %d rows; give more rows or use sequential (rows are reused) or random", cs.Users, ds.File, tbl.Rows())
+		pe.Add(line, dp+".mode", "unique: the scenario may run %d users at once but %s has %d rows; give more rows or use sequential (rows are reused) or random", cs.Users, ds.File, tbl.Rows())
 	}
 	cs.DataTable, bd.data, bd.file = tbl, tbl, ds.File
 	return bd
@@ -134,7 +134,7 @@ func newBinder(pe *planError, p *Plan, s *Scenario, cs *CompiledScenario, path s
 // compileStepExtras binds a request step's templates to the user's
 // variables and data row, compiles an http step's request, and its
 // captures and checks.
-func compileStepExtras(pe *planError, cs *CompiledScenario, st *Step, c *CompiledStep, sp string) {
+func compileStepExtras(pe *Problems, cs *CompiledScenario, st *Step, c *CompiledStep, sp string) {
 	bd := cs.bind
 	if bd == nil {
 		bd = &binder{}
@@ -146,12 +146,12 @@ func compileStepExtras(pe *planError, cs *CompiledScenario, st *Step, c *Compile
 		err error
 	}{{"name", c.Name.bind(bd)}, {"uri", c.URI.bind(bd)}, {"arguments", c.Args.bind(bd)}} {
 		if x.err != nil {
-			pe.add(st.line, sp+"."+x.key, "%v", x.err)
+			pe.Add(st.line, sp+"."+x.key, "%v", x.err)
 		}
 	}
 	if st.Kind == StepHTTP {
 		if st.HTTP == nil {
-			pe.add(st.line, sp, "needs a request, e.g. - http: {method: GET, url: /api/health}")
+			pe.Add(st.line, sp, "needs a request, e.g. - http: {method: GET, url: /api/health}")
 		} else {
 			c.HTTP = compileHTTP(pe, bd.target, st, bd, sp)
 		}

@@ -19,34 +19,34 @@ var scenarioName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 // problem is reported at once, each naming where it is (file and line when
 // p came from a file), and the error matches ErrInvalidPlan.
 func Compile(p *Plan) (*Compiled, error) {
-	pe := &planError{file: p.file}
+	pe := &Problems{File: p.file}
 	cp := &Compiled{Plan: p}
 	if p.Target != "" {
 		if err := checkURL(p.Target); err != nil {
-			pe.add(0, "target", "%v", err)
+			pe.Add(0, "target", "%v", err)
 		}
 	}
 	if p.Timeout <= 0 || p.Timeout.D() > MaxRequestTimeout {
-		pe.add(0, "timeout", "must be in (0, %s] (got %s)", MaxRequestTimeout, p.Timeout)
+		pe.Add(0, "timeout", "must be in (0, %s] (got %s)", MaxRequestTimeout, p.Timeout)
 	}
 	checkVersion(pe, 0, "protocolVersion", p.ProtocolVersion)
 	checkHeaders(pe, p.Headers)
 	if p.SharedConnections < 0 || p.SharedConnections > MaxSharedConnections {
-		pe.add(0, "connections", "shared: want a number of connections in [1, %d], got %d", MaxSharedConnections, p.SharedConnections)
+		pe.Add(0, "connections", "shared: want a number of connections in [1, %d], got %d", MaxSharedConnections, p.SharedConnections)
 	}
 	for i, tok := range p.Tokens {
 		// Never print the token itself.
 		if tok == "" {
-			pe.add(p.tokensLine, "tokens", "token %d is empty", i+1)
-		} else if badToken(tok) {
-			pe.add(p.tokensLine, "tokens", "token %d contains whitespace or control characters", i+1)
+			pe.Add(p.tokensLine, "tokens", "token %d is empty", i+1)
+		} else if BadToken(tok) {
+			pe.Add(p.tokensLine, "tokens", "token %d contains whitespace or control characters", i+1)
 		}
 	}
 	switch {
 	case len(p.Scenarios) == 0:
-		pe.add(0, "scenarios", "none given; want at least one")
+		pe.Add(0, "scenarios", "none given; want at least one")
 	case len(p.Scenarios) > maxScenarios:
-		pe.add(0, "scenarios", "%d given; at most %d", len(p.Scenarios), maxScenarios)
+		pe.Add(0, "scenarios", "%d given; at most %d", len(p.Scenarios), maxScenarios)
 	}
 	var names []string
 	users := 0
@@ -55,9 +55,9 @@ func Compile(p *Plan) (*Compiled, error) {
 		path := "scenarios." + s.Name
 		switch {
 		case !scenarioName.MatchString(s.Name):
-			pe.add(s.line, fmt.Sprintf("scenarios[%d]", i), "name %q must be 1-64 letters, digits, '_', '-' or '.'", textutil.Truncate(s.Name, 70))
+			pe.Add(s.line, fmt.Sprintf("scenarios[%d]", i), "name %q must be 1-64 letters, digits, '_', '-' or '.'", textutil.Truncate(s.Name, 70))
 		case slices.Contains(names, s.Name):
-			pe.add(s.line, path, "scenario name used twice")
+			pe.Add(s.line, path, "scenario name used twice")
 		}
 		names = append(names, s.Name)
 		cs := compileScenario(pe, p, s, path)
@@ -66,12 +66,12 @@ func Compile(p *Plan) (*Compiled, error) {
 		cp.Scenarios = append(cp.Scenarios, cs)
 	}
 	if users > MaxUsers {
-		pe.add(0, "scenarios", "together up to %d users; at most %d", users, MaxUsers)
+		pe.Add(0, "scenarios", "together up to %d users; at most %d", users, MaxUsers)
 	}
 	for _, t := range p.Thresholds {
 		ct, err := compileThreshold(t, names)
 		if err != nil {
-			pe.add(t.line, "thresholds."+t.Metric, "%v", err)
+			pe.Add(t.line, "thresholds."+t.Metric, "%v", err)
 			continue
 		}
 		cp.Thresholds = append(cp.Thresholds, ct)
@@ -79,9 +79,9 @@ func Compile(p *Plan) (*Compiled, error) {
 	return cp, pe.err()
 }
 
-func checkVersion(pe *planError, line int, path, v string) {
+func checkVersion(pe *Problems, line int, path, v string) {
 	if v != "" && v != NegotiateVersion && !slices.Contains(mcp.SupportedVersions, v) {
-		pe.add(line, path, "%q is not a version this client speaks; want %q or one of %s",
+		pe.Add(line, path, "%q is not a version this client speaks; want %q or one of %s",
 			textutil.Truncate(v, 30), NegotiateVersion, strings.Join(mcp.SupportedVersions, ", "))
 	}
 }
@@ -90,7 +90,7 @@ func checkVersion(pe *planError, line int, path, v string) {
 var reservedHeaders = []string{"Accept", "Content-Type", "Content-Length", "Host", "Connection",
 	"Transfer-Encoding", "Mcp-Session-Id", "Mcp-Protocol-Version", "User-Agent", "Authorization"}
 
-func checkHeaders(pe *planError, h map[string]string) {
+func checkHeaders(pe *Problems, h map[string]string) {
 	keys := make([]string, 0, len(h))
 	for k := range h {
 		keys = append(keys, k)
@@ -100,22 +100,22 @@ func checkHeaders(pe *planError, h map[string]string) {
 		path := "headers." + textutil.Truncate(k, 40)
 		switch {
 		case k == "" || strings.IndexFunc(k, func(r rune) bool { return r <= ' ' || r >= 0x7f || strings.ContainsRune("\"(),/:;<=>?@[\\]{}", r) }) >= 0:
-			pe.add(0, path, "not a valid header name")
+			pe.Add(0, path, "not a valid header name")
 		case slices.ContainsFunc(reservedHeaders, func(r string) bool { return strings.EqualFold(r, k) }):
 			if strings.EqualFold(k, "Authorization") {
-				pe.add(0, path, "bearer tokens go in tokens or tokensFile, which are kept out of every output")
+				pe.Add(0, path, "bearer tokens go in tokens or tokensFile, which are kept out of every output")
 			} else {
-				pe.add(0, path, "set by the client itself; it cannot be replaced")
+				pe.Add(0, path, "set by the client itself; it cannot be replaced")
 			}
 		case strings.ContainsAny(h[k], "\r\n\x00"):
-			pe.add(0, path, "value contains a line break or NUL")
+			pe.Add(0, path, "value contains a line break or NUL")
 		}
 	}
 }
 
-// badToken reports whether a bearer token holds whitespace or control
+// BadToken reports whether a bearer token holds whitespace or control
 // characters, which cannot go into a header line.
-func badToken(tok string) bool {
+func BadToken(tok string) bool {
 	return strings.IndexFunc(tok, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0
 }
 
@@ -136,24 +136,24 @@ func checkURL(target string) error {
 	return nil
 }
 
-func durIn(pe *planError, line int, path string, d Duration, lo, hi time.Duration, loOpen bool) {
+func durIn(pe *Problems, line int, path string, d Duration, lo, hi time.Duration, loOpen bool) {
 	if d.D() < lo || d.D() > hi || (loOpen && d.D() == lo) {
 		open := "["
 		if loOpen {
 			open = "("
 		}
-		pe.add(line, path, "must be in %s%s, %s] (got %s)", open, lo, hi, d)
+		pe.Add(line, path, "must be in %s%s, %s] (got %s)", open, lo, hi, d)
 	}
 }
 
-func intIn(pe *planError, line int, path string, v, lo, hi int64) {
+func intIn(pe *Problems, line int, path string, v, lo, hi int64) {
 	if v < lo || v > hi {
-		pe.add(line, path, "must be in [%d, %d] (got %d)", lo, hi, v)
+		pe.Add(line, path, "must be in [%d, %d] (got %d)", lo, hi, v)
 	}
 }
 
 // compileScenario checks one scenario and compiles its flow.
-func compileScenario(pe *planError, p *Plan, s *Scenario, path string) *CompiledScenario {
+func compileScenario(pe *Problems, p *Plan, s *Scenario, path string) *CompiledScenario {
 	cs := &CompiledScenario{Scenario: s, RequestTimeout: p.Timeout.D(), Pin: p.ProtocolVersion}
 	if s.Timeout != 0 {
 		durIn(pe, s.at("timeout"), path+".timeout", s.Timeout, 0, MaxRequestTimeout, true)
@@ -185,7 +185,7 @@ func compileScenario(pe *planError, p *Plan, s *Scenario, path string) *Compiled
 		peak, total := checkStages(pe, s, path, MaxUsers)
 		cs.Users, cs.Length = max(peak, s.StartVUs), total
 		if cs.Users == 0 && total > 0 {
-			pe.add(s.at("stages"), path+".stages", "startVUs and every target are 0: no user would ever run")
+			pe.Add(s.at("stages"), path+".stages", "startVUs and every target are 0: no user would ever run")
 		}
 	case ExecConstantArrivalRate, ExecRampingArrivalRate:
 		durIn(pe, s.at("timeUnit"), path+".timeUnit", s.TimeUnit, 0, MaxDuration, true)
@@ -203,23 +203,23 @@ func compileScenario(pe *planError, p *Plan, s *Scenario, path string) *Compiled
 			peak, total := checkStages(pe, s, path, maxRate)
 			cs.Length = total
 			if max(peak, s.StartRate) == 0 && total > 0 {
-				pe.add(s.at("stages"), path+".stages", "startRate and every target are 0: no iteration would ever start")
+				pe.Add(s.at("stages"), path+".stages", "startRate and every target are 0: no iteration would ever start")
 			}
 		}
 		intIn(pe, s.at("preAllocatedVUs"), path+".preAllocatedVUs", int64(s.PreAllocatedVUs), 0, MaxUsers)
 		intIn(pe, s.at("maxVUs"), path+".maxVUs", int64(s.MaxVUs), 1, MaxUsers)
 		if s.MaxVUs > 0 && s.PreAllocatedVUs > s.MaxVUs {
-			pe.add(s.at("preAllocatedVUs"), path+".preAllocatedVUs", "%d is more than maxVUs (%d)", s.PreAllocatedVUs, s.MaxVUs)
+			pe.Add(s.at("preAllocatedVUs"), path+".preAllocatedVUs", "%d is more than maxVUs (%d)", s.PreAllocatedVUs, s.MaxVUs)
 		}
 		cs.Users = max(s.MaxVUs, s.PreAllocatedVUs)
 	default:
-		pe.add(s.at("executor"), path+".executor", "unknown executor %q; want one of %s", textutil.Truncate(s.Executor, 40), strings.Join(executorNames, ", "))
+		pe.Add(s.at("executor"), path+".executor", "unknown executor %q; want one of %s", textutil.Truncate(s.Executor, 40), strings.Join(Executors, ", "))
 	}
 	if s.StartTime.D()+cs.Length > MaxDuration {
-		pe.add(l, path, "startTime plus duration is more than %s", MaxDuration)
+		pe.Add(l, path, "startTime plus duration is more than %s", MaxDuration)
 	}
 	if len(s.Flow) == 0 {
-		pe.add(s.at("flow"), path+".flow", "empty; want at least one step")
+		pe.Add(s.at("flow"), path+".flow", "empty; want at least one step")
 		return cs
 	}
 	count := 0
@@ -227,18 +227,19 @@ func compileScenario(pe *planError, p *Plan, s *Scenario, path string) *Compiled
 	cs.Flow = compileSteps(pe, cs, s.Flow, path+".flow", 0, &count)
 	cs.StartsWithInit = len(cs.Flow) > 0 && cs.Flow[0].Kind == OpInitialize
 	if s.Executor != ExecConstantArrivalRate && s.Executor != ExecRampingArrivalRate && len(cs.Flow) == len(s.Flow) && !progresses(cs.Flow) {
-		pe.add(s.at("flow"), path+".flow", "a pass through it may neither send a request nor think: the users would spin; add a request or a think step")
+		pe.Add(s.at("flow"), path+".flow", "a pass through it may neither send a request nor think: the users would spin; add a request or a think step")
 	}
 	return cs
 }
 
-var executorNames = []string{ExecConstantVUs, ExecRampingVUs, ExecPerVUIterations, ExecConstantArrivalRate, ExecRampingArrivalRate}
+// Executors lists the executors, as k6 and a scenario file name them.
+var Executors = []string{ExecConstantVUs, ExecRampingVUs, ExecPerVUIterations, ExecConstantArrivalRate, ExecRampingArrivalRate}
 
 // checkStages checks a ramping executor's stages; it returns the highest
 // target and the total duration.
-func checkStages(pe *planError, s *Scenario, path string, maxTarget int64) (int, time.Duration) {
+func checkStages(pe *Problems, s *Scenario, path string, maxTarget int64) (int, time.Duration) {
 	if len(s.Stages) == 0 || len(s.Stages) > maxStages {
-		pe.add(s.at("stages"), path+".stages", "want 1 to %d stages (got %d)", maxStages, len(s.Stages))
+		pe.Add(s.at("stages"), path+".stages", "want 1 to %d stages (got %d)", maxStages, len(s.Stages))
 		return 0, 0
 	}
 	peak, total := 0, time.Duration(0)
@@ -250,29 +251,29 @@ func checkStages(pe *planError, s *Scenario, path string, maxTarget int64) (int,
 		total += max(st.Duration.D(), 0)
 	}
 	if total <= 0 {
-		pe.add(s.at("stages"), path+".stages", "every stage lasts 0s: the scenario would end before it starts")
+		pe.Add(s.at("stages"), path+".stages", "every stage lasts 0s: the scenario would end before it starts")
 	} else if total > MaxDuration {
-		pe.add(s.at("stages"), path+".stages", "together last %s; at most %s", total, MaxDuration)
+		pe.Add(s.at("stages"), path+".stages", "together last %s; at most %s", total, MaxDuration)
 	}
 	return peak, total
 }
 
 // compileSteps checks and compiles a list of steps.
-func compileSteps(pe *planError, cs *CompiledScenario, steps []Step, path string, depth int, count *int) []CompiledStep {
+func compileSteps(pe *Problems, cs *CompiledScenario, steps []Step, path string, depth int, count *int) []CompiledStep {
 	var out []CompiledStep
 	for i := range steps {
 		st := &steps[i]
 		sp := fmt.Sprintf("%s[%d].%s", path, i, st.Kind)
 		*count++
 		if *count > maxSteps {
-			pe.add(st.line, path, "more than %d steps", maxSteps)
+			pe.Add(st.line, path, "more than %d steps", maxSteps)
 			return out
 		}
 		c := CompiledStep{Kind: st.Kind, Timeout: st.Timeout.D(), AbortAfter: st.AbortAfter.D()}
 		isReq := st.Kind != OpDelete && slices.Contains(Methods, st.Kind) || st.Kind == StepHTTP
 		unexpected := func(what string, set bool) {
 			if set {
-				pe.add(st.line, sp, "%s is not an option of %s", what, st.Kind)
+				pe.Add(st.line, sp, "%s is not an option of %s", what, st.Kind)
 			}
 		}
 		unexpected("name", st.Name != "" && st.Kind != OpCallTool && st.Kind != OpGetPrompt)
@@ -294,30 +295,30 @@ func compileSteps(pe *planError, cs *CompiledScenario, steps []Step, path string
 			c.Think = st.Think
 		case st.Kind == StepEndSession:
 			if !(st.Probability > 0 && st.Probability <= 1) {
-				pe.add(st.line, sp+".probability", "must be in (0, 1] (got %v)", st.Probability)
+				pe.Add(st.line, sp+".probability", "must be in (0, 1] (got %v)", st.Probability)
 			}
 			c.Probability = st.Probability
 		case st.Kind == StepChoose:
 			if depth >= maxChooseDepth {
-				pe.add(st.line, sp, "choose nested deeper than %d", maxChooseDepth)
+				pe.Add(st.line, sp, "choose nested deeper than %d", maxChooseDepth)
 				continue
 			}
 			if len(st.Choices) == 0 {
-				pe.add(st.line, sp, "no choices; want at least one")
+				pe.Add(st.line, sp, "no choices; want at least one")
 			}
 			total := 0
 			for j, ch := range st.Choices {
 				cp := fmt.Sprintf("%s[%d]", sp, j)
 				intIn(pe, ch.line, cp+".weight", int64(ch.Weight), 1, maxWeight)
 				if len(ch.Steps) == 0 {
-					pe.add(ch.line, cp+".steps", "empty; want at least one step")
+					pe.Add(ch.line, cp+".steps", "empty; want at least one step")
 				}
 				total += max(ch.Weight, 1)
 				c.CumWeights = append(c.CumWeights, total)
 				c.Choices = append(c.Choices, compileSteps(pe, cs, ch.Steps, cp+".steps", depth+1, count))
 			}
 		default:
-			pe.add(st.line, fmt.Sprintf("%s[%d]", path, i), "unknown step %q; want one of %s", textutil.Truncate(st.Kind, 40), strings.Join(stepNames, ", "))
+			pe.Add(st.line, fmt.Sprintf("%s[%d]", path, i), "unknown step %q; want one of %s", textutil.Truncate(st.Kind, 40), strings.Join(StepKinds, ", "))
 			continue
 		}
 		out = append(out, c)
@@ -325,10 +326,11 @@ func compileSteps(pe *planError, cs *CompiledScenario, steps []Step, path string
 	return out
 }
 
-var stepNames = []string{OpInitialize, OpPing, OpListTools, OpCallTool, OpListResources, OpReadResource,
+// StepKinds lists the step kinds, as a scenario file names them.
+var StepKinds = []string{OpInitialize, OpPing, OpListTools, OpCallTool, OpListResources, OpReadResource,
 	OpListPrompts, OpGetPrompt, StepThink, StepEndSession, StepChoose, StepHTTP}
 
-func compileRequest(pe *planError, cs *CompiledScenario, st *Step, c *CompiledStep, sp string) {
+func compileRequest(pe *Problems, cs *CompiledScenario, st *Step, c *CompiledStep, sp string) {
 	timeout := cs.RequestTimeout
 	if st.Timeout != 0 {
 		durIn(pe, st.line, sp+".timeout", st.Timeout, 0, MaxRequestTimeout, true)
@@ -337,33 +339,33 @@ func compileRequest(pe *planError, cs *CompiledScenario, st *Step, c *CompiledSt
 	if st.AbortAfter != 0 {
 		switch {
 		case st.AbortAfter < 0:
-			pe.add(st.line, sp+".abortAfter", "must be > 0 (got %s)", st.AbortAfter)
+			pe.Add(st.line, sp+".abortAfter", "must be > 0 (got %s)", st.AbortAfter)
 		case st.AbortAfter.D() >= timeout:
-			pe.add(st.line, sp+".abortAfter", "%s is not shorter than the request timeout (%s): the timeout would fire first", st.AbortAfter, timeout)
+			pe.Add(st.line, sp+".abortAfter", "%s is not shorter than the request timeout (%s): the timeout would fire first", st.AbortAfter, timeout)
 		}
 	}
 	var err error
 	switch st.Kind {
 	case OpCallTool, OpGetPrompt:
 		if strings.TrimSpace(st.Name) == "" {
-			pe.add(st.line, sp+".name", "missing; want the %s name", map[string]string{OpCallTool: "tool", OpGetPrompt: "prompt"}[st.Kind])
+			pe.Add(st.line, sp+".name", "missing; want the %s name", map[string]string{OpCallTool: "tool", OpGetPrompt: "prompt"}[st.Kind])
 		} else if c.Name, err = compileText(st.Name); err != nil {
-			pe.add(st.line, sp+".name", "%v", err)
+			pe.Add(st.line, sp+".name", "%v", err)
 		}
 		if c.Args, err = compileArgs(st.Arguments, st.Kind == OpGetPrompt); err != nil {
-			pe.add(st.line, sp+".arguments", "%v", err)
+			pe.Add(st.line, sp+".arguments", "%v", err)
 		}
 	case OpReadResource:
 		if strings.TrimSpace(st.URI) == "" {
-			pe.add(st.line, sp+".uri", "missing; want the resource URI")
+			pe.Add(st.line, sp+".uri", "missing; want the resource URI")
 		} else if c.URI, err = compileText(st.URI); err != nil {
-			pe.add(st.line, sp+".uri", "%v", err)
+			pe.Add(st.line, sp+".uri", "%v", err)
 		}
 	}
 	compileStepExtras(pe, cs, st, c, sp)
 }
 
-func compileThink(pe *planError, st *Step, sp string) {
+func compileThink(pe *Problems, st *Step, sp string) {
 	t := st.Think
 	switch t.Distribution {
 	case ThinkFixed:
@@ -374,10 +376,10 @@ func compileThink(pe *planError, st *Step, sp string) {
 		durIn(pe, st.line, sp+".uniform", t.Min, 0, maxThinkTime, false)
 		durIn(pe, st.line, sp+".uniform", t.Max, 0, maxThinkTime, false)
 		if t.Max < t.Min {
-			pe.add(st.line, sp+".uniform", "max (%s) is less than min (%s)", t.Max, t.Min)
+			pe.Add(st.line, sp+".uniform", "max (%s) is less than min (%s)", t.Max, t.Min)
 		}
 	default:
-		pe.add(st.line, sp, "unknown distribution %q; want %s, %s or %s", textutil.Truncate(t.Distribution, 30), ThinkFixed, ThinkUniform, ThinkExponential)
+		pe.Add(st.line, sp, "unknown distribution %q; want %s, %s or %s", textutil.Truncate(t.Distribution, 30), ThinkFixed, ThinkUniform, ThinkExponential)
 	}
 }
 

@@ -1,9 +1,5 @@
 package plan
 
-import (
-	"go.yaml.in/yaml/v3"
-)
-
 // How virtual users reach the target (Plan.SharedConnections):
 //
 //	connections: perUser          # the default: one keep-alive connection per user
@@ -16,40 +12,15 @@ import (
 // request rate, not to reproduce real clients.
 const (
 	ConnectionsPerUser = "perUser"
-	connectionsShared  = "shared"
+	ConnectionsShared  = "shared"
 	// MaxSharedConnections bounds connections: {shared: N}.
 	MaxSharedConnections = MaxUsers
 )
 
-// connections decodes the plan's connections: option.
-func (d *ydec) connections(n *yaml.Node, p *Plan) {
-	const path = "connections"
-	r := d.resolve(n)
-	if r != nil && r.Kind == yaml.ScalarNode {
-		if v := d.str(r, path); v != "" && norm(v) != norm(ConnectionsPerUser) {
-			d.errf(r, path, "want %s or {shared: N}, got %s", ConnectionsPerUser, describe(r))
-		}
-		p.SharedConnections = 0
-		return
-	}
-	entries, ok := d.mapping(n, path, []string{connectionsShared})
-	if !ok {
-		return
-	}
-	for _, e := range entries {
-		v := d.smallInt(e.v, path+"."+connectionsShared)
-		if v < 1 || v > MaxSharedConnections {
-			d.errf(e.v, path+"."+connectionsShared, "want a number of connections in [1, %d], got %d", MaxSharedConnections, v)
-			continue
-		}
-		p.SharedConnections = v
-	}
-}
-
 // connectionsJSON is the connections: option as MarshalJSON writes it.
 func (p Plan) connectionsJSON() any {
 	if p.SharedConnections > 0 {
-		return obj{{connectionsShared, p.SharedConnections}}
+		return obj{{ConnectionsShared, p.SharedConnections}}
 	}
 	return ConnectionsPerUser
 }

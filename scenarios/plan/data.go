@@ -33,12 +33,11 @@ type DataSource struct {
 	// Mode is DataSequential (default), DataRandom or DataUnique.
 	Mode string
 
-	line     int
-	recorded bool   // read back from a run directory: the file is not read
-	dir      string // the scenario file's directory
-	once     sync.Once
-	tbl      *userdata.Table
-	err      error
+	line int
+	dir  string // the scenario file's directory
+	once sync.Once
+	tbl  *userdata.Table
+	err  error
 }
 
 // MarshalJSON writes d as in a scenario file.

@@ -1,6 +1,10 @@
-package plan
+package plan_test
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/leakbench/leakbench/scenarios/scenariofile"
+)
 
 func TestDescribe(t *testing.T) {
 	for _, tt := range []struct{ yaml, want string }{
@@ -13,7 +17,7 @@ func TestDescribe(t *testing.T) {
 		{"scenarios:\n  a: {executor: ramping-arrival-rate, timeUnit: 1m, maxVUs: 5, stages: [{duration: 10s, target: 50}], flow: [ping]}\n",
 			"a: ramping-arrival-rate, iterations per 1m0s 0→50 over 10s, up to 5 users; request timeout 10s"},
 	} {
-		p, err := ParsePlan([]byte(tt.yaml), "t.yaml")
+		p, err := scenariofile.Parse([]byte(tt.yaml), "t.yaml")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,12 +7,9 @@
 // think, endSession, choose); and thresholds in k6's syntax.
 //
 // A scenario file (YAML; see scenarios/examples/annotated.yaml for every
-// option, scenarios/FORMAT.md for the rules) is read by [LoadFile] or
-// [ParsePlan] into a [Plan]; every error names the file, the line and what
-// is wrong, and matches [ErrInvalidPlan]. Options may be spelled in
-// camelCase, snake_case or kebab-case. A file may carry more top-level
-// sections than the plan's own ([Section]): leakbench's profiles add
-// stack, probe and signoff, decoded in the same pass by the same rules.
+// option, scenarios/FORMAT.md for the rules) is decoded into a [Plan] by
+// package scenariofile; its errors, like Compile's ([Problems]), name the
+// file, the line and what is wrong, and match [ErrInvalidPlan].
 //
 // Names, URIs and arguments are templates: {{user}} (the user's index in
 // the run), {{iteration}} (from 0), {{scenario}}, {{randInt LO HI}},
@@ -24,7 +21,7 @@
 // scenario file's own shape, without tokens, so it can be written into a
 // run directory as-is and read back.
 //
-//	p, err := plan.LoadFile("scenarios/examples/annotated.yaml")
+//	p, err := scenariofile.Load("scenarios/examples/annotated.yaml")
 //	if err != nil {
 //		return err // e.g. "annotated.yaml:42: scenarios.agents.flow[1].choose[3].steps: empty; want at least one step"
 //	}

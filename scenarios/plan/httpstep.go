@@ -68,22 +68,22 @@ func (h *CompiledHTTP) Expected(status int) bool {
 // frames the request, and the bearer token comes from tokens.
 var stepHeadersReserved = []string{"Host", "Content-Length", "Connection", "Transfer-Encoding", "Authorization"}
 
-func compileHTTP(pe *planError, target string, st *Step, bd *binder, sp string) *CompiledHTTP {
+func compileHTTP(pe *Problems, target string, st *Step, bd *binder, sp string) *CompiledHTTP {
 	h := st.HTTP
 	c := &CompiledHTTP{Method: strings.ToUpper(strings.TrimSpace(h.Method)), Name: h.Name}
 	if c.Method == "" {
 		c.Method = "GET"
 	}
 	if strings.IndexFunc(c.Method, func(r rune) bool { return r < 'A' || r > 'Z' }) >= 0 || len(c.Method) > 20 {
-		pe.add(st.line, sp+".method", "%q is not an HTTP method", textutil.Truncate(h.Method, 20))
+		pe.Add(st.line, sp+".method", "%q is not an HTTP method", textutil.Truncate(h.Method, 20))
 	}
 	path, err := relativeURL(h.URL, target)
 	if err != nil {
-		pe.add(st.line, sp+".url", "%v", err)
+		pe.Add(st.line, sp+".url", "%v", err)
 	} else if c.Path, err = compileText(path); err != nil {
-		pe.add(st.line, sp+".url", "%v", err)
+		pe.Add(st.line, sp+".url", "%v", err)
 	} else if err = c.Path.bind(bd); err != nil {
-		pe.add(st.line, sp+".url", "%v", err)
+		pe.Add(st.line, sp+".url", "%v", err)
 	}
 	if c.Name == "" {
 		c.Name = h.URL
@@ -92,13 +92,13 @@ func compileHTTP(pe *planError, target string, st *Step, bd *binder, sp string) 
 		hp := sp + ".headers." + textutil.Truncate(k, 40)
 		switch {
 		case k == "" || strings.IndexFunc(k, func(r rune) bool { return r <= ' ' || r >= 0x7f || strings.ContainsRune("\"(),/:;<=>?@[\\]{}", r) }) >= 0:
-			pe.add(st.line, hp, "not a valid header name")
+			pe.Add(st.line, hp, "not a valid header name")
 			continue
 		case slices.ContainsFunc(stepHeadersReserved, func(r string) bool { return strings.EqualFold(r, k) }):
-			pe.add(st.line, hp, "set by the client itself (the bearer token comes from tokens)")
+			pe.Add(st.line, hp, "set by the client itself (the bearer token comes from tokens)")
 			continue
 		case strings.ContainsAny(h.Headers[k], "\r\n\x00"):
-			pe.add(st.line, hp, "value contains a line break or NUL")
+			pe.Add(st.line, hp, "value contains a line break or NUL")
 			continue
 		}
 		v, err := compileText(h.Headers[k])
@@ -106,7 +106,7 @@ func compileHTTP(pe *planError, target string, st *Step, bd *binder, sp string) 
 			err = v.bind(bd)
 		}
 		if err != nil {
-			pe.add(st.line, hp, "%v", err)
+			pe.Add(st.line, hp, "%v", err)
 			continue
 		}
 		c.Headers = append(c.Headers, CompiledHeader{Name: k, Value: v})
@@ -125,14 +125,14 @@ func compileHTTP(pe *planError, target string, st *Step, bd *binder, sp string) 
 		}
 	}
 	if err != nil && h.Body != nil {
-		pe.add(st.line, sp+".body", "%v", err)
+		pe.Add(st.line, sp+".body", "%v", err)
 	}
 	if slices.ContainsFunc(c.Headers, func(x CompiledHeader) bool { return strings.EqualFold(x.Name, "Content-Type") }) {
 		c.ContentType = ""
 	}
 	for _, s := range h.ExpectStatus {
 		if s < 100 || s > 599 {
-			pe.add(st.line, sp+".expectStatus", "%d is not an HTTP status (100-599)", s)
+			pe.Add(st.line, sp+".expectStatus", "%d is not an HTTP status (100-599)", s)
 		}
 	}
 	c.Expect = h.ExpectStatus
@@ -178,29 +178,29 @@ func sortedKeys[V any](m map[string]V) []string {
 // compileAnswerRules compiles a request step's captures and checks; the
 // captures are bound after the step's own templates, so a step cannot use
 // what it captures itself.
-func compileAnswerRules(pe *planError, cs *CompiledScenario, st *Step, c *CompiledStep, bd *binder, sp string) {
+func compileAnswerRules(pe *Problems, cs *CompiledScenario, st *Step, c *CompiledStep, bd *binder, sp string) {
 	if len(st.Captures) > maxCaptures {
-		pe.add(st.line, sp+".capture", "%d captures; at most %d", len(st.Captures), maxCaptures)
+		pe.Add(st.line, sp+".capture", "%d captures; at most %d", len(st.Captures), maxCaptures)
 	}
 	for _, cp := range st.Captures {
 		switch {
 		case !varName.MatchString(cp.Name):
-			pe.add(st.line, sp+".capture", "name %q: want letters, digits and '_', not starting with a digit", textutil.Truncate(cp.Name, 40))
+			pe.Add(st.line, sp+".capture", "name %q: want letters, digits and '_', not starting with a digit", textutil.Truncate(cp.Name, 40))
 			continue
 		}
 		if err := CheckPath(cp.Path); err != nil {
-			pe.add(st.line, sp+".capture."+cp.Name, "%v", err)
+			pe.Add(st.line, sp+".capture."+cp.Name, "%v", err)
 			continue
 		}
 		c.Captures = append(c.Captures, CompiledCapture{Name: cp.Name, Path: cp.Path, Slot: bd.capture(cp.Name)})
 	}
 	if len(st.Checks) > maxChecksByStep {
-		pe.add(st.line, sp+".check", "%d checks; at most %d", len(st.Checks), maxChecksByStep)
+		pe.Add(st.line, sp+".check", "%d checks; at most %d", len(st.Checks), maxChecksByStep)
 	}
 	for i, ch := range st.Checks {
 		cc, err := compileCheck(ch)
 		if err != nil {
-			pe.add(st.line, fmt.Sprintf("%s.check[%d]", sp, i), "%v", err)
+			pe.Add(st.line, fmt.Sprintf("%s.check[%d]", sp, i), "%v", err)
 			continue
 		}
 		cc.ID = slices.Index(cs.Checks, cc.Name)

@@ -3,6 +3,7 @@ package plan
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -11,16 +12,28 @@ import (
 )
 
 // UnmarshalJSON reads a plan written by MarshalJSON (the scenario file's
-// shape: JSON being YAML, the scenario parser reads it), so that a run
-// directory's summary.json round-trips.
+// shape: JSON being YAML, the scenario-file decoder reads it), so that a
+// run directory's summary.json round-trips.
 func (p *Plan) UnmarshalJSON(b []byte) error {
-	q, err := ParsePlan(b, recordedPlan)
+	if decode == nil {
+		return errors.New("read plan: no scenario-file decoder; import github.com/leakbench/leakbench/scenarios/scenariofile")
+	}
+	q, err := decode(b, recordedPlan)
 	if err != nil {
 		return fmt.Errorf("read plan: %w", err)
 	}
 	*p = *q
 	return nil
 }
+
+// decode is the scenario-file decoder UnmarshalJSON reads with.
+var decode func(data []byte, filename string) (*Plan, error)
+
+// RegisterDecoder gives UnmarshalJSON the scenario-file decoder, which
+// plan cannot import (it imports plan): package scenariofile registers
+// its Parse when it is loaded, so a program reading plans back imports it
+// (internal/rundir does).
+func RegisterDecoder(parse func(data []byte, filename string) (*Plan, error)) { decode = parse }
 
 // obj is a JSON object that keeps its keys in order.
 type obj []field
@@ -104,8 +117,8 @@ func (p Plan) MarshalJSON() ([]byte, error) {
 func (s Scenario) MarshalJSON() ([]byte, error) {
 	o := obj{{"executor", s.Executor}}
 	add := func(k string, v any) { o = append(o, field{k, v}) }
-	for _, k := range executorKeys[s.Executor] {
-		add(k, s.option(k))
+	for _, k := range ExecutorOptions[s.Executor] {
+		add(k, s.Option(k))
 	}
 	add("startTime", s.StartTime)
 	add("gracefulStop", s.GracefulStop)
@@ -174,4 +187,82 @@ func secretHeader(name string) bool {
 		}
 	}
 	return false
+}
+
+// recordedPlan is the file name of a plan read back from a run directory
+// (Plan.UnmarshalJSON): its data files are not read again (bind.go).
+const recordedPlan = "plan (JSON)"
+
+// fields writes an http step's request as in a scenario file, secret-
+// looking header values redacted.
+func (h *HTTPRequest) fields() obj {
+	method := h.Method
+	if method == "" {
+		method = "GET"
+	}
+	o := obj{{"method", method}, {"url", h.URL}}
+	if h.Name != "" {
+		o = append(o, field{"name", h.Name})
+	}
+	if len(h.Headers) > 0 {
+		hs := make(map[string]string, len(h.Headers))
+		for k, v := range h.Headers {
+			if secretHeader(k) {
+				v = redact.Mask
+			}
+			hs[k] = v
+		}
+		o = append(o, field{"headers", hs})
+	}
+	if h.Body != nil {
+		o = append(o, field{"body", h.Body})
+	}
+	if len(h.ExpectStatus) > 0 {
+		o = append(o, field{"expectStatus", h.ExpectStatus})
+	}
+	return o
+}
+
+// answerFields writes a step's captures and checks.
+func answerFields(s Step) obj {
+	var o obj
+	if len(s.Captures) > 0 {
+		c := obj{}
+		for _, x := range s.Captures {
+			c = append(c, field{x.Name, x.Path})
+		}
+		o = append(o, field{"capture", c})
+	}
+	if len(s.Checks) > 0 {
+		var list []any
+		for _, c := range s.Checks {
+			var v any = c.String()
+			if c.Name != "" && c.Name != c.String() {
+				v = c.mapping()
+			}
+			list = append(list, v)
+		}
+		o = append(o, field{"check", list})
+	}
+	return o
+}
+
+// mapping writes a check as {path, OP: value, name}.
+func (c Check) mapping() obj {
+	o := obj{{"path", c.Path}}
+	switch c.Op {
+	case CheckEquals:
+		o = append(o, field{"equals", c.Value})
+	case CheckNotEquals:
+		o = append(o, field{"notEquals", c.Value})
+	case CheckContains:
+		o = append(o, field{"contains", c.Value})
+	case CheckMatches:
+		o = append(o, field{"matches", c.Value})
+	case CheckExists:
+		o = append(o, field{"exists", true})
+	case CheckMissing:
+		o = append(o, field{"exists", false})
+	}
+	return append(o, field{"name", c.Name})
 }

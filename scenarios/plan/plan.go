@@ -63,12 +63,12 @@ const (
 )
 
 // Plan is a whole scenario file: what to load, how, and the thresholds
-// that judge the run. It holds resolved values: [ParsePlan] fills in k6's
-// defaults (gracefulStop 30s, ...), while a Plan built in Go takes its zero
-// values literally. It serializes to JSON in the scenario file's own shape
-// (JSON being YAML, the output parses back), without tokens and with
-// secret-looking header values redacted, so it can be written into a run
-// directory as-is.
+// that judge the run. It holds resolved values: the scenario-file decoder
+// (package scenariofile) fills in k6's defaults (gracefulStop 30s, ...),
+// while a Plan built in Go takes its zero values literally. It serializes
+// to JSON in the scenario file's own shape (JSON being YAML, the output
+// parses back), without tokens and with secret-looking header values
+// redacted, so it can be written into a run directory as-is.
 type Plan struct {
 	// Target is the MCP endpoint URL; RunOptions.Target overrides it.
 	Target string
@@ -154,6 +154,42 @@ func (s *Scenario) at(key string) int {
 	}
 	return s.line
 }
+
+// Where a plan's parts stand in its scenario file, for the problems
+// Compile reports: the scenario-file decoder records them; a plan built
+// in Go has none.
+
+// SetSource records the file p was read from and the lines of its
+// tokensFile and data options.
+func (p *Plan) SetSource(file string, tokensLine, dataLine int) {
+	p.file, p.tokensLine, p.dataLine = file, tokensLine, dataLine
+}
+
+// SetLine records the line of the scenario's name.
+func (s *Scenario) SetLine(line int) { s.line = line }
+
+// SetOptionLine records the line of the scenario's option key.
+func (s *Scenario) SetOptionLine(key string, line int) {
+	if s.lines == nil {
+		s.lines = map[string]int{}
+	}
+	s.lines[key] = line
+}
+
+// SetLine records the stage's line.
+func (st *Stage) SetLine(line int) { st.line = line }
+
+// SetLine records the step's line.
+func (st *Step) SetLine(line int) { st.line = line }
+
+// SetLine records the choice's line.
+func (c *Choice) SetLine(line int) { c.line = line }
+
+// SetLine records the threshold's line.
+func (t *Threshold) SetLine(line int) { t.line = line }
+
+// SetLine records the data source's line.
+func (d *DataSource) SetLine(line int) { d.line = line }
 
 // Stage is one linear segment of a ramping executor: from the previous
 // target to Target over Duration.
@@ -260,9 +296,9 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// executorKeys lists, per executor, its own options in a scenario file
+// ExecutorOptions lists, per executor, its own options in a scenario file
 // (and in the plan's JSON), in order.
-var executorKeys = map[string][]string{
+var ExecutorOptions = map[string][]string{
 	ExecConstantVUs:         {"vus", "duration"},
 	ExecRampingVUs:          {"startVUs", "stages", "gracefulRampDown"},
 	ExecPerVUIterations:     {"vus", "iterations", "maxDuration"},
@@ -270,10 +306,10 @@ var executorKeys = map[string][]string{
 	ExecRampingArrivalRate:  {"startRate", "timeUnit", "stages", "preAllocatedVUs", "maxVUs"},
 }
 
-// option returns a pointer to the field behind a scenario option, as a
+// Option returns a pointer to the field behind a scenario option, as a
 // scenario file names it (nil for executor and unknown names): the one
-// mapping the parser and MarshalJSON share.
-func (s *Scenario) option(key string) any {
+// mapping the scenario-file decoder and MarshalJSON share.
+func (s *Scenario) Option(key string) any {
 	switch key {
 	case "startTime":
 		return &s.StartTime

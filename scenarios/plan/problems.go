@@ -21,53 +21,59 @@ const (
 )
 
 // ErrInvalidPlan matches (with errors.Is) every error about a plan's
-// content, from ParsePlan, LoadFile, Plan.Validate and RunPlan.
+// content, from the scenario-file decoder (package scenariofile),
+// Plan.Validate and RunPlan.
 var ErrInvalidPlan = errors.New("invalid scenario plan")
 
-// planError lists a plan's problems, each with where it is.
-type planError struct {
-	file     string
-	problems []problem
+// Problems is the error of an invalid plan: its problems, each with where
+// it is, one a line ("file:line: path: what is wrong"). It matches
+// ErrInvalidPlan. Compile returns one, and so does the scenario-file
+// decoder, with the file's own problems.
+type Problems struct {
+	File string // the scenario file ("": a plan built in Go)
+	List []Problem
 }
 
-type problem struct {
-	line      int
-	path, msg string
+// Problem is one problem: its line in the file (0: none), the path of
+// what it is about ("scenarios.s.vus"; "": the file) and what is wrong.
+type Problem struct {
+	Line      int
+	Path, Msg string
 }
 
-func (e *planError) Error() string {
+func (e *Problems) Error() string {
 	var b strings.Builder
-	for i, p := range e.problems {
+	for i, p := range e.List {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
 		switch {
-		case e.file != "" && p.line > 0:
-			fmt.Fprintf(&b, "%s:%d: ", e.file, p.line)
-		case e.file != "":
-			fmt.Fprintf(&b, "%s: ", e.file)
+		case e.File != "" && p.Line > 0:
+			fmt.Fprintf(&b, "%s:%d: ", e.File, p.Line)
+		case e.File != "":
+			fmt.Fprintf(&b, "%s: ", e.File)
 		}
-		if p.path != "" {
-			b.WriteString(p.path)
+		if p.Path != "" {
+			b.WriteString(p.Path)
 			b.WriteString(": ")
 		}
-		b.WriteString(p.msg)
+		b.WriteString(p.Msg)
 	}
 	return b.String()
 }
 
-func (e *planError) Is(target error) bool { return target == ErrInvalidPlan }
+func (e *Problems) Is(target error) bool { return target == ErrInvalidPlan }
 
-// add records a problem once, however often the walk meets it.
-func (e *planError) add(line int, path, format string, args ...any) {
-	p := problem{line, path, fmt.Sprintf(format, args...)}
-	if len(e.problems) < maxProblems && !slices.Contains(e.problems, p) {
-		e.problems = append(e.problems, p)
+// Add records a problem once, however often the walk meets it.
+func (e *Problems) Add(line int, path, format string, args ...any) {
+	p := Problem{line, path, fmt.Sprintf(format, args...)}
+	if len(e.List) < maxProblems && !slices.Contains(e.List, p) {
+		e.List = append(e.List, p)
 	}
 }
 
-func (e *planError) err() error {
-	if len(e.problems) == 0 {
+func (e *Problems) err() error {
+	if len(e.List) == 0 {
 		return nil
 	}
 	return e

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/leakbench/leakbench/scenarios/plan"
+	"github.com/leakbench/leakbench/scenarios/scenariofile"
 )
 
 // segmentPlans are plans whose slices must add up to the whole.
@@ -35,7 +36,7 @@ scenarios:
 
 func compileSegmentPlan(t *testing.T, src string) *plan.Compiled {
 	t.Helper()
-	p, err := plan.ParsePlan([]byte(src), "segments.yaml")
+	p, err := scenariofile.Parse([]byte(src), "segments.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

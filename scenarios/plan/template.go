@@ -25,8 +25,10 @@ import (
 
 // Template limits: a bound on what one request body can grow to.
 const (
-	maxTemplateDepth = 32
-	maxRandIntSpan   = 1 << 53
+	// MaxNesting bounds how deep a plan's values (arguments, bodies)
+	// nest, and a scenario file's values with them.
+	MaxNesting     = 32
+	maxRandIntSpan = 1 << 53
 )
 
 // Vars is what a template can refer to while rendering: the engine keeps
@@ -208,8 +210,8 @@ func compilePlaceholder(src string) (tpart, error) {
 // leaf must be a scalar and renders as a string, since prompt arguments
 // are strings.
 func compileValue(v any, promptMode bool, depth int) (*Template, error) {
-	if depth > maxTemplateDepth {
-		return nil, fmt.Errorf("arguments nested deeper than %d levels", maxTemplateDepth)
+	if depth > MaxNesting {
+		return nil, fmt.Errorf("arguments nested deeper than %d levels", MaxNesting)
 	}
 	switch v := v.(type) {
 	case string:

@@ -1,4 +1,4 @@
-package plan
+package scenariofile
 
 import (
 	"errors"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
 // A Section is a top-level section of a scenario file that is not the
@@ -43,7 +45,7 @@ func (d *ydec) section(e kv) {
 		return
 	}
 	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
-		panic(fmt.Sprintf("plan: Section %q: Into must point to a struct or a slice of structs, not %T", e.key, into))
+		panic(fmt.Sprintf("scenariofile: Section %q: Into must point to a struct or a slice of structs, not %T", e.key, into))
 	}
 	d.structInto(e.v, e.key, v.Elem())
 }
@@ -75,7 +77,7 @@ func (d *ydec) structInto(n *yaml.Node, key string, v reflect.Value) {
 		case f.Type() == durationType:
 			f.SetInt(int64(d.duration(o.v, path)))
 			continue
-		case f.Type() == reflect.TypeFor[Duration]():
+		case f.Type() == reflect.TypeFor[plan.Duration]():
 			f.Set(reflect.ValueOf(d.duration(o.v, path)))
 			continue
 		case f.Kind() == reflect.String:
@@ -117,8 +119,8 @@ func (d *ydec) fits(n *yaml.Node, path string, depth int) bool {
 	if !ok {
 		return false
 	}
-	if depth > maxTemplateDepth {
-		d.errf(r, path, "nested deeper than %d levels", maxTemplateDepth)
+	if depth > plan.MaxNesting {
+		d.errf(r, path, "nested deeper than %d levels", plan.MaxNesting)
 		return false
 	}
 	for _, c := range r.Content {

@@ -1,4 +1,4 @@
-package plan
+package scenariofile
 
 import (
 	"strings"
@@ -22,7 +22,7 @@ func (f *testFault) SetLine(l int) { f.Line = l }
 func TestListSection(t *testing.T) {
 	const scen = "scenarios:\n  a: {executor: constant-vus, vus: 1, duration: 1s, flow: [ping]}\n"
 	var fs []testFault
-	_, err := ParsePlan([]byte("faults:\n  - {at: 2s, for: 1s, link: db}\n  - at: 3s\n    count: 2\n"+scen), "p.yaml", Section{Key: "faults", Into: &fs})
+	_, err := Parse([]byte("faults:\n  - {at: 2s, for: 1s, link: db}\n  - at: 3s\n    count: 2\n"+scen), "p.yaml", Section{Key: "faults", Into: &fs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestListSection(t *testing.T) {
 		{"faults:\n  - 5\n" + scen, `p.yaml:2: faults[0]: want a mapping (key: value), got "5"`},
 	} {
 		var fs []testFault
-		_, err := ParsePlan([]byte(tt.yaml), "p.yaml", Section{Key: "faults", Into: &fs})
+		_, err := Parse([]byte(tt.yaml), "p.yaml", Section{Key: "faults", Into: &fs})
 		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
 			t.Errorf("%q:\n got %v\nwant %s…", tt.yaml, err, tt.want)
 		}

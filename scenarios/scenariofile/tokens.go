@@ -1,4 +1,4 @@
-package plan
+package scenariofile
 
 import (
 	"bufio"
@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
 // readBounded reads a file of at most limit bytes.
@@ -42,7 +44,7 @@ func readTokens(path string) ([]string, error) {
 		if t == "" || strings.HasPrefix(t, "#") {
 			continue
 		}
-		if badToken(t) {
+		if plan.BadToken(t) {
 			return nil, fmt.Errorf("%s:%d: token contains whitespace or control characters", path, line)
 		}
 		toks = append(toks, t)

@@ -1,14 +1,14 @@
-package plan_test
+package scenariofile_test
 
 import (
 	"fmt"
 
-	"github.com/leakbench/leakbench/scenarios/plan"
+	"github.com/leakbench/leakbench/scenarios/scenariofile"
 )
 
-// ParsePlan reads a scenario file; missing options get k6's defaults.
-func ExampleParsePlan() {
-	p, err := plan.ParsePlan([]byte(`
+// Parse reads a scenario file; missing options get k6's defaults.
+func ExampleParse() {
+	p, err := scenariofile.Parse([]byte(`
 scenarios:
   agents:
     executor: ramping-vus
@@ -32,8 +32,8 @@ thresholds:
 }
 
 // Errors name the file, the line and what is wrong.
-func ExampleParsePlan_errors() {
-	_, err := plan.ParsePlan([]byte(`
+func ExampleParse_errors() {
+	_, err := scenariofile.Parse([]byte(`
 scenarios:
   agents:
     executor: constant-vus

@@ -1,4 +1,4 @@
-package plan
+package scenariofile
 
 import (
 	"encoding/json"
@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/scenarios/mcp"
+	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
 func TestLoadAnnotatedExample(t *testing.T) {
-	p, err := LoadFile("../examples/annotated.yaml")
+	p, err := Load("../examples/annotated.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,26 +22,27 @@ func TestLoadAnnotatedExample(t *testing.T) {
 		t.Fatalf("scenarios %+v", p.Scenarios)
 	}
 	a, w := p.Scenarios[0], p.Scenarios[1]
-	if a.Executor != ExecRampingVUs || a.StartVUs != 0 || len(a.Stages) != 3 || a.GracefulRampDown.D() != 5*time.Second {
+	if a.Executor != plan.ExecRampingVUs || a.StartVUs != 0 || len(a.Stages) != 3 || a.GracefulRampDown.D() != 5*time.Second {
 		t.Errorf("agents: %+v", a)
 	}
-	if w.Executor != ExecConstantArrivalRate || w.Rate != 2 || w.MaxVUs != 80 || w.StartTime.D() != 10*time.Second {
+	if w.Executor != plan.ExecConstantArrivalRate || w.Rate != 2 || w.MaxVUs != 80 || w.StartTime.D() != 10*time.Second {
 		t.Errorf("waiters: %+v", w)
 	}
 	if len(p.Thresholds) != 11 || !p.Thresholds[10].AbortOnFail || p.Thresholds[10].DelayAbortEval.D() != 10*time.Second {
 		t.Errorf("thresholds: %+v", p.Thresholds)
 	}
-	assertRoundTrip(t, p)
+	assertRoundTrip(t, p, "../examples/annotated.yaml")
 }
 
-// assertRoundTrip: a plan written as JSON parses back to the same plan.
-func assertRoundTrip(t *testing.T, p *Plan) {
+// assertRoundTrip: a plan read from file, written as JSON, parses back to
+// the same plan.
+func assertRoundTrip(t *testing.T, p *plan.Plan, file string) {
 	t.Helper()
 	b, err := json.Marshal(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p2, err := ParsePlan(b, filepath.Join(filepath.Dir(p.file), "roundtrip.json")) // data files are beside it
+	p2, err := Parse(b, filepath.Join(filepath.Dir(file), "roundtrip.json")) // data files are beside it
 	if err != nil {
 		t.Fatalf("the plan's JSON does not parse back: %v\n%s", err, b)
 	}
@@ -51,7 +53,7 @@ func assertRoundTrip(t *testing.T, p *Plan) {
 }
 
 func TestParseDefaults(t *testing.T) {
-	p, err := ParsePlan([]byte(`
+	p, err := Parse([]byte(`
 scenarios:
   a: {executor: constant-vus, duration: 1s, flow: [ping]}
   b: {executor: ramping-vus, stages: [{duration: 1s, target: 2}], flow: [ping]}
@@ -133,11 +135,11 @@ func TestParseErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := ParsePlan([]byte(tt.yaml), "f.yaml")
+			p, err := Parse([]byte(tt.yaml), "f.yaml")
 			if err == nil {
 				t.Fatalf("no error; plan %+v", p)
 			}
-			if !errors.Is(err, ErrInvalidPlan) {
+			if !errors.Is(err, plan.ErrInvalidPlan) {
 				t.Errorf("error does not match ErrInvalidPlan: %v", err)
 			}
 			if !strings.Contains(err.Error(), tt.want) {
@@ -171,7 +173,7 @@ func TestAliasesBounded(t *testing.T) {
 	}
 	b.WriteString("scenarios:\n  s:\n    executor: constant-vus\n    duration: 1s\n    flow:\n      - tools/call: {name: x, arguments: {big: *a7}}\n")
 	start := time.Now()
-	_, err := ParsePlan([]byte(b.String()), "bomb.yaml")
+	_, err := Parse([]byte(b.String()), "bomb.yaml")
 	if err == nil || !strings.Contains(err.Error(), "too large once aliases are expanded") {
 		t.Fatalf("error %v, want the alias budget to stop it", err)
 	}
@@ -180,7 +182,7 @@ func TestAliasesBounded(t *testing.T) {
 	}
 }
 
-func TestLoadFileTokens(t *testing.T) {
+func TestLoadTokens(t *testing.T) {
 	dir := t.TempDir()
 	scen := "tokensFile: toks.txt\nscenarios:\n  s: {executor: constant-vus, duration: 1s, flow: [ping]}\n"
 	write := func(name, content string) {
@@ -190,7 +192,7 @@ func TestLoadFileTokens(t *testing.T) {
 	}
 	write("s.yaml", scen)
 	write("toks.txt", "# tokens\nsecret-one\n\n  secret-two  \n")
-	p, err := LoadFile(filepath.Join(dir, "s.yaml"))
+	p, err := Load(filepath.Join(dir, "s.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +205,7 @@ func TestLoadFileTokens(t *testing.T) {
 	}
 
 	write("toks.txt", "good\nbad token with spaces-secret\n")
-	_, err = LoadFile(filepath.Join(dir, "s.yaml"))
+	_, err = Load(filepath.Join(dir, "s.yaml"))
 	if err == nil || !strings.Contains(err.Error(), "s.yaml:1: tokensFile:") || !strings.Contains(err.Error(), "toks.txt:2") {
 		t.Errorf("bad token file: %v", err)
 	}
@@ -212,34 +214,22 @@ func TestLoadFileTokens(t *testing.T) {
 	}
 	// A space only Unicode calls one is found in the token file too.
 	write("toks.txt", "good\nno\u00a0break-secret\n")
-	if _, err = LoadFile(filepath.Join(dir, "s.yaml")); err == nil || !strings.Contains(err.Error(), "toks.txt:2") || strings.Contains(err.Error(), "secret") {
+	if _, err = Load(filepath.Join(dir, "s.yaml")); err == nil || !strings.Contains(err.Error(), "toks.txt:2") || strings.Contains(err.Error(), "secret") {
 		t.Errorf("token with a no-break space: %v", err)
 	}
 	write("s.yaml", strings.Replace(scen, "toks.txt", "missing.txt", 1))
-	if _, err := LoadFile(filepath.Join(dir, "s.yaml")); err == nil || !strings.Contains(err.Error(), "missing.txt") {
+	if _, err := Load(filepath.Join(dir, "s.yaml")); err == nil || !strings.Contains(err.Error(), "missing.txt") {
 		t.Errorf("missing token file: %v", err)
 	}
-	if _, err := LoadFile(filepath.Join(dir, "nope.yaml")); err == nil || !strings.Contains(err.Error(), "read scenario file") {
+	if _, err := Load(filepath.Join(dir, "nope.yaml")); err == nil || !strings.Contains(err.Error(), "read scenario file") {
 		t.Errorf("missing scenario file: %v", err)
-	}
-}
-
-// TestPlanJSONRedactsHeaders: secret-looking header values never leave.
-func TestPlanJSONRedactsHeaders(t *testing.T) {
-	p, err := ParsePlan([]byte("headers: {X-Api-Key: k-123, X-Tenant: t1}\nscenarios:\n  s: {executor: constant-vus, duration: 1s, flow: [ping]}\n"), "h.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := json.Marshal(p)
-	if strings.Contains(string(b), "k-123") || !strings.Contains(string(b), `"X-Tenant":"t1"`) {
-		t.Errorf("headers in JSON: %s", b)
 	}
 }
 
 // TestSpellings: k6's camelCase, snake_case and kebab-case name the same
 // option; xk6-mcp's method names name the same steps.
 func TestSpellings(t *testing.T) {
-	p, err := ParsePlan([]byte(`
+	p, err := Parse([]byte(`
 scenarios:
   s:
     executor: constant-arrival-rate
@@ -270,9 +260,9 @@ scenarios:
 	}
 }
 
-// FuzzParsePlan: the parser never panics, never accepts a plan its own
+// FuzzParse: the decoder never panics, never accepts a plan its own
 // checks reject, and what it accepts survives a JSON round trip.
-func FuzzParsePlan(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	if b, err := os.ReadFile("../examples/annotated.yaml"); err == nil {
 		f.Add(b)
 	}
@@ -282,9 +272,9 @@ func FuzzParsePlan(f *testing.F) {
 	f.Add([]byte("stack:\n  max_connections: 5\n  ports: [1, 2]\n  idle-in-transaction-session-timeout: 1s\nscenarios:\n  s: {executor: constant-vus, duration: 1s, flow: [ping]}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var st testStack // profiles' sections are read on the same path
-		p, err := ParsePlan(data, "fuzz.yaml", Section{Key: "stack", Into: &st})
+		p, err := Parse(data, "fuzz.yaml", Section{Key: "stack", Into: &st})
 		if err != nil {
-			if !errors.Is(err, ErrInvalidPlan) {
+			if !errors.Is(err, plan.ErrInvalidPlan) {
 				t.Fatalf("error does not match ErrInvalidPlan: %v", err)
 			}
 			return
@@ -292,6 +282,6 @@ func FuzzParsePlan(f *testing.F) {
 		if err := p.Validate(); err != nil {
 			t.Fatalf("parsed plan fails validation: %v", err)
 		}
-		assertRoundTrip(t, p)
+		assertRoundTrip(t, p, "fuzz.yaml")
 	})
 }

@@ -1,4 +1,4 @@
-package plan
+package scenariofile
 
 import (
 	"reflect"
@@ -21,7 +21,7 @@ type testStack struct {
 func TestSections(t *testing.T) {
 	const scen = "scenarios:\n  a: {executor: constant-vus, vus: 1, duration: 1s, flow: [ping]}\n"
 	var st testStack
-	_, err := ParsePlan([]byte("stack:\n  idle_in_transaction_session_timeout: 5s\n  maxConnections: 100\n  pool-mode: transaction\n  failure_rate: 0.5\n  stateless: true\n"+scen),
+	_, err := Parse([]byte("stack:\n  idle_in_transaction_session_timeout: 5s\n  maxConnections: 100\n  pool-mode: transaction\n  failure_rate: 0.5\n  stateless: true\n"+scen),
 		"p.yaml", Section{Key: "stack", Into: &st})
 	if err != nil {
 		t.Fatal(err)
@@ -30,15 +30,15 @@ func TestSections(t *testing.T) {
 		t.Errorf("stack %+v, want %+v", st, want)
 	}
 	// Another type: yaml.v3's decoding, with the line.
-	_, err = ParsePlan([]byte("stack:\n  ports: 5\n"+scen), "p.yaml", Section{Key: "stack", Into: &st})
+	_, err = Parse([]byte("stack:\n  ports: 5\n"+scen), "p.yaml", Section{Key: "stack", Into: &st})
 	if err == nil || err.Error() != "p.yaml:2: stack.ports: cannot unmarshal !!int `5` into []int" {
 		t.Errorf("a list field given a number: %v", err)
 	}
-	if _, err = ParsePlan([]byte("stack:\n  ports: [1, 2]\n"+scen), "p.yaml", Section{Key: "stack", Into: &st}); err != nil || len(st.Ports) != 2 {
+	if _, err = Parse([]byte("stack:\n  ports: [1, 2]\n"+scen), "p.yaml", Section{Key: "stack", Into: &st}); err != nil || len(st.Ports) != 2 {
 		t.Errorf("a list field: %v %v", st.Ports, err)
 	}
 	st = testStack{MaxConns: 7}
-	if _, err := ParsePlan([]byte(scen), "p.yaml", Section{Key: "stack", Into: &st}); err != nil || st.MaxConns != 7 {
+	if _, err := Parse([]byte(scen), "p.yaml", Section{Key: "stack", Into: &st}); err != nil || st.MaxConns != 7 {
 		t.Errorf("absent section: %+v, %v; want it left as it was", st, err)
 	}
 	for _, tt := range []struct{ yaml, want string }{
@@ -53,7 +53,7 @@ func TestSections(t *testing.T) {
 		{"stacks: {}\n" + scen, `p.yaml:1: unknown option "stacks"; want one of target, timeout, protocolVersion, headers, tokens, tokensFile, seed, connections, data, scenarios, thresholds, stack`},
 	} {
 		var st testStack
-		_, err := ParsePlan([]byte(tt.yaml), "p.yaml", Section{Key: "stack", Into: &st})
+		_, err := Parse([]byte(tt.yaml), "p.yaml", Section{Key: "stack", Into: &st})
 		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
 			t.Errorf("%q:\n got %v\nwant %s…", tt.yaml, err, tt.want)
 		}
@@ -63,7 +63,7 @@ func TestSections(t *testing.T) {
 	bomb := "a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n" +
 		"d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nstack:\n  ports: [*e, *e, *e, *e]\n" + scen
 	var big testStack
-	if _, err := ParsePlan([]byte(bomb), "p.yaml", Section{Key: "stack", Into: &big}); err == nil ||
+	if _, err := Parse([]byte(bomb), "p.yaml", Section{Key: "stack", Into: &big}); err == nil ||
 		!strings.Contains(err.Error(), "stack.ports: document too large once aliases are expanded") || big.Ports != nil {
 		t.Errorf("alias bomb in a section: %v (%d ports)", err, len(big.Ports))
 	}

@@ -1,4 +1,4 @@
-package plan
+package scenariofile
 
 import (
 	"fmt"
@@ -9,43 +9,45 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/leakbench/leakbench/scenarios/internal/textutil"
+	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
 // stepAliases maps normalized step names to step kinds; xk6-mcp's method
 // names are accepted beside the MCP ones.
 var stepAliases = map[string]string{
-	"initialize": OpInitialize, "ping": OpPing,
-	"tools/list": OpListTools, "listtools": OpListTools, "listalltools": OpListTools,
-	"tools/call": OpCallTool, "calltool": OpCallTool,
-	"resources/list": OpListResources, "listresources": OpListResources,
-	"resources/read": OpReadResource, "readresource": OpReadResource,
-	"prompts/list": OpListPrompts, "listprompts": OpListPrompts,
-	"prompts/get": OpGetPrompt, "getprompt": OpGetPrompt,
-	"think": StepThink, "sleep": StepThink,
-	"endsession": StepEndSession, "choose": StepChoose, "http": StepHTTP,
+	"initialize": plan.OpInitialize, "ping": plan.OpPing,
+	"tools/list": plan.OpListTools, "listtools": plan.OpListTools, "listalltools": plan.OpListTools,
+	"tools/call": plan.OpCallTool, "calltool": plan.OpCallTool,
+	"resources/list": plan.OpListResources, "listresources": plan.OpListResources,
+	"resources/read": plan.OpReadResource, "readresource": plan.OpReadResource,
+	"prompts/list": plan.OpListPrompts, "listprompts": plan.OpListPrompts,
+	"prompts/get": plan.OpGetPrompt, "getprompt": plan.OpGetPrompt,
+	"think": plan.StepThink, "sleep": plan.StepThink,
+	"endsession": plan.StepEndSession, "choose": plan.StepChoose, "http": plan.StepHTTP,
 }
 
 var requestOptions = []string{"timeout", "abortAfter", "capture", "check"}
 
 // stepOptions lists, per step kind, the options its mapping may hold.
 var stepOptions = map[string][]string{
-	OpCallTool:     {"name", "arguments", "timeout", "abortAfter", "capture", "check"},
-	OpGetPrompt:    {"name", "arguments", "timeout", "abortAfter", "capture", "check"},
-	OpReadResource: {"uri", "timeout", "abortAfter", "capture", "check"},
-	StepHTTP:       {"method", "url", "name", "headers", "body", "expectStatus", "timeout", "abortAfter", "capture", "check"},
-	StepEndSession: {"probability"},
+	plan.OpCallTool:     {"name", "arguments", "timeout", "abortAfter", "capture", "check"},
+	plan.OpGetPrompt:    {"name", "arguments", "timeout", "abortAfter", "capture", "check"},
+	plan.OpReadResource: {"uri", "timeout", "abortAfter", "capture", "check"},
+	plan.StepHTTP:       {"method", "url", "name", "headers", "body", "expectStatus", "timeout", "abortAfter", "capture", "check"},
+	plan.StepEndSession: {"probability"},
 }
 
-func (d *ydec) steps(n *yaml.Node, path string) []Step {
-	var out []Step
+func (d *ydec) steps(n *yaml.Node, path string) []plan.Step {
+	var out []plan.Step
 	for i, sn := range d.seq(n, path) {
 		out = append(out, d.step(sn, fmt.Sprintf("%s[%d]", path, i)))
 	}
 	return out
 }
 
-func (d *ydec) step(n *yaml.Node, path string) Step {
-	st := Step{line: n.Line}
+func (d *ydec) step(n *yaml.Node, path string) plan.Step {
+	var st plan.Step
+	st.SetLine(n.Line)
 	r, ok := d.budgetLeft(n, path)
 	if !ok {
 		return st
@@ -67,7 +69,7 @@ func (d *ydec) step(n *yaml.Node, path string) Step {
 	}
 	kind, ok := stepAliases[norm(name)]
 	if !ok {
-		d.errf(r, path, "unknown step %q; want one of %s", textutil.Truncate(name, 40), strings.Join(stepNames, ", "))
+		d.errf(r, path, "unknown step %q; want one of %s", textutil.Truncate(name, 40), strings.Join(plan.StepKinds, ", "))
 		return st
 	}
 	st.Kind = kind
@@ -81,39 +83,39 @@ func (d *ydec) step(n *yaml.Node, path string) Step {
 		}
 	}
 	switch kind {
-	case StepThink:
+	case plan.StepThink:
 		d.think(opts, r, path, &st)
 		return st
-	case StepChoose:
+	case plan.StepChoose:
 		d.choose(opts, r, path, &st)
 		return st
-	case StepEndSession:
+	case plan.StepEndSession:
 		st.Probability = 1
 		if opts != nil && opts.Kind == yaml.ScalarNode {
 			st.Probability = d.float(opts, path+".probability")
 			return st
 		}
 	}
-	if kind == StepHTTP {
-		st.HTTP = &HTTPRequest{}
+	if kind == plan.StepHTTP {
+		st.HTTP = &plan.HTTPRequest{}
 	}
 	if opts == nil {
-		if kind == OpCallTool || kind == OpGetPrompt || kind == OpReadResource || kind == StepHTTP {
-			d.errf(r, path, "needs options, e.g. - %s: %s", kind, map[string]string{OpCallTool: "{name: echo, arguments: {text: hi}}",
-				OpGetPrompt: "{name: greet, arguments: {who: ada}}", OpReadResource: "{uri: file:///data.txt}", StepHTTP: "{method: GET, url: /api/health}"}[kind])
+		if kind == plan.OpCallTool || kind == plan.OpGetPrompt || kind == plan.OpReadResource || kind == plan.StepHTTP {
+			d.errf(r, path, "needs options, e.g. - %s: %s", kind, map[string]string{plan.OpCallTool: "{name: echo, arguments: {text: hi}}",
+				plan.OpGetPrompt: "{name: greet, arguments: {who: ada}}", plan.OpReadResource: "{uri: file:///data.txt}", plan.StepHTTP: "{method: GET, url: /api/health}"}[kind])
 		}
 		return st
 	}
 	if opts.Kind == yaml.ScalarNode {
 		// Shorthand: the tool or prompt name, or the resource URI.
 		switch kind {
-		case OpCallTool, OpGetPrompt:
+		case plan.OpCallTool, plan.OpGetPrompt:
 			st.Name = opts.Value
 			return st
-		case OpReadResource:
+		case plan.OpReadResource:
 			st.URI = opts.Value
 			return st
-		case StepHTTP:
+		case plan.StepHTTP:
 			st.HTTP.URL = opts.Value
 			return st
 		}
@@ -149,7 +151,7 @@ func (d *ydec) step(n *yaml.Node, path string) Step {
 		case "url":
 			st.HTTP.URL = d.str(f.v, fp)
 		case "name":
-			if kind == StepHTTP {
+			if kind == plan.StepHTTP {
 				st.HTTP.Name = d.str(f.v, fp)
 			} else {
 				st.Name = d.str(f.v, fp)
@@ -171,16 +173,16 @@ func (d *ydec) step(n *yaml.Node, path string) Step {
 
 // think reads think: 500ms | {fixed: 500ms} | {uniform: [200ms, 1s]} |
 // {exponential: 500ms}.
-func (d *ydec) think(opts, at *yaml.Node, path string, st *Step) {
+func (d *ydec) think(opts, at *yaml.Node, path string, st *plan.Step) {
 	switch {
 	case opts == nil:
 		d.errf(at, path, "needs a duration, e.g. think: 500ms or think: {uniform: [200ms, 1s]}")
 		return
 	case opts.Kind == yaml.ScalarNode:
-		st.Think = Think{Distribution: ThinkFixed, Duration: d.duration(opts, path)}
+		st.Think = plan.Think{Distribution: plan.ThinkFixed, Duration: d.duration(opts, path)}
 		return
 	}
-	fields, ok := d.mapping(opts, path, []string{ThinkFixed, ThinkUniform, ThinkExponential})
+	fields, ok := d.mapping(opts, path, []string{plan.ThinkFixed, plan.ThinkUniform, plan.ThinkExponential})
 	if !ok {
 		return
 	}
@@ -191,9 +193,9 @@ func (d *ydec) think(opts, at *yaml.Node, path string, st *Step) {
 	f := fields[0]
 	st.Think.Distribution = f.key
 	switch f.key {
-	case ThinkFixed, ThinkExponential:
+	case plan.ThinkFixed, plan.ThinkExponential:
 		st.Think.Duration = d.duration(f.v, path+"."+f.key)
-	case ThinkUniform:
+	case plan.ThinkUniform:
 		b := d.seq(f.v, path+".uniform")
 		if len(b) != 2 {
 			d.errf(f.v, path+".uniform", "want [min, max], e.g. [200ms, 1s]")
@@ -204,14 +206,15 @@ func (d *ydec) think(opts, at *yaml.Node, path string, st *Step) {
 }
 
 // choose reads choose: [{weight: 3, steps: [...]}, ...].
-func (d *ydec) choose(opts, at *yaml.Node, path string, st *Step) {
+func (d *ydec) choose(opts, at *yaml.Node, path string, st *plan.Step) {
 	if opts == nil {
 		d.errf(at, path, "needs a list of {weight: N, steps: [...]}")
 		return
 	}
 	for i, cn := range d.seq(opts, path) {
 		cp := fmt.Sprintf("%s[%d]", path, i)
-		ch := Choice{Weight: 1, line: cn.Line}
+		ch := plan.Choice{Weight: 1}
+		ch.SetLine(cn.Line)
 		fields, _ := d.mapping(cn, cp, []string{"weight", "steps"})
 		for _, f := range fields {
 			if f.key == "weight" {
@@ -231,8 +234,8 @@ func (d *ydec) value(n *yaml.Node, path string, depth int) any {
 	if !ok {
 		return nil
 	}
-	if depth > maxTemplateDepth {
-		d.errf(r, path, "nested deeper than %d levels", maxTemplateDepth)
+	if depth > plan.MaxNesting {
+		d.errf(r, path, "nested deeper than %d levels", plan.MaxNesting)
 		return nil
 	}
 	switch r.Kind {

@@ -1,4 +1,4 @@
-package plan
+package scenariofile
 
 import (
 	"fmt"
@@ -10,12 +10,13 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/leakbench/leakbench/scenarios/internal/textutil"
+	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
 // ydec walks a YAML document into a Plan, recording each problem with its
 // line.
 type ydec struct {
-	pe       *planError
+	pe       *plan.Problems
 	visits   int
 	lines    map[string]int // the line of each key read, by path
 	sections []Section      // the file's extra sections
@@ -53,7 +54,7 @@ func (d *ydec) errf(n *yaml.Node, path, format string, args ...any) {
 	if n != nil {
 		line = n.Line
 	}
-	d.pe.add(line, path, format, args...)
+	d.pe.Add(line, path, format, args...)
 }
 
 // resolve follows aliases, counting visits against the budget.
@@ -228,7 +229,7 @@ func yamlInt(v string) (int64, error) { return strconv.ParseInt(strings.ReplaceA
 
 // duration reads a Go duration string ("1m30s", "500ms"); a bare 0 is
 // also accepted.
-func (d *ydec) duration(n *yaml.Node, path string) Duration {
+func (d *ydec) duration(n *yaml.Node, path string) plan.Duration {
 	s, ok := d.scalar(n, path)
 	if !ok {
 		return 0
@@ -249,7 +250,7 @@ func (d *ydec) duration(n *yaml.Node, path string) Duration {
 		d.errf(s, path, "duration must not be negative (got %s)", s.Value)
 		return 0
 	}
-	return Duration(v)
+	return plan.Duration(v)
 }
 
 func (d *ydec) seq(n *yaml.Node, path string) []*yaml.Node {

@@ -1,4 +1,4 @@
-package plan
+package scenariofile
 
 import (
 	"errors"
@@ -13,7 +13,13 @@ import (
 
 	"github.com/leakbench/leakbench/scenarios/internal/textutil"
 	"github.com/leakbench/leakbench/scenarios/mcp"
+	"github.com/leakbench/leakbench/scenarios/plan"
 )
+
+// Parse reads plans back from their JSON, too (plan.Plan.UnmarshalJSON).
+func init() {
+	plan.RegisterDecoder(func(data []byte, filename string) (*plan.Plan, error) { return Parse(data, filename) })
+}
 
 // Bounds on a scenario file, so that a hostile one cannot exhaust memory.
 const (
@@ -22,7 +28,7 @@ const (
 	maxTokensBytes = 16 << 20
 )
 
-// k6's defaults, filled in by ParsePlan.
+// k6's defaults, filled in by Parse.
 const (
 	defaultGracefulStop     = 30 * time.Second
 	defaultGracefulRampDown = 30 * time.Second
@@ -30,16 +36,16 @@ const (
 	defaultTimeUnit         = time.Second
 )
 
-// LoadFile reads and checks a YAML scenario file, and decodes its extra
-// sections, if any, as ParsePlan does. Tokens named by its tokensFile are
+// Load reads and checks a YAML scenario file, and decodes its extra
+// sections, if any, as Parse does. Tokens named by its tokensFile are
 // read too, relative to the file's directory. Errors name the file, the
-// line and what is wrong, and match ErrInvalidPlan.
-func LoadFile(path string, sections ...Section) (*Plan, error) {
+// line and what is wrong, and match plan.ErrInvalidPlan.
+func Load(path string, sections ...Section) (*plan.Plan, error) {
 	data, err := readBounded(path, maxPlanBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read scenario file: %w", err)
 	}
-	p, err := ParsePlan(data, path, sections...)
+	p, d, err := parse(data, path, sections)
 	if err != nil {
 		return nil, err
 	}
@@ -50,8 +56,8 @@ func LoadFile(path string, sections ...Section) (*Plan, error) {
 		}
 		toks, err := readTokens(tf)
 		if err != nil {
-			pe := &planError{file: path}
-			pe.add(p.tokensLine, "tokensFile", "%v", err)
+			pe := &plan.Problems{File: path}
+			pe.Add(d.lines["tokensFile"], "tokensFile", "%v", err)
 			return nil, pe
 		}
 		p.Tokens = toks
@@ -62,57 +68,64 @@ func LoadFile(path string, sections ...Section) (*Plan, error) {
 	return p, nil
 }
 
-// ParsePlan parses and checks a YAML (or JSON) scenario; filename is used
-// in error messages only. Missing options get k6's defaults. The file may
+// Parse parses and checks a YAML (or JSON) scenario; filename is used in
+// error messages only. Missing options get k6's defaults. The file may
 // hold the given extra sections besides the plan's own keys; each present
 // is decoded into its Into by the same rules, its problems reported with
 // the plan's, and an absent one leaves its Into as it was.
-func ParsePlan(data []byte, filename string, sections ...Section) (*Plan, error) {
-	pe := &planError{file: filename}
+func Parse(data []byte, filename string, sections ...Section) (*plan.Plan, error) {
+	p, _, err := parse(data, filename, sections)
+	return p, err
+}
+
+// parse is Parse, returning the decoder too (its lines, for Load).
+func parse(data []byte, filename string, sections []Section) (*plan.Plan, *ydec, error) {
+	pe := &plan.Problems{File: filename}
 	if len(data) > maxPlanBytes {
-		pe.add(0, "", "larger than %d bytes", maxPlanBytes)
-		return nil, pe
+		pe.Add(0, "", "larger than %d bytes", maxPlanBytes)
+		return nil, nil, pe
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		line, msg := yamlErr(err)
-		pe.add(line, "", "not valid YAML: %s", msg)
-		return nil, pe
+		pe.Add(line, "", "not valid YAML: %s", msg)
+		return nil, nil, pe
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
-		pe.add(0, "", "empty; want a scenario file with scenarios:")
-		return nil, pe
+		pe.Add(0, "", "empty; want a scenario file with scenarios:")
+		return nil, nil, pe
 	}
 	d := &ydec{pe: pe, lines: map[string]int{}, sections: sections}
-	p := &Plan{file: filename, Timeout: Duration(mcp.DefaultRequestTimeout)}
+	p := &plan.Plan{Timeout: plan.Duration(mcp.DefaultRequestTimeout)}
 	d.plan(doc.Content[0], p)
-	_, err := Compile(p)
-	if err == nil && len(pe.problems) == 0 {
-		return p, nil
+	p.SetSource(filename, d.lines["tokensFile"], d.lines["data"])
+	_, err := plan.Compile(p)
+	if err == nil && len(pe.List) == 0 {
+		return p, d, nil
 	}
 	// Report every problem at once: the file's, then the plan's that are
 	// not about something the file's already named (a bad duration read
 	// as 0 need not be reported twice).
-	var ce *planError
+	var ce *plan.Problems
 	if errors.As(err, &ce) {
-		walked := slices.Clone(pe.problems)
-		for _, q := range ce.problems {
-			if !slices.ContainsFunc(walked, func(w problem) bool { return within(q.path, w.path) || within(w.path, q.path) }) {
-				line := q.line
+		walked := slices.Clone(pe.List)
+		for _, q := range ce.List {
+			if !slices.ContainsFunc(walked, func(w plan.Problem) bool { return within(q.Path, w.Path) || within(w.Path, q.Path) }) {
+				line := q.Line
 				if line == 0 {
-					line = d.lineOf(q.path) // e.g. a plan-wide option
+					line = d.lineOf(q.Path) // e.g. a plan-wide option
 				}
-				pe.add(line, q.path, "%s", q.msg)
+				pe.Add(line, q.Path, "%s", q.Msg)
 			}
 		}
 	}
-	slices.SortStableFunc(pe.problems, func(a, b problem) int {
-		if a.line == 0 || b.line == 0 {
-			return b.line - a.line // problems without a line last
+	slices.SortStableFunc(pe.List, func(a, b plan.Problem) int {
+		if a.Line == 0 || b.Line == 0 {
+			return b.Line - a.Line // problems without a line last
 		}
-		return a.line - b.line
+		return a.Line - b.Line
 	})
-	return nil, pe
+	return nil, nil, pe
 }
 
 // within reports whether path is base or inside it.
@@ -138,7 +151,7 @@ func yamlErr(err error) (int, string) {
 
 var planKeys = []string{"target", "timeout", "protocolVersion", "headers", "tokens", "tokensFile", "seed", "connections", "data", "scenarios", "thresholds"}
 
-func (d *ydec) plan(n *yaml.Node, p *Plan) {
+func (d *ydec) plan(n *yaml.Node, p *plan.Plan) {
 	keys := planKeys
 	for _, sec := range d.sections {
 		keys = append(keys[:len(keys):len(keys)], sec.Key)
@@ -168,7 +181,6 @@ func (d *ydec) plan(n *yaml.Node, p *Plan) {
 			}
 		case "tokensFile":
 			p.TokensFile = d.str(e.v, e.key)
-			p.tokensLine = e.k.Line
 		case "seed":
 			p.Seed = d.int(e.v, e.key)
 		case "connections":
@@ -180,7 +192,7 @@ func (d *ydec) plan(n *yaml.Node, p *Plan) {
 				p.Scenarios = append(p.Scenarios, d.scenario(s))
 			}
 		case "data":
-			p.Data, p.dataLine = d.dataSource(e.v, e.key), e.k.Line
+			p.Data = d.dataSource(e.v, e.key)
 		case "thresholds":
 			d.thresholds(e.v, p)
 		default:
@@ -197,9 +209,10 @@ func (d *ydec) plan(n *yaml.Node, p *Plan) {
 
 var commonScenarioKeys = []string{"executor", "startTime", "gracefulStop", "timeout", "protocolVersion", "flow", "data"}
 
-func (d *ydec) scenario(e kv) Scenario {
+func (d *ydec) scenario(e kv) plan.Scenario {
 	path := "scenarios." + e.raw
-	s := Scenario{Name: e.raw, line: e.k.Line, GracefulStop: Duration(defaultGracefulStop)}
+	s := plan.Scenario{Name: e.raw, GracefulStop: plan.Duration(defaultGracefulStop)}
+	s.SetLine(e.k.Line)
 	// The executor decides which options are allowed: find it first.
 	entries, ok := d.mapping(e.v, path, nil)
 	if !ok {
@@ -210,35 +223,34 @@ func (d *ydec) scenario(e kv) Scenario {
 			s.Executor = d.str(o.v, path+".executor")
 		}
 	}
-	allowed, known := executorKeys[s.Executor]
+	allowed, known := plan.ExecutorOptions[s.Executor]
 	switch {
 	case s.Executor == "":
-		d.errf(e.v, path, "no executor; want one of %s", strings.Join(executorNames, ", "))
+		d.errf(e.v, path, "no executor; want one of %s", strings.Join(plan.Executors, ", "))
 		return s
 	case !known:
-		d.errf(e.v, path+".executor", "unknown executor %q; want one of %s", textutil.Truncate(s.Executor, 40), strings.Join(executorNames, ", "))
+		d.errf(e.v, path+".executor", "unknown executor %q; want one of %s", textutil.Truncate(s.Executor, 40), strings.Join(plan.Executors, ", "))
 		return s
 	}
 	switch s.Executor {
-	case ExecConstantVUs, ExecPerVUIterations:
+	case plan.ExecConstantVUs, plan.ExecPerVUIterations:
 		s.VUs = 1
-	case ExecRampingVUs:
-		s.StartVUs, s.GracefulRampDown = 1, Duration(defaultGracefulRampDown)
+	case plan.ExecRampingVUs:
+		s.StartVUs, s.GracefulRampDown = 1, plan.Duration(defaultGracefulRampDown)
 	}
-	if s.Executor == ExecPerVUIterations {
-		s.Iterations, s.MaxDuration = 1, Duration(defaultMaxDuration)
+	if s.Executor == plan.ExecPerVUIterations {
+		s.Iterations, s.MaxDuration = 1, plan.Duration(defaultMaxDuration)
 	}
-	if s.Executor == ExecConstantArrivalRate || s.Executor == ExecRampingArrivalRate {
-		s.TimeUnit = Duration(defaultTimeUnit)
+	if s.Executor == plan.ExecConstantArrivalRate || s.Executor == plan.ExecRampingArrivalRate {
+		s.TimeUnit = plan.Duration(defaultTimeUnit)
 	}
 	entries, _ = d.mapping(e.v, path, append(slices.Clone(commonScenarioKeys), allowed...))
 	maxVUsSet := false
-	s.lines = make(map[string]int, len(entries))
 	for _, o := range entries {
 		op := path + "." + o.key
-		s.lines[o.key] = o.k.Line
-		switch f := s.option(o.key).(type) {
-		case *Duration:
+		s.SetOptionLine(o.key, o.k.Line)
+		switch f := s.Option(o.key).(type) {
+		case *plan.Duration:
 			*f = d.duration(o.v, op)
 		case *int:
 			*f = d.smallInt(o.v, op)
@@ -246,11 +258,11 @@ func (d *ydec) scenario(e kv) Scenario {
 			*f = d.int(o.v, op)
 		case *string:
 			*f = d.str(o.v, op)
-		case *[]Step:
+		case *[]plan.Step:
 			*f = d.steps(o.v, op)
-		case **DataSource:
+		case **plan.DataSource:
 			*f = d.dataSource(o.v, op)
-		case *[]Stage:
+		case *[]plan.Stage:
 			*f = d.stages(o.v, op)
 		}
 		maxVUsSet = maxVUsSet || o.key == "maxVUs"
@@ -262,11 +274,12 @@ func (d *ydec) scenario(e kv) Scenario {
 }
 
 // stages reads [{duration: D, target: N}, ...].
-func (d *ydec) stages(n *yaml.Node, path string) []Stage {
-	var out []Stage
+func (d *ydec) stages(n *yaml.Node, path string) []plan.Stage {
+	var out []plan.Stage
 	for i, sn := range d.seq(n, path) {
 		sp := fmt.Sprintf("%s[%d]", path, i)
-		st := Stage{line: sn.Line}
+		var st plan.Stage
+		st.SetLine(sn.Line)
 		fields, ok := d.mapping(sn, sp, []string{"duration", "target"})
 		for _, f := range fields {
 			if f.key == "duration" {
@@ -283,7 +296,7 @@ func (d *ydec) stages(n *yaml.Node, path string) []Stage {
 	return out
 }
 
-func (d *ydec) thresholds(n *yaml.Node, p *Plan) {
+func (d *ydec) thresholds(n *yaml.Node, p *plan.Plan) {
 	entries, _ := d.mapping(n, "thresholds", nil)
 	for _, e := range entries {
 		path := "thresholds." + e.raw
@@ -295,7 +308,8 @@ func (d *ydec) thresholds(n *yaml.Node, p *Plan) {
 			d.errf(e.v, path, "no threshold expressions")
 		}
 		for _, it := range items {
-			t := Threshold{Metric: e.raw, line: it.Line}
+			t := plan.Threshold{Metric: e.raw}
+			t.SetLine(it.Line)
 			r, ok := d.budgetLeft(it, path)
 			if !ok {
 				continue
@@ -320,5 +334,30 @@ func (d *ydec) thresholds(n *yaml.Node, p *Plan) {
 			}
 			p.Thresholds = append(p.Thresholds, t)
 		}
+	}
+}
+
+// connections decodes the plan's connections: option.
+func (d *ydec) connections(n *yaml.Node, p *plan.Plan) {
+	const path = "connections"
+	r := d.resolve(n)
+	if r != nil && r.Kind == yaml.ScalarNode {
+		if v := d.str(r, path); v != "" && norm(v) != norm(plan.ConnectionsPerUser) {
+			d.errf(r, path, "want %s or {shared: N}, got %s", plan.ConnectionsPerUser, describe(r))
+		}
+		p.SharedConnections = 0
+		return
+	}
+	entries, ok := d.mapping(n, path, []string{plan.ConnectionsShared})
+	if !ok {
+		return
+	}
+	for _, e := range entries {
+		v := d.smallInt(e.v, path+"."+plan.ConnectionsShared)
+		if v < 1 || v > plan.MaxSharedConnections {
+			d.errf(e.v, path+"."+plan.ConnectionsShared, "want a number of connections in [1, %d], got %d", plan.MaxSharedConnections, v)
+			continue
+		}
+		p.SharedConnections = v
 	}
 }
