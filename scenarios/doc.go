@@ -2,10 +2,12 @@
 // this package holds only this map.
 //
 //   - [github.com/leakbench/leakbench/scenarios/plan]: the scenario
-//     language. Plan, Scenario, Step and Threshold; scenario files (YAML)
-//     decoded with every error naming file and line; validation; and
+//     language. Plan, Scenario, Step and Threshold; validation; and
 //     compilation into the form the engine plays (templates and threshold
 //     expressions parsed).
+//   - [github.com/leakbench/leakbench/scenarios/scenariofile]: the
+//     scenario-file decoder: YAML (or JSON) into a plan, with every error
+//     naming file and line, and the extra sections profiles add.
 //   - [github.com/leakbench/leakbench/scenarios/engine]: plays a compiled
 //     plan with k6's executors and virtual users, measures it in
 //     mergeable HDR histograms, judges thresholds, writes load.jsonl
@@ -17,11 +19,11 @@
 //   - [github.com/leakbench/leakbench/scenarios/profiles]: the built-in
 //     sign-off profiles.
 //
-// Data flows one way: a scenario file is parsed into a plan
-// (plan.LoadFile), the engine plays it (engine.RunPlan) and writes
+// Data flows one way: a scenario file is decoded into a plan
+// (scenariofile.Load), the engine plays it (engine.RunPlan) and writes
 // into a run directory; the engine never reads YAML.
 //
-//	p, err := plan.LoadFile("scenarios/examples/annotated.yaml")
+//	p, err := scenariofile.Load("scenarios/examples/annotated.yaml")
 //	if err != nil {
 //		return err // e.g. "annotated.yaml:42: scenarios.agents.flow[1].choose[3].steps: empty; want at least one step"
 //	}

@@ -79,7 +79,7 @@ type Spec struct {
 	Line int `yaml:"-" json:"-"`
 }
 
-// SetLine records the Spec's line (plan.Section calls it per entry).
+// SetLine records the Spec's line (scenariofile.Section calls it per entry).
 func (s *Spec) SetLine(line int) { s.Line = line }
 
 // Name is a short label: "db reset_peer", "terminate_backends".
