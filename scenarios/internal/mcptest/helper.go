@@ -87,18 +87,20 @@ var handled = struct {
 
 // CannedMCP answers every MCP method with a small fixed result, the way a
 // trivial MCP server would, at the least cost: the endpoint for measuring
-// the client.
+// the client. It speaks both eras: server/discover offers 2026-07-28, and
+// only initialize assigns a session.
 func CannedMCP(delay time.Duration) http.Handler {
 	var sessions atomic.Int64
 	results := map[string]string{
-		"initialize":     `{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"canned","version":"1"}}`,
-		"ping":           `{}`,
-		"tools/list":     `{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}`,
-		"tools/call":     `{"content":[{"type":"text","text":"hello"}]}`,
-		"resources/list": `{"resources":[{"uri":"file:///a.txt","name":"a"}]}`,
-		"resources/read": `{"contents":[{"uri":"file:///a.txt","text":"x"}]}`,
-		"prompts/list":   `{"prompts":[{"name":"p"}]}`,
-		"prompts/get":    `{"messages":[{"role":"user","content":{"type":"text","text":"x"}}]}`,
+		"initialize":      `{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"canned","version":"1"}}`,
+		"server/discover": `{"supportedVersions":["2026-07-28","2025-11-25","2025-06-18"],"capabilities":{"tools":{}},"resultType":"complete"}`,
+		"ping":            `{}`,
+		"tools/list":      `{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}`,
+		"tools/call":      `{"content":[{"type":"text","text":"hello"}]}`,
+		"resources/list":  `{"resources":[{"uri":"file:///a.txt","name":"a"}]}`,
+		"resources/read":  `{"contents":[{"uri":"file:///a.txt","text":"x"}]}`,
+		"prompts/list":    `{"prompts":[{"name":"p"}]}`,
+		"prompts/get":     `{"messages":[{"role":"user","content":{"type":"text","text":"x"}}]}`,
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodDelete {

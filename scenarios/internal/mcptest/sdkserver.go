@@ -32,10 +32,18 @@ func Main(m *testing.M) {
 
 // Options select how the real go-sdk server answers.
 type Options struct {
+	// JSON answers application/json rather than SSE; Stateless serves
+	// without sessions — and so also speaks 2026-07-28, which go-sdk
+	// serves only in its stateless mode.
 	JSON, Stateless bool
-	PageSize        int           // tools/list page size; 0: SDK default
-	SessionTimeout  time.Duration // idle sessions are dropped after this
-	ExtraTools      int           // filler tools, to make tools/list paginate
+	// DualEra serves both eras on one endpoint, as the reference gateway
+	// does: requests whose MCP-Protocol-Version is 2026-07-28 or later go
+	// to a stateless handler, the rest to the stateful one (Stateless
+	// unset).
+	DualEra        bool
+	PageSize       int           // tools/list page size; 0: SDK default
+	SessionTimeout time.Duration // idle sessions are dropped after this
+	ExtraTools     int           // filler tools, to make tools/list paginate
 }
 
 // Server is a real go-sdk MCP server behind httptest, with a recorder of
@@ -59,6 +67,8 @@ type Request struct {
 	SessionID, Version, Authorized string
 	Header                         http.Header
 	Params                         json.RawMessage
+	// Meta is params._meta, each member raw (nil: none).
+	Meta map[string]json.RawMessage
 }
 
 // EchoIn is the echo tool's input.
@@ -119,8 +129,12 @@ func NewSDKServer(t testing.TB, o Options) *Server {
 			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "x"}}}}, nil
 		})
 	}
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{JSONResponse: o.JSON, Stateless: o.Stateless, SessionTimeout: o.SessionTimeout})
+	if o.DualEra {
+		h = dualEra(h, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+			&mcp.StreamableHTTPOptions{JSONResponse: o.JSON, Stateless: true}))
+	}
 	s.Server = httptest.NewServer(s.record(h))
 	s.URL = s.Server.URL + "/mcp"
 	t.Cleanup(func() {
@@ -131,6 +145,19 @@ func NewSDKServer(t testing.TB, o Options) *Server {
 		s.Server.Close()
 	})
 	return s
+}
+
+// dualEra sends requests that speak 2026-07-28 or later (by their
+// MCP-Protocol-Version header, which that revision requires on every
+// request) to modern, the rest to legacy.
+func dualEra(legacy, modern http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Protocol-Version") >= "2026-07-28" {
+			modern.ServeHTTP(w, r)
+			return
+		}
+		legacy.ServeHTTP(w, r)
+	})
 }
 
 func (s *Server) record(next http.Handler) http.Handler {
@@ -151,6 +178,11 @@ func (s *Server) record(next http.Handler) http.Handler {
 			}
 			_ = json.Unmarshal(body, &m)
 			seen.RPCMethod, seen.Params = m.Method, m.Params
+			var p struct {
+				Meta map[string]json.RawMessage `json:"_meta"`
+			}
+			_ = json.Unmarshal(m.Params, &p)
+			seen.Meta = p.Meta
 		}
 		s.mu.Lock()
 		s.reqs = append(s.reqs, seen)
@@ -187,4 +219,16 @@ var Modes = []struct {
 	{"json-stateful", Options{JSON: true}},
 	{"sse-stateless", Options{Stateless: true}},
 	{"json-stateless", Options{JSON: true, Stateless: true}},
+}
+
+// ModernModes are the ways the go-sdk server can answer 2026-07-28
+// requests: stateless, or dual-era.
+var ModernModes = []struct {
+	Name string
+	Opts Options
+}{
+	{"sse-stateless", Options{Stateless: true}},
+	{"json-stateless", Options{JSON: true, Stateless: true}},
+	{"sse-dual-era", Options{DualEra: true}},
+	{"json-dual-era", Options{JSON: true, DualEra: true}},
 }
