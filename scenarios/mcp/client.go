@@ -14,6 +14,7 @@ package mcp
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -32,16 +33,20 @@ import (
 	"github.com/leakbench/leakbench/scenarios/internal/textutil"
 )
 
-// ProtocolVersion is the MCP protocol version the client asks for when the
-// version is negotiated rather than pinned.
+// ProtocolVersion is the MCP protocol version the initialize handshake
+// asks for when the version is negotiated rather than pinned (the
+// setting ""); see [VersionAuto] for the setting that also speaks
+// 2026-07-28.
 const ProtocolVersion = "2025-06-18"
 
 // acceptedVersions are the versions the client can speak: Streamable HTTP
 // with the semantics implemented here.
 var acceptedVersions = map[string]bool{"2025-03-26": true, "2025-06-18": true, "2025-11-25": true}
 
-// SupportedVersions lists the protocol versions the client can speak, oldest
-// first; a scenario may pin any of them.
+// SupportedVersions lists the handshake-era (2025) protocol versions the
+// client can speak, oldest first; a scenario may pin any of them. The
+// sessionless revision and the auto setting are [Version20260728] and
+// [VersionAuto]; [ValidVersionSetting] accepts all of them.
 var SupportedVersions = []string{"2025-03-26", "2025-06-18", "2025-11-25"}
 
 // Defaults for ClientOptions.
@@ -68,9 +73,18 @@ type ClientOptions struct {
 	// Headers are sent with every request. They cannot replace the headers
 	// the protocol needs (Accept, Content-Type, Mcp-Session-Id, ...).
 	Headers map[string]string
-	// ProtocolVersion pins the protocol version: initialize asks for it and
-	// fails unless the server agrees. Empty: negotiate (ask for
-	// [ProtocolVersion], accept any of [SupportedVersions]).
+	// ProtocolVersion chooses the protocol the sessions speak (see
+	// [ValidVersionSetting]):
+	//   - "" (today's default): the initialize handshake, asking for
+	//     [ProtocolVersion] and accepting any of [SupportedVersions];
+	//   - one of [SupportedVersions]: that version pinned — initialize
+	//     asks for it and fails unless the server agrees;
+	//   - [Version20260728]: the sessionless revision — Initialize sends
+	//     server/discover and fails unless the server offers it;
+	//   - [VersionAuto]: server/discover first, 2026-07-28 when the
+	//     server offers it, else the handshake (as go-sdk's client does).
+	// [Session.Pin] overrides it per session; [Session.Era] and
+	// [Session.ProtocolVersion] tell what a session ended up speaking.
 	ProtocolVersion string
 	// SharedConns, when above 0, makes all sessions share one keep-alive
 	// pool of at most that many idle connections (for peak-rate tests);
@@ -93,6 +107,7 @@ type Client struct {
 	info    clientInfo
 	tr      *h1.Transport // nil if target is not a usable URL
 	head    []byte        // header lines every request carries
+	meta    []byte        // the 2026-07-28 _meta members every request carries (era.go)
 	headErr error         // an invalid extra header
 	pin     string
 	shared  bool        // sessions share the transport's pool
@@ -148,6 +163,7 @@ func NewClient(target string, opts ClientOptions) *Client {
 		h = append(h, http.CanonicalHeaderKey(k)+": "+v+"\r\n"...)
 	}
 	c.head = h
+	c.meta = modernMeta(c.info)
 	return c
 }
 
@@ -185,13 +201,20 @@ type Session struct {
 	token     string
 	id        string // Mcp-Session-Id; "" for stateless servers
 	version   string // negotiated protocol version; "" before Initialize
-	pin       string // pinned protocol version; "" to negotiate
+	pin       string // the protocol setting (ClientOptions.ProtocolVersion)
+	era       Era    // the era Initialize settled on; EraNone before
 	nextID    int64
 	sessioned bool         // the last request carried a session id
 	badToken  bool         // the token holds a line break: nothing can be sent
 	slot      *h1.Slot     // the session's own connection; nil: the shared pool
 	tokens    TokenSource  // nil: token is fixed
 	trace     traceCarrier // the trace context of the request being sent (trace.go)
+
+	// The request being sent speaks 2026-07-28: meta (the client's
+	// _meta members) goes into its params, and method and name into its
+	// Mcp-Method and Mcp-Name headers (era.go). nil and "" otherwise.
+	meta            []byte
+	rpcMethod, name string
 
 	// keep: the result of the last request is kept (Result), for
 	// captures and checks (answer.go).
@@ -206,13 +229,19 @@ type Session struct {
 // ID returns the Mcp-Session-Id the server assigned ("" if none).
 func (s *Session) ID() string { return s.id }
 
-// ProtocolVersion returns the negotiated protocol version ("" before
+// ProtocolVersion returns the protocol version the session speaks: the
+// one negotiated by initialize, or [Version20260728] ("" before
 // Initialize).
 func (s *Session) ProtocolVersion() string { return s.version }
 
-// Pin pins the protocol version the next Initialize asks for, and fails
-// unless the server agrees ("" negotiates). It overrides
-// ClientOptions.ProtocolVersion for this session.
+// Era returns the era the session speaks: [Era2025] after an initialize
+// handshake, [Era2026] when Initialize settled on 2026-07-28, [EraNone]
+// before Initialize and after Close.
+func (s *Session) Era() Era { return s.era }
+
+// Pin sets the protocol setting the next Initialize uses: any value
+// [ValidVersionSetting] accepts, as ClientOptions.ProtocolVersion, which
+// it overrides for this session.
 func (s *Session) Pin(version string) { s.pin = version }
 
 // SetTimeouts sets, for the requests that follow, a request timeout other
@@ -223,87 +252,30 @@ func (s *Session) SetTimeouts(timeout, abortAfter time.Duration) {
 	s.timeout, s.abortAfter = timeout, abortAfter
 }
 
-// Initialize performs the MCP handshake: initialize, then
-// notifications/initialized. Calling it again starts a new session (after a
-// 404, see [ErrSessionExpired]); the old one is not closed.
-func (s *Session) Initialize(ctx context.Context) error {
-	const op = "initialize"
-	s.id, s.version = "", ""
-	want := ProtocolVersion
-	if s.pin != "" {
-		want = s.pin
-	}
-	params := make([]byte, 0, 160)
-	params = append(params, `{"protocolVersion":`...)
-	params = textutil.AppendJSONString(params, want)
-	params = append(params, `,"capabilities":{},"clientInfo":{"name":`...)
-	params = textutil.AppendJSONString(params, s.c.info.Name)
-	params = append(params, `,"version":`...)
-	params = textutil.AppendJSONString(params, s.c.info.Version)
-	params = append(params, "}}"...)
-	var res struct {
-		ProtocolVersion string `json:"protocolVersion"`
-	}
-	sid, err := s.call(ctx, op, params, &res)
-	if err != nil {
-		return err
-	}
-	switch got := res.ProtocolVersion; {
-	case s.pin != "" && got != s.pin:
-		return &Error{Kind: KindProtocol, Op: op, Msg: s.redact(fmt.Sprintf("server chose protocol version %q; the scenario pins %q", textutil.Truncate(got, 32), s.pin))}
-	case !acceptedVersions[got]:
-		return &Error{Kind: KindProtocol, Op: op, Msg: s.redact(fmt.Sprintf("server chose unsupported protocol version %q", textutil.Truncate(got, 32)))}
-	}
-	s.id = sid
-	if strings.IndexFunc(s.id, func(r rune) bool { return r < 0x21 || r > 0x7e }) >= 0 {
-		s.id = ""
-		return &Error{Kind: KindProtocol, Op: op, Msg: "Mcp-Session-Id holds characters outside visible ASCII"}
-	}
-	s.version = res.ProtocolVersion
-	return s.notify(ctx, op, "notifications/initialized")
-}
-
-// Close ends the session with an HTTP DELETE. A server that does not allow
-// it (405) or has already forgotten the session (404) is not an error. A
-// session without an id (stateless server) has nothing to close.
-func (s *Session) Close(ctx context.Context) error {
-	const op = "close"
-	if s.id == "" {
-		s.version = ""
-		return nil
-	}
-	defer func() { s.id, s.version = "", "" }()
-	resp, _, err := s.send(ctx, op, http.MethodDelete, nil, false)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	drain(resp.Body)
-	switch {
-	case resp.StatusCode/100 == 2, resp.StatusCode == http.StatusMethodNotAllowed, resp.StatusCode == http.StatusNotFound:
-		return nil
-	}
-	return s.statusError(op, resp)
-}
-
 // call sends a JSON-RPC request with the given params (raw JSON, or nil)
-// and decodes its result into out (if non-nil). op is also the method. It
+// and decodes its result into out (if non-nil). op is also the method;
+// name is what its Mcp-Name header carries in the 2026-07-28 era (the
+// tool's or prompt's name, the resource's URI; "" for other methods). It
 // returns the answer's Mcp-Session-Id.
-func (s *Session) call(ctx context.Context, op string, params []byte, out any) (string, error) {
+func (s *Session) call(ctx context.Context, op, name string, params []byte, out any) (string, error) {
 	s.nextID++
 	id := s.nextID
 	s.last = nil
-	body := make([]byte, 0, 64+len(op)+len(params))
+	s.inject(ctx)
+	// One allocation for the whole body, _meta included.
+	body := make([]byte, 0, 96+len(op)+len(params)+len(s.meta)+len(s.trace.parent)+len(s.trace.state))
 	body = append(body, `{"jsonrpc":"2.0","id":`...)
 	body = strconv.AppendInt(body, id, 10)
 	body = append(body, `,"method":"`...)
 	body = append(body, op...) // one of our own method constants: no escaping needed
 	body = append(body, '"')
-	s.inject(ctx)
-	body = s.appendParams(body, params) // with the trace context in _meta
+	body = s.appendParams(body, params) // with the trace context (and 2026-07-28's members) in _meta
 	body = append(body, '}')
+	if s.meta != nil {
+		s.rpcMethod, s.name = op, name
+	}
 	resp, w, err := s.send(ctx, op, http.MethodPost, body, true)
-	s.trace = traceCarrier{} // only this request's headers carry it
+	s.trace, s.rpcMethod, s.name = traceCarrier{}, "", "" // only this request's headers carry them
 	if err != nil {
 		return "", err
 	}
@@ -326,7 +298,12 @@ func (s *Session) call(ctx context.Context, op string, params []byte, out any) (
 		}
 	}
 	if rr.Error != nil {
-		return "", &Error{Kind: KindJSONRPC, Op: op, Code: rr.Error.Code, Msg: s.redact(textutil.Truncate(rr.Error.Message, 200))}
+		return "", &Error{Kind: KindJSONRPC, Op: op, Code: rr.Error.Code, Msg: s.redact(s.sessionHint(textutil.Truncate(rr.Error.Message, 200)))}
+	}
+	if s.meta != nil {
+		if err := s.modernAnswer(op, rr.Result, resp.SessionID); err != nil {
+			return "", err
+		}
 	}
 	if s.keep {
 		s.last = rr.Result // a copy of its own (decodeMessage)
@@ -337,24 +314,6 @@ func (s *Session) call(ctx context.Context, op string, params []byte, out any) (
 		}
 	}
 	return resp.SessionID, nil
-}
-
-// notify sends a JSON-RPC notification; the server must answer 202 Accepted.
-func (s *Session) notify(ctx context.Context, op, method string) error {
-	body := []byte(`{"jsonrpc":"2.0","method":"` + method + `"}`)
-	resp, _, err := s.send(ctx, op, http.MethodPost, body, true)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	drain(resp.Body)
-	switch {
-	case resp.StatusCode == http.StatusAccepted:
-		return nil
-	case resp.StatusCode/100 == 2:
-		return &Error{Kind: KindProtocol, Op: op, Msg: fmt.Sprintf("%s: want 202 Accepted, got %d", method, resp.StatusCode)}
-	}
-	return s.statusError(op, resp)
 }
 
 // send sends one HTTP request under the per-request timeout, or under the
@@ -411,6 +370,7 @@ func (s *Session) send(ctx context.Context, op, method string, body []byte, abor
 		h = append(h, "\r\n"...)
 	}
 	h = s.appendTraceHeaders(h)
+	h = s.appendStandardHeaders(h)
 	resp, w, err := s.c.tr.RoundTrip(ctx, s.slot, time.Now().Add(timeout), cause, method, h, body)
 	*hb = h
 	headBufs.Put(hb)
@@ -427,14 +387,27 @@ var headBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b 
 // statusError builds the error for a non-2xx answer, with a sanitized
 // snippet of its body for diagnosis.
 func (s *Session) statusError(op string, resp *h1.Response) error {
-	const snippetLen = 256
-	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, snippetLen+1))
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, rpcErrorLen))
 	drain(resp.Body)
-	msg := cleanSnippet(snippet[:min(len(snippet), snippetLen)])
-	if len(snippet) > snippetLen {
-		msg += "…" // marks the cut, so that redact.Literal sees a token cut there
+	e := &Error{Kind: KindHTTP, Op: op, Status: resp.StatusCode, Msg: s.redact(s.sessionHint(snippet(body)))}
+	// A 2026-07-28 server answers a request it rejects with 4xx and a
+	// JSON-RPC error (an unknown tool, UnsupportedProtocolVersion,
+	// HeaderMismatch, ...): its code tells a modern server from a legacy
+	// one (era.go), and for a 2026-07-28 request it is the answer — a
+	// JSON-RPC error, as the same refusal is in the 2025 era, so that runs
+	// of both eras compare kind by kind.
+	if baseMediaType(resp.ContentType) == mediaJSON {
+		var m struct {
+			JSONRPC string    `json:"jsonrpc"`
+			Error   *rpcError `json:"error"`
+		}
+		if json.Unmarshal(body, &m) == nil && m.JSONRPC == "2.0" && m.Error != nil {
+			e.Code = m.Error.Code
+			if s.meta != nil && resp.StatusCode/100 == 4 {
+				e.Kind, e.Msg = KindJSONRPC, s.redact(s.sessionHint(textutil.Truncate(m.Error.Message, 200)))
+			}
+		}
 	}
-	e := &Error{Kind: KindHTTP, Op: op, Status: resp.StatusCode, Msg: s.redact(msg)}
 	if resp.StatusCode == http.StatusNotFound && s.sessioned {
 		e.expired = true
 	}
@@ -463,6 +436,23 @@ func (s *Session) scrub(e *Error) *Error {
 // target (a hostile or careless server may echo it back, whole or cut
 // before a "…"), and any other secret redact finds.
 func (s *Session) redact(text string) string { return redact.Literal(text, s.token) }
+
+// snippetLen bounds how much of an answer an error quotes.
+const snippetLen = 256
+
+// rpcErrorLen bounds how much of an error answer is read to find a
+// JSON-RPC error in it.
+const rpcErrorLen = 4 << 10
+
+// snippet is the start of an answer, printable on one line, for an error
+// to quote (not yet redacted).
+func snippet(b []byte) string {
+	msg := cleanSnippet(b[:min(len(b), snippetLen)])
+	if len(b) > snippetLen {
+		msg += "…" // marks the cut, so that redact.Literal sees a token cut there
+	}
+	return msg
+}
 
 // cleanSnippet makes a body prefix printable on one line.
 func cleanSnippet(b []byte) string {

@@ -1,11 +1,22 @@
-// Package mcp is a lean MCP client over Streamable HTTP (protocol
-// 2025-06-18, also 2025-03-26 and 2025-11-25), made for load tests: a
-// [Client] holds the target and one keep-alive connection pool; a
+// Package mcp is a lean MCP client over Streamable HTTP, made for load
+// tests: a [Client] holds the target and one keep-alive connection pool; a
 // [Session] is one virtual user's MCP session, a few small fields with no
 // goroutine and no connection of its own.
 //
-// A session sends what a load-test user sends — Initialize, Ping,
-// ListTools, CallTool, ListResources, ReadResource, ListPrompts,
+// It speaks both eras of the protocol. The 2025 era (2025-06-18 by
+// default, also 2025-03-26 and 2025-11-25) opens a session with the
+// initialize handshake and carries its Mcp-Session-Id; the sessionless
+// 2026-07-28 has no handshake and no session: every request carries the
+// version and the client's capabilities in params._meta and its method
+// (and tool, prompt or resource) in the Mcp-Method and Mcp-Name headers,
+// and server/discover tells what the server offers.
+// ClientOptions.ProtocolVersion (or [Session.Pin]) chooses: "" or a 2025
+// version for the handshake, [Version20260728], or [VersionAuto] to discover and use
+// 2026-07-28 when the server offers it; [Session.Era] and
+// [Session.ProtocolVersion] tell what the session speaks.
+//
+// A session sends what a load-test user sends — Initialize, Discover,
+// Ping, ListTools, CallTool, ListResources, ReadResource, ListPrompts,
 // GetPrompt, Close — checks each answer as far as the protocol asks
 // (JSON or an SSE stream, JSON-RPC framing, the session id), and keeps
 // nothing of it. Every request runs under a timeout; when it fires, or the

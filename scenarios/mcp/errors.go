@@ -98,8 +98,8 @@ var ErrSessionExpired = errors.New("mcp session expired")
 type Error struct {
 	Kind   string // one of the Kind constants
 	Op     string // the MCP method ("initialize", "tools/call", ...), or "close"
-	Status int    // HTTP status, for KindHTTP
-	Code   int64  // JSON-RPC error code, for KindJSONRPC
+	Status int    // HTTP status, for KindHTTP; for KindJSONRPC, the 4xx a 2026-07-28 error came with (0: 200)
+	Code   int64  // JSON-RPC error code, for KindJSONRPC; for KindHTTP, the code of a JSON-RPC error in the body (0: none)
 	Msg    string // short human-readable detail; never contains the bearer token
 	Err    error  // underlying error, if any
 

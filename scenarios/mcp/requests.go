@@ -25,9 +25,10 @@ const (
 // its answer as far as the protocol asks and keeps nothing of it, so that
 // a request costs the client as little as it can.
 
-// Ping sends a ping request.
+// Ping sends a ping request. 2026-07-28 has no ping (SEP-2577): in that
+// era the server's answer is its error for an unknown method.
 func (s *Session) Ping(ctx context.Context) error {
-	_, err := s.call(ctx, methodPing, nil, nil)
+	_, err := s.call(ctx, methodPing, "", nil, nil)
 	return err
 }
 
@@ -47,7 +48,7 @@ func (s *Session) ListPrompts(ctx context.Context) error { return s.listPages(ct
 // message.
 func (s *Session) CallTool(ctx context.Context, name string, args []byte) error {
 	var res toolOutcome
-	if _, err := s.call(ctx, methodCallTool, nameParams(name, args), &res); err != nil {
+	if _, err := s.call(ctx, methodCallTool, name, nameParams(name, args), &res); err != nil {
 		return err
 	}
 	return s.toolError(&res)
@@ -56,13 +57,13 @@ func (s *Session) CallTool(ctx context.Context, name string, args []byte) error 
 // GetPrompt gets prompt name filled with args, a JSON object of strings
 // (nil: none).
 func (s *Session) GetPrompt(ctx context.Context, name string, args []byte) error {
-	_, err := s.call(ctx, methodGetPrompt, nameParams(name, args), &objectResult{})
+	_, err := s.call(ctx, methodGetPrompt, name, nameParams(name, args), &objectResult{})
 	return err
 }
 
 // ReadResource reads the resource at uri.
 func (s *Session) ReadResource(ctx context.Context, uri string) error {
-	_, err := s.call(ctx, methodReadResource, uriParams(uri), &objectResult{})
+	_, err := s.call(ctx, methodReadResource, uri, uriParams(uri), &objectResult{})
 	return err
 }
 
@@ -114,7 +115,7 @@ func (s *Session) listPages(ctx context.Context, op string) error {
 			params = append(params, '}')
 		}
 		var page listPage
-		if _, err := s.call(ctx, op, params, &page); err != nil {
+		if _, err := s.call(ctx, op, "", params, &page); err != nil {
 			return err
 		}
 		if page.NextCursor == "" {

@@ -54,21 +54,29 @@ func (s *Session) inject(ctx context.Context) {
 }
 
 // appendParams appends `,"params":` and params (a JSON object, or nil) to
-// body, with the trace context in its _meta when the session has one.
+// body, with the trace context in its _meta when the session has one, and
+// the 2026-07-28 members (era.go) when the request speaks that revision.
 func (s *Session) appendParams(body, params []byte) []byte {
-	if s.trace.parent == "" {
+	if s.trace.parent == "" && s.meta == nil {
 		if params != nil {
 			body = append(body, `,"params":`...)
 			body = append(body, params...)
 		}
 		return body
 	}
-	body = append(body, `,"params":{"_meta":{"traceparent":"`...)
-	body = append(body, s.trace.parent...) // W3C form: hex and dashes, nothing to escape
-	body = append(body, '"')
-	if s.trace.state != "" {
-		body = append(body, `,"tracestate":`...)
-		body = textutil.AppendJSONString(body, s.trace.state)
+	body = append(body, `,"params":{"_meta":{`...)
+	body = append(body, s.meta...)
+	if s.trace.parent != "" {
+		if s.meta != nil {
+			body = append(body, ',')
+		}
+		body = append(body, `"traceparent":"`...)
+		body = append(body, s.trace.parent...) // W3C form: hex and dashes, nothing to escape
+		body = append(body, '"')
+		if s.trace.state != "" {
+			body = append(body, `,"tracestate":`...)
+			body = textutil.AppendJSONString(body, s.trace.state)
+		}
 	}
 	body = append(body, '}')
 	if len(params) > 1 {
