@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
@@ -136,3 +137,69 @@ func BenchmarkIdleSessionCost(b *testing.B) {
 }
 
 func contains(b []byte, s string) bool { return bytes.Contains(b, []byte(s)) }
+
+// BenchmarkCallToolEras sets a 2026-07-28 tools/call beside a 2025 one,
+// on the same server: the canned endpoint (which speaks both eras and
+// answers with fixed bytes) in a helper process — the client's own cost,
+// the same traced as the engine traces every request (the trace context
+// then shares _meta with 2026-07-28's members), and go-sdk's dual-era
+// server (its share included).
+func BenchmarkCallToolEras(b *testing.B) {
+	args := []byte(`{"text":"hello"}`)
+	run := func(b *testing.B, url, setting string, ctx context.Context) {
+		c := NewClient(url, ClientOptions{ProtocolVersion: setting})
+		defer c.CloseIdleConnections()
+		s := c.NewSession("bench-token")
+		if err := s.Initialize(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		cpu0 := processCPU()
+		for b.Loop() {
+			if err := s.CallTool(ctx, "echo", args); err != nil {
+				b.Fatal(err)
+			}
+		}
+		// This process's CPU time (user and system) per call: with the
+		// server in a helper process, the client's alone; ns/op is the
+		// round trip's wall time.
+		b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+		b.StopTimer()
+		_ = s.Close(ctx)
+	}
+	eras := []struct{ name, setting string }{{"2025", ""}, {"2026", Version20260728}}
+	for _, srv := range []struct {
+		name   string
+		url    func(b *testing.B) string
+		traced bool
+	}{
+		{"canned", helperURL, false},
+		{"canned-traced", helperURL, true},
+		{"sdk-json", func(b *testing.B) string {
+			return mcptest.NewSDKServer(b, mcptest.Options{JSON: true, DualEra: true}).URL
+		}, false},
+	} {
+		for _, era := range eras {
+			b.Run(srv.name+"/"+era.name, func(b *testing.B) {
+				ctx := context.Background()
+				if srv.traced {
+					ctx = traced(ctx)
+				}
+				run(b, srv.url(b), era.setting, ctx)
+			})
+		}
+	}
+}
+
+// helperURL serves mcptest's canned endpoint from a helper process, so
+// that the figures are the client's alone.
+func helperURL(b *testing.B) string { return mcptest.StartHelper(b, mcptest.HelperCanned).URL }
+
+// processCPU is the CPU time this process has used, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
