@@ -1,11 +1,13 @@
 // Package gateway is leakbench's reference MCP gateway: a real MCP server
-// (the official go-sdk, Streamable HTTP at /mcp, stateful by default or
-// stateless, JSON or SSE answers) with bearer-token auth and a
+// (the official go-sdk, Streamable HTTP at /mcp, JSON or SSE answers)
+// serving both protocol eras on one endpoint — the 2025 handshake
+// (stateful by default, or stateless) and the sessionless 2026-07-28,
+// decided per request — with bearer-token auth and a
 // token-scoping step that reads the caller's team memberships from
 // PostgreSQL on every request, as IBM ContextForge's
 // middleware/token_scoping.py did.
 //
-// It serves initialize, ping, tools/list (the built-in tools plus the tools
+// It serves server/discover (2026-07-28), initialize and ping (2025), tools/list (the built-in tools plus the tools
 // registered for the caller's teams, cursor-paginated), tools/call,
 // resources/list and resources/read (the teams' documents),
 // resources/templates/list, prompts/list and prompts/get. Its tools:

@@ -51,7 +51,8 @@ type Config struct {
 	PoolTimeout time.Duration
 	// Listen is the address to serve on. Default 127.0.0.1:8080.
 	Listen string
-	// Stateless serves MCP without sessions.
+	// Stateless serves the 2025 era without sessions too. The 2026-07-28
+	// era (sessionless by definition) is served either way.
 	Stateless bool
 	// JSONResponse answers with application/json instead of SSE.
 	JSONResponse bool
@@ -222,24 +223,52 @@ func (g *Gateway) Handler() http.Handler {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := newMetrics(reg)
 
-	server := g.newMCPServer(m)
-	sessionTimeout := g.cfg.SessionTimeout
-	if sessionTimeout < 0 {
-		sessionTimeout = 0 // go-sdk: zero means never
-	}
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-		&mcp.StreamableHTTPOptions{
-			Stateless:           g.cfg.Stateless,
-			JSONResponse:        g.cfg.JSONResponse,
-			Logger:              g.log,
-			SessionTimeout:      sessionTimeout,
-			MaxRequestBodyBytes: g.cfg.MaxBodyBytes,
-		})
-
+	mcpHandler := g.mcpHandler(g.newMCPServer(m))
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", m.instrumentHTTP("/mcp", g.readBody(g.requestDeadline(g.tokenScoping(g.trackTokenUse(mcpHandler))))))
 	mux.Handle("/metrics", m.instrumentHTTP("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
 	return mux
+}
+
+// modernVersion is the first protocol revision without sessions (MCP
+// 2026-07-28), which every request of that era names in its
+// MCP-Protocol-Version header.
+const modernVersion = "2026-07-28"
+
+// mcpHandler serves both protocol eras on one endpoint, deciding per
+// request as the spec's dual-era servers do: go-sdk serves 2026-07-28
+// only in its stateless mode, so requests whose MCP-Protocol-Version is
+// that revision or later go to a stateless handler of the same server,
+// and the 2025 era's (initialize, requests on its Mcp-Session-Id, GET and
+// DELETE) to the configured one — stateful by default. Both sit behind
+// the same middleware, so token scoping, and every leak variant, treat
+// both eras alike.
+func (g *Gateway) mcpHandler(server *mcp.Server) http.Handler {
+	sessionTimeout := g.cfg.SessionTimeout
+	if sessionTimeout < 0 {
+		sessionTimeout = 0 // go-sdk: zero means never
+	}
+	handler := func(stateless bool) http.Handler {
+		return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+			&mcp.StreamableHTTPOptions{
+				Stateless:           stateless,
+				JSONResponse:        g.cfg.JSONResponse,
+				Logger:              g.log,
+				SessionTimeout:      sessionTimeout,
+				MaxRequestBodyBytes: g.cfg.MaxBodyBytes,
+			})
+	}
+	if g.cfg.Stateless {
+		return handler(true) // a stateless handler serves both eras
+	}
+	legacy, modern := handler(false), handler(true)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := legacy
+		if r.Header.Get("Mcp-Protocol-Version") >= modernVersion {
+			h = modern
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // newMCPServer builds the MCP server: the built-in tools, the per-team tool
