@@ -11,13 +11,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// abortReports has each of n clients call a slow tool and give up on it
-// after abortAfter, as a load-test client with a timeout does.
-func abortReports(t *testing.T, ctx context.Context, env *fixtures.Env, n int, abortAfter time.Duration) {
+// abortReports has each of n clients (go-sdk's, speaking version: see
+// connectVersion) call a slow tool and give up on it after abortAfter, as
+// a load-test client with a timeout does.
+func abortReports(t *testing.T, ctx context.Context, env *fixtures.Env, n int, abortAfter time.Duration, version string) {
 	t.Helper()
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
-		cs := connect(t, ctx, env.GatewayURL, env.Tokens[i])
+		cs := connectVersion(t, ctx, env.GatewayURL, env.Tokens[i], version)
 		// A healthy call first: proves the path works and warms the pool.
 		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_team_tools"}); err != nil {
 			t.Fatalf("get_team_tools: %v", err)
@@ -34,15 +35,15 @@ func abortReports(t *testing.T, ctx context.Context, env *fixtures.Env, n int, a
 	wg.Wait()
 }
 
-// commitInFinallyLoad is the load both commit-in-finally tests run: four
-// clients give up on a slow report after 300 ms.
-func commitInFinallyLoad(t *testing.T, variant string) (*fixtures.Env, *sampler) {
+// commitInFinallyLoad is the load the commit-in-finally tests run: four
+// clients speaking version give up on a slow report after 300 ms.
+func commitInFinallyLoad(t *testing.T, variant, version string) (*fixtures.Env, *sampler) {
 	const timeout = 3 * time.Second
 	env := startStack(t, fixtures.Config{Variant: variant, IdleInTxTimeout: timeout})
 	s := startSampler(t, env, 100*time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	abortReports(t, ctx, env, 4, 300*time.Millisecond)
+	abortReports(t, ctx, env, 4, 300*time.Millisecond, version)
 	return env, s
 }
 
@@ -53,7 +54,7 @@ func commitInFinallyLoad(t *testing.T, variant string) (*fixtures.Env, *sampler)
 func TestCommitInFinallyLeaks(t *testing.T) {
 	skipShort(t)
 	const timeout = 3 * time.Second
-	env, s := commitInFinallyLoad(t, "commit-in-finally")
+	env, s := commitInFinallyLoad(t, "commit-in-finally", legacyVersion)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
@@ -69,26 +70,7 @@ func TestCommitInFinallyLeaks(t *testing.T) {
 		t.Fatalf("at most %d sessions idle in transaction at once, want at least 4", got)
 	}
 
-	// The server's timeout releases them: capacity comes back.
-	if !waitFor(timeout+2*time.Second, func() bool { return len(s.Episodes(time.Second)) >= 4 && allEnded(s.Episodes(time.Second)) }) {
-		t.Fatalf("stuck sessions not ended within the timeout + 2 s: %+v", s.Episodes(time.Second))
-	}
-	stuck := s.Episodes(time.Second)
-	for _, e := range stuck {
-		if !strings.Contains(e.query, "FROM email_team_members") {
-			t.Errorf("stuck session's last query is not the token-scoping SELECT: %q", e.query)
-		}
-		if !e.killed {
-			t.Errorf("stuck session (pid %d) was released, not killed by the server", e.pid)
-		}
-		if h := e.hold(); h < timeout-100*time.Millisecond || h > timeout+time.Second {
-			t.Errorf("stuck session (pid %d) held %s, want the %s timeout within 1 s", e.pid, h, timeout)
-		}
-	}
-	t.Logf("%d stuck episodes, holds %s", len(stuck), holds(stuck))
-	if n := idleTimeoutKills(t, env); n < 4 {
-		t.Errorf("postgres log shows %d idle-in-transaction timeouts (25P03), want at least 4", n)
-	}
+	checkScopingKilled(t, env, s, 4, timeout)
 	// The gateway's pool notices the dead connections and replaces them.
 	if !waitFor(2*time.Second, func() bool { return scrape(t, env.GatewayMetricsURL)["mcp_gateway_db_pool_unclosed_sessions"] == 0 }) {
 		t.Errorf("unclosed sessions not reaped after the server killed them")
@@ -104,7 +86,7 @@ func TestCommitInFinallyLeaks(t *testing.T) {
 // TestFixedDoesNotLeak runs the same aborts against the fixed variant.
 func TestFixedDoesNotLeak(t *testing.T) {
 	skipShort(t)
-	env, s := commitInFinallyLoad(t, "fixed")
+	env, s := commitInFinallyLoad(t, "fixed", legacyVersion)
 	time.Sleep(time.Second)
 	if got := scrape(t, env.GatewayMetricsURL)["mcp_gateway_db_pool_unclosed_sessions"]; got != 0 {
 		t.Errorf("unclosed sessions on /metrics = %g, want 0", got)
@@ -119,6 +101,33 @@ func TestFixedDoesNotLeak(t *testing.T) {
 	}
 	if n := idleTimeoutKills(t, env); n != 0 {
 		t.Errorf("postgres log shows %d idle-in-transaction timeouts, want 0", n)
+	}
+}
+
+// checkScopingKilled waits for at least n stuck sessions to end, and
+// checks that each was token scoping's, left idle in transaction on the
+// membership SELECT until PostgreSQL's timeout killed it.
+func checkScopingKilled(t *testing.T, env *fixtures.Env, s *sampler, n int, timeout time.Duration) {
+	t.Helper()
+	// The server's timeout releases them: capacity comes back.
+	if !waitFor(timeout+2*time.Second, func() bool { return len(s.Episodes(time.Second)) >= n && allEnded(s.Episodes(time.Second)) }) {
+		t.Fatalf("stuck sessions not ended within the timeout + 2 s: %+v", s.Episodes(time.Second))
+	}
+	stuck := s.Episodes(time.Second)
+	for _, e := range stuck {
+		if !strings.Contains(e.query, "FROM email_team_members") {
+			t.Errorf("stuck session's last query is not the token-scoping SELECT: %q", e.query)
+		}
+		if !e.killed {
+			t.Errorf("stuck session (pid %d) was released, not killed by the server", e.pid)
+		}
+		if h := e.hold(); h < timeout-100*time.Millisecond || h > timeout+time.Second {
+			t.Errorf("stuck session (pid %d) held %s, want the %s timeout within 1 s", e.pid, h, timeout)
+		}
+	}
+	t.Logf("%d stuck episodes, holds %s", len(stuck), holds(stuck))
+	if k := idleTimeoutKills(t, env); k < n {
+		t.Errorf("postgres log shows %d idle-in-transaction timeouts (25P03), want at least %d", k, n)
 	}
 }
 

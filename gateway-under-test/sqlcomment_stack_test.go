@@ -46,7 +46,7 @@ func TestSQLCommentOnTheStack(t *testing.T) {
 		HTTPClient: &http.Client{Transport: headerTransport{base: http.DefaultTransport,
 			headers: map[string]string{"Authorization": "Bearer " + env.Tokens[0], "Traceparent": header}}},
 		DisableStandaloneSSE: true, MaxRetries: -1,
-	}, nil)
+	}, &mcp.ClientSessionOptions{ProtocolVersion: legacyVersion})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -119,20 +119,51 @@ func startUpstream(t testing.TB, cfg upstream.Config) *upstream.Server {
 }
 
 // connect opens an MCP session as the given token with go-sdk's client.
+// legacyVersion is the handshake-era version the tests' go-sdk clients
+// pin, unless a test is about the 2026-07-28 era: go-sdk's client speaks
+// 2026-07-28 by default, and the gateway serves it.
+const legacyVersion = "2025-11-25"
+
+// connect opens a 2025-era session (legacyVersion) for token with go-sdk's
+// client.
 func connect(t testing.TB, ctx context.Context, url, token string) *mcp.ClientSession {
 	t.Helper()
+	return connectVersion(t, ctx, url, token, legacyVersion)
+}
+
+// connectVersion connects go-sdk's client asking for version (see dial),
+// and checks that it speaks that version.
+func connectVersion(t testing.TB, ctx context.Context, url, token, version string) *mcp.ClientSession {
+	t.Helper()
+	cs, err := dial(ctx, url, token, version)
+	if err != nil {
+		t.Fatalf("connect MCP client (protocol %q): %v", version, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	want := version
+	if want == "" {
+		want = modernVersion
+	}
+	if got := cs.InitializeResult().ProtocolVersion; got != want {
+		t.Fatalf("go-sdk's client speaks protocol %s, want %s", got, want)
+	}
+	return cs
+}
+
+// modernVersion is the sessionless revision go-sdk's client speaks by
+// default.
+const modernVersion = "2026-07-28"
+
+// dial connects go-sdk's client asking for version: a 2025 version does
+// the handshake, "" (go-sdk's default, 2026-07-28) discovers.
+func dial(ctx context.Context, url, token, version string) (*mcp.ClientSession, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "leakbench-test", Version: "0"}, nil)
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
+	return client.Connect(ctx, &mcp.StreamableClientTransport{
 		Endpoint:             url,
 		HTTPClient:           &http.Client{Transport: bearerTransport{token: token}},
 		DisableStandaloneSSE: true,
 		MaxRetries:           -1, // a failed request is a result here, not something to hide
-	}, nil)
-	if err != nil {
-		t.Fatalf("connect MCP client: %v", err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
+	}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 }
 
 // callText calls a tool and returns its result (or the call's error).
