@@ -60,6 +60,10 @@ type Options struct {
 	// engine.RunOptions.
 	Shard   plan.Segment
 	StartAt time.Time
+	// Shards > 1 plays the load as that many leakbench containers on the
+	// docker stack's network, merged into this run (dockershards.go);
+	// docker provider only.
+	Shards int
 }
 
 // Run starts a stack with the variant, probes it while the load plays, lets
@@ -67,6 +71,9 @@ type Options struct {
 // directory. A summary is written on every path once the directory exists,
 // with EndReason saying how the run ended.
 func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
+	if o.Shards > 1 && o.Env != fixtures.ProviderDocker {
+		return nil, fmt.Errorf("--shards %d runs the shards as containers of the stack: it needs --env docker, not %s", o.Shards, orDefault(o.Env, "auto"))
+	}
 	if err := rundir.Prepare(o.Dir, o.Force); err != nil {
 		return nil, err
 	}
@@ -147,19 +154,13 @@ func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
 	}()
 
 	fp := startFaults(ctx, p, env, poller, logw, o.Name) // nil without faults (faults.go)
-	fmt.Fprintf(logw, "[%s] load: %s against %s\n", o.Name, p.Plan.Describe(), env.GatewayURL)
-	res, loadErr := engine.RunPlan(ctx, p.Plan, engine.RunOptions{
-		Target:      env.GatewayURL,
-		Tokens:      env.Tokens,
-		RunDir:      o.Dir,
-		MetricsAddr: o.MetricsAddr,
-		Gatherer:    poller.Gatherer(),
-		TLS:         o.Target.TLS,
-		OAuth:       o.Target.OAuth,
-		Progress:    probeAnnotated(logw, "["+o.Name+"] ", poller),
-		Segment:     o.Shard,
-		StartAt:     o.StartAt,
-	})
+	var res *engine.Result
+	var loadErr error
+	if o.Shards > 1 {
+		res, loadErr = playDockerShards(ctx, p.Plan, o.Shards, env, o.Dir, logw, o.Name)
+	} else {
+		res, loadErr = playInProcess(ctx, o, env, poller, logw)
+	}
 	sum.Load = res
 	if loadErr == nil && ctx.Err() == nil && p.Probe.Drain > 0 {
 		drain(ctx, p.Probe.Drain, logw, o.Name, poller)
@@ -175,6 +176,23 @@ func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
 		return sum, fmt.Errorf("probes: %w", stopErr)
 	}
 	return sum, interrupted(ctx, nil)
+}
+
+// playInProcess plays o's load from this process against env's gateway.
+func playInProcess(ctx context.Context, o Options, env *fixtures.Env, poller *probes.Poller, logw io.Writer) (*engine.Result, error) {
+	fmt.Fprintf(logw, "[%s] load: %s against %s\n", o.Name, o.Profile.Plan.Describe(), env.GatewayURL)
+	return engine.RunPlan(ctx, o.Profile.Plan, engine.RunOptions{
+		Target:      env.GatewayURL,
+		Tokens:      env.Tokens,
+		RunDir:      o.Dir,
+		MetricsAddr: o.MetricsAddr,
+		Gatherer:    poller.Gatherer(),
+		TLS:         o.Target.TLS,
+		OAuth:       o.Target.OAuth,
+		Progress:    probeAnnotated(logw, "["+o.Name+"] ", poller),
+		Segment:     o.Shard,
+		StartAt:     o.StartAt,
+	})
 }
 
 // interrupted turns any outcome of a cancelled run into ErrInterrupted.
