@@ -32,6 +32,7 @@ func cmdRun(ctx context.Context, args []string) (err error) {
 	tf := addTargetFlags(fs)
 	shard := fs.String("shard", "", "play slice `I/N` of every scenario (k6 execution segments: users and arrival rates split so the N slices add up to the whole; user indices unique across shards); merge the N run directories with leakbench merge")
 	startAt := fs.String("start-at", "", "start the load at this RFC 3339 `TIME` (after the preflight), so that shards on several machines start together; a time already past starts at once")
+	shards := fs.Int("shards", 0, "play the load as `N` leakbench containers on the docker stack's network (--env docker), merged exactly into the run while this process probes (by hand elsewhere: --shard and leakbench merge)")
 	keepQueryText := fs.Bool("keep-query-text", false, "keep stuck sessions' raw query texts in the run directory and reports (default: literals masked, since queries may hold e-mails, keys or passwords; sensitive)")
 	hist := addHistoryFlags(fs, false)
 	defer func() { err = hist.exit(err) }()
@@ -65,6 +66,14 @@ func cmdRun(ctx context.Context, args []string) (err error) {
 	seg, at, err := shardFlags(*shard, *startAt, time.Now()) // shard.go
 	if err != nil {
 		return err
+	}
+	switch {
+	case *shards < 0:
+		return fmt.Errorf("%w: --shards %d: want a number of shard containers, 2 or more", errUsage, *shards)
+	case *shards > 1 && *env != "docker":
+		return fmt.Errorf("%w: --shards runs the shards as containers of the stack: add --env docker (shards of your own service: --shard i/N --target URL, then leakbench merge)", errUsage)
+	case *shards > 1 && !seg.Whole():
+		return fmt.Errorf("%w: --shards plays every shard itself; --shard plays one: give one of them", errUsage)
 	}
 	if !seg.Whole() && *env != "external" {
 		// Each run would start a stack of its own: shards of one run load
@@ -109,7 +118,7 @@ func cmdRun(ctx context.Context, args []string) (err error) {
 	if *env == "external" {
 		name = "external" // your own service: the reference gateway's variants do not apply
 	}
-	sum, err := runner.Run(ctx, runner.Options{Profile: p, Variant: *variant, Name: name, Dir: *out, Force: *force, Log: os.Stderr, Version: version, Env: *env, External: ext, MetricsAddr: *metricsAddr, KeepQueryText: *keepQueryText, Target: topts, Shard: seg, StartAt: at})
+	sum, err := runner.Run(ctx, runner.Options{Profile: p, Variant: *variant, Name: name, Dir: *out, Force: *force, Log: os.Stderr, Version: version, Env: *env, External: ext, MetricsAddr: *metricsAddr, KeepQueryText: *keepQueryText, Target: topts, Shard: seg, StartAt: at, Shards: *shards})
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ func cmdSignoff(ctx context.Context, args []string) (err error) {
 	before := fs.String("variant-before", "", "gateway variant of the before run (default from the profile: commit-in-finally); known: "+gateway.VariantNames())
 	after := fs.String("variant-after", "", "gateway variant of the after run (default from the profile: fixed)")
 	metricsAddr := fs.String("metrics-addr", "", "serve the load engine's and the probe's live Prometheus metrics at http://ADDR/metrics while each run's load runs (e.g. 127.0.0.1:9464)")
+	shards := fs.Int("shards", 0, "play each run's load as `N` leakbench containers on the docker stack's network (--env docker), merged exactly into the run while this process probes; the engine's live metrics are then the shards' own, not served")
 	keepQueryText := fs.Bool("keep-query-text", false, "keep stuck sessions' raw query texts in the run directory and reports (default: literals masked, since queries may hold e-mails, keys or passwords; sensitive)")
 	hist := addHistoryFlags(fs, true)
 	defer func() { err = hist.exit(err) }()
@@ -40,6 +41,12 @@ func cmdSignoff(ctx context.Context, args []string) (err error) {
 	default:
 		return fmt.Errorf("%w: --env %q: a sign-off starts its own stacks; want auto, docker or local", errUsage, *env)
 	}
+	switch {
+	case *shards < 0:
+		return fmt.Errorf("%w: --shards %d: want a number of shard containers, 2 or more", errUsage, *shards)
+	case *shards > 1 && *env != "docker":
+		return fmt.Errorf("%w: --shards runs the shards as containers of each run's stack: add --env docker", errUsage)
+	}
 	if *profile == runner.AllProfile && *scenario == "" {
 		switch {
 		case *before != "" || *after != "":
@@ -47,7 +54,7 @@ func cmdSignoff(ctx context.Context, args []string) (err error) {
 		case hist.dir != "" || hist.baseline != "" || hist.release != "":
 			return fmt.Errorf("%w: --history, --release and --baseline record one sign-off; with --profile %s sign the patterns off one by one (--profile NAME) to record them", errUsage, runner.AllProfile)
 		}
-		return signoffAll(ctx, runner.SignoffOptions{Out: *out, Force: *force, Log: os.Stderr, Version: version, Env: *env, MetricsAddr: *metricsAddr, KeepQueryText: *keepQueryText})
+		return signoffAll(ctx, runner.SignoffOptions{Out: *out, Force: *force, Log: os.Stderr, Version: version, Env: *env, MetricsAddr: *metricsAddr, KeepQueryText: *keepQueryText, Shards: *shards})
 	}
 	p, err := loadProfile(*profile, *scenario)
 	if err != nil {
@@ -60,7 +67,7 @@ func cmdSignoff(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	start := time.Now()
-	cmp, err := runner.Signoff(ctx, runner.SignoffOptions{Profile: p, Out: *out, Force: *force, Log: os.Stderr, Version: version, Env: *env, MetricsAddr: *metricsAddr, KeepQueryText: *keepQueryText})
+	cmp, err := runner.Signoff(ctx, runner.SignoffOptions{Profile: p, Out: *out, Force: *force, Log: os.Stderr, Version: version, Env: *env, MetricsAddr: *metricsAddr, KeepQueryText: *keepQueryText, Shards: *shards})
 	if err != nil {
 		return err
 	}
