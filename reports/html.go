@@ -55,6 +55,7 @@ type htmlRun struct {
 	Thresholds []rundir.Threshold
 	Errors     []htmlRow
 	Samples    []string
+	HTTP       []htmlRow // the http steps (httpsteps.go)
 }
 
 // WriteHTML writes the run's report as one self-contained HTML file: the
@@ -125,6 +126,7 @@ func newView(runs []*Run, title string) *htmlView {
 				hr.Errors = append(hr.Errors, htmlRow{Label: k, Values: []string{fmt.Sprint(l.ErrorsByKind[k])}})
 			}
 			hr.Samples = l.ErrorSamples
+			hr.HTTP = htmlHTTPSteps(l)
 		}
 		v.HasThreshold = v.HasThreshold || len(r.Thresholds) > 0
 		v.Runs = append(v.Runs, hr)

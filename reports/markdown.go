@@ -62,6 +62,7 @@ func writeRunMarkdown(b *strings.Builder, s *Summary, r *Run) {
 	if r != nil {
 		writeThresholds(b, "## Thresholds", r.Thresholds)
 	}
+	writeHTTPSteps(b, s) // httpsteps.go
 	writeErrors(b, s)
 	writeEnvironment(b, s)
 	if r != nil {

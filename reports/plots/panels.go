@@ -311,7 +311,18 @@ func requestsPanel(r *Run) *panel {
 	if slices.ContainsFunc(r.Load, func(l rundir.LoadPoint) bool { return l.DroppedIterations > 0 }) {
 		p.addLine("dropped iterations", loadXYs(r, func(l *rundir.LoadPoint) float64 { return perSecond(l.DroppedIterations)(l) }), lineStyle(colPurple, 1.25, dashDotted), nil)
 	}
+	if hasHTTP(r) {
+		// The http steps' share of the requests above, and of the failures.
+		p.addLine("of which http steps", loadXYs(r, func(l *rundir.LoadPoint) float64 { return perSecond(l.HTTPRequests)(l) }), lineStyle(colSky, 1.5, dashDotted), nil)
+		p.addLine("http steps failed", loadXYs(r, func(l *rundir.LoadPoint) float64 { return perSecond(l.HTTPFailures)(l) }), lineStyle(colPurple, 1.25, dashDashed), nil)
+	}
 	return p
+}
+
+// hasHTTP: the run's plan had http steps that ended (load.jsonl's http_*
+// figures).
+func hasHTTP(r *Run) bool {
+	return slices.ContainsFunc(r.Load, func(l rundir.LoadPoint) bool { return l.HTTPRequests > 0 })
 }
 
 func errorRatePanel(r *Run) *panel {
@@ -336,6 +347,9 @@ func latencyPanel(r *Run) *panel {
 	p.addLine("p50", loadXYs(r, func(l *rundir.LoadPoint) float64 { return l.P50Ms }), lineStyle(colGreen, 1.5, dashDotted), nil)
 	p.addLine("p95", loadXYs(r, func(l *rundir.LoadPoint) float64 { return l.P95Ms }), lineStyle(colOrange, 1.75, dashDashed), nil)
 	p.addLine("p99", loadXYs(r, func(l *rundir.LoadPoint) float64 { return l.P99Ms }), lineStyle(colVermilion, 2, dashSolid), nil)
+	if hasHTTP(r) {
+		p.addLine("http steps p95", loadXYs(r, func(l *rundir.LoadPoint) float64 { return l.HTTPP95Ms }), lineStyle(colSky, 1.5, dashDotted), nil)
+	}
 	if c := r.Summary.Load; c != nil && c.Config.RequestTimeout > 0 {
 		h := hline{y: float64(c.Config.RequestTimeout.Milliseconds()), style: lineStyle(colBlack, 1, dashDashed)}
 		p.Add(h)
