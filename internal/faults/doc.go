@@ -2,9 +2,12 @@
 // faults on the stack's links and process faults on its servers — on a
 // timeline, and says when each was applied and removed.
 //
-// Network faults are Toxiproxy toxics (github.com/Shopify/toxiproxy/v2, run
-// in this process, no daemon): Links starts one proxy per link on a free
-// loopback port, and the stack is wired through them —
+// Network faults are Toxiproxy toxics (github.com/Shopify/toxiproxy/v2): for
+// the local provider in this process, no daemon (NewProxies and Add, one
+// proxy per link on a free loopback port); for the docker provider in a
+// container of the stack's own network running `leakbench faultproxy`
+// (Serve), driven through its HTTP API (Remote). Either way the stack is
+// wired through one proxy per link —
 //
 //   - db: the service (gateway) → PgBouncer;
 //   - pg: PgBouncer → PostgreSQL;

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -13,12 +12,17 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Proxies are the in-process Toxiproxy proxies of a stack's links, each
-// listening on a free port of 127.0.0.1.
+// Proxies are the Toxiproxy proxies of a stack's links: in this process
+// (NewProxies, each listening on a free port of 127.0.0.1), or those of a
+// Toxiproxy server elsewhere, driven through its HTTP API (Remote; the
+// docker stack's faults container). Both put the same toxics on.
 type Proxies struct {
 	server *toxiproxy.ApiServer
 	mu     sync.Mutex
 	links  map[string]*toxiproxy.Proxy
+	// remote, when set, is the server whose proxies these are; links is
+	// then empty.
+	remote *remoteAPI
 }
 
 // NewProxies makes an empty set of proxies; Add starts each link's.
@@ -34,6 +38,9 @@ func NewProxies() *Proxies {
 func (p *Proxies) Add(link, upstream string) (string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.remote != nil {
+		return "", fmt.Errorf("fault link %s: the proxies are %s's, made when it started", link, p.remote.base)
+	}
 	if _, ok := p.links[link]; ok {
 		return "", fmt.Errorf("fault link %s: already proxied", link)
 	}
@@ -50,16 +57,24 @@ func (p *Proxies) Has(link string) bool {
 	if p == nil {
 		return false
 	}
+	if p.remote != nil {
+		_, ok := p.remote.listen[link]
+		return ok
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	_, ok := p.links[link]
 	return ok
 }
 
-// Addr is the address link's proxy listens on ("" when not proxied).
+// Addr is the address link's proxy listens on ("" when not proxied); for a
+// remote server's, as that server reports it.
 func (p *Proxies) Addr(link string) string {
 	if p == nil {
 		return ""
+	}
+	if p.remote != nil {
+		return p.remote.listen[link]
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -71,11 +86,20 @@ func (p *Proxies) Addr(link string) string {
 
 // AddToxic puts s's toxic on its link under name; RemoveToxic takes it off.
 func (p *Proxies) AddToxic(name string, s Spec) error {
-	px, err := p.proxy(s.Link)
-	if err != nil {
+	if err := p.check(s.Link); err != nil {
 		return err
 	}
 	body, err := json.Marshal(toxicJSON(name, s))
+	if err != nil {
+		return err
+	}
+	if p.remote != nil {
+		if err := p.remote.addToxic(s.Link, body); err != nil {
+			return fmt.Errorf("add %s to the %s link: %w", s.Toxic, s.Link, err)
+		}
+		return nil
+	}
+	px, err := p.proxy(s.Link)
 	if err != nil {
 		return err
 	}
@@ -87,6 +111,15 @@ func (p *Proxies) AddToxic(name string, s Spec) error {
 
 // RemoveToxic takes toxic name off link.
 func (p *Proxies) RemoveToxic(link, name string) error {
+	if err := p.check(link); err != nil {
+		return err
+	}
+	if p.remote != nil {
+		if err := p.remote.removeToxic(link, name); err != nil {
+			return fmt.Errorf("remove %s from the %s link: %w", name, link, err)
+		}
+		return nil
+	}
 	px, err := p.proxy(link)
 	if err != nil {
 		return err
@@ -97,34 +130,45 @@ func (p *Proxies) RemoveToxic(link, name string) error {
 	return nil
 }
 
-func (p *Proxies) proxy(link string) (*toxiproxy.Proxy, error) {
+// check fails unless link is proxied, saying why.
+func (p *Proxies) check(link string) error {
 	if p == nil {
-		return nil, fmt.Errorf("fault link %s: the stack has no proxied links", link)
+		return fmt.Errorf("fault link %s: the stack has no proxied links", link)
+	}
+	if !p.Has(link) {
+		return fmt.Errorf("fault link %s: not proxied in this stack", link)
+	}
+	return nil
+}
+
+func (p *Proxies) proxy(link string) (*toxiproxy.Proxy, error) {
+	if err := p.check(link); err != nil {
+		return nil, err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	px, ok := p.links[link]
-	if !ok {
-		return nil, fmt.Errorf("fault link %s: not proxied in this stack", link)
-	}
-	return px, nil
+	return p.links[link], nil
 }
 
 // Close removes every toxic and stops every proxy, closing the
-// connections through them. Safe on nil and more than once.
+// connections through them. A remote server's proxies are its own: Close
+// only removes their toxics (Toxiproxy's reset), so it must come while the
+// server still runs. Safe on nil and more than once.
 func (p *Proxies) Close() error {
 	if p == nil {
 		return nil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var errs []error
+	if p.remote != nil {
+		return p.remote.close()
+	}
 	for name, px := range p.links {
 		px.Toxics.ResetToxics(context.Background())
 		px.Stop()
 		delete(p.links, name)
 	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // toxicJSON is s in Toxiproxy's API shape (times in milliseconds, the

@@ -1,9 +1,6 @@
 package faults
 
 import (
-	"bufio"
-	"io"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -46,70 +43,5 @@ func TestValidate(t *testing.T) {
 		case tt.want != "" && ps[0].Line != tt.specs[ps[0].Index].Line:
 			t.Errorf("%s: problem line %d, entry's %d", tt.name, ps[0].Line, tt.specs[ps[0].Index].Line)
 		}
-	}
-}
-
-// TestProxyToxics: bytes pass a link's proxy unchanged; reset_peer cuts
-// the connections through it; after its removal new connections work.
-func TestProxyToxics(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { defer c.Close(); _, _ = io.Copy(c, c) }()
-		}
-	}()
-	p := NewProxies()
-	defer p.Close()
-	addr, err := p.Add(LinkDB, ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	echo := func() error {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-		if _, err := io.WriteString(c, "ping\n"); err != nil {
-			return err
-		}
-		line, err := bufio.NewReader(c).ReadString('\n')
-		if err == nil && line != "ping\n" {
-			t.Errorf("echo %q", line)
-		}
-		return err
-	}
-	if err := echo(); err != nil {
-		t.Fatalf("through the proxy: %v", err)
-	}
-	if err := p.AddToxic("f0", Spec{Link: LinkDB, Toxic: "reset_peer"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := echo(); err == nil {
-		t.Error("reset_peer: the echo got through")
-	}
-	if err := p.RemoveToxic(LinkDB, "f0"); err != nil {
-		t.Fatal(err)
-	}
-	if err := echo(); err != nil {
-		t.Errorf("after the toxic: %v", err)
-	}
-	if err := p.AddToxic("x", Spec{Link: LinkPG, Toxic: "latency"}); err == nil {
-		t.Error("a toxic on a link the stack does not proxy was accepted")
-	}
-	if err := p.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := net.Dial("tcp", addr); err == nil {
-		t.Error("the proxy still listens after Close")
 	}
 }
