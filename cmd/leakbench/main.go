@@ -58,6 +58,8 @@ var commands = map[string]command{
 	"probe":    {"attach to a running PostgreSQL (and PgBouncer, service metrics) and record leaked connections", cmdProbe},
 	"trend":    {"plot a history directory's key figures release after release (HTML, PNG, SVG)", cmdTrend},
 	"version":  {"print leakbench's version", func(context.Context, []string) error { fmt.Println(version); return nil }},
+
+	"faultproxy": {"(internal) the docker stack's fault proxies: Toxiproxy, one proxy per --link", cmdFaultproxy},
 }
 
 func usage() {
