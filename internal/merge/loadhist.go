@@ -3,7 +3,6 @@ package merge
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/scenarios/engine"
+	"github.com/leakbench/leakbench/scenarios/engine/hdrlog"
 )
 
 // exactPercentiles sets the percentiles of every merged second in bySec
@@ -34,7 +34,9 @@ func exactPercentiles(out string, shards []*engine.Shard, started time.Time, byS
 		if err != nil {
 			return fmt.Errorf("read %s: %w", p, err)
 		}
-		err = eachInterval(f, func(h *hdrhistogram.Histogram) {
+		// A log a kill cut short ends with an error after its whole
+		// histograms: what came before stands.
+		_ = hdrlog.Each(f, func(h *hdrhistogram.Histogram) {
 			sec := secondOf(time.UnixMilli(h.EndTimeMs()), started)
 			s := merged[sec]
 			if s == nil {
@@ -52,9 +54,6 @@ func exactPercentiles(out string, shards []*engine.Shard, started time.Time, byS
 			}
 		})
 		f.Close()
-		if err != nil {
-			return fmt.Errorf("read %s: %w", p, err)
-		}
 	}
 	secs := make([]int64, 0, len(merged))
 	for sec, s := range merged {
@@ -67,23 +66,14 @@ func exactPercentiles(out string, shards []*engine.Shard, started time.Time, byS
 		secs = append(secs, sec)
 	}
 	slices.Sort(secs)
-	return rundir.WriteFileFunc(filepath.Join(out, rundir.LoadHistogramsFile), func(w io.Writer) error {
-		lw := hdrhistogram.NewHistogramLogWriter(w)
-		err := errors.Join(lw.OutputLogFormatVersion(), lw.OutputStartTime(started.UnixMilli()), lw.OutputLegend())
-		for _, sec := range secs {
-			// Each second ends when its merged load point does.
-			end, s := bySec[sec].Time, merged[sec]
-			for _, h := range []*hdrhistogram.Histogram{s.all, s.http} {
-				if h == nil || err != nil {
-					continue
-				}
-				h.SetStartTimeMs(end.Add(-time.Second).UnixMilli())
-				h.SetEndTimeMs(end.UnixMilli())
-				err = lw.OutputIntervalHistogram(h)
-			}
-		}
-		return err
-	})
+	intervals := make([]hdrlog.Interval, len(secs))
+	for i, sec := range secs {
+		// Each second ends when its merged load point does.
+		end, s := bySec[sec].Time, merged[sec]
+		intervals[i] = hdrlog.Interval{From: end.Add(-time.Second), To: end,
+			Hists: []hdrlog.Tagged{{Tag: engine.LoadTagAll, Hist: s.all}, {Tag: engine.LoadTagHTTP, Hist: s.http}}}
+	}
+	return hdrlog.WriteIntervals(filepath.Join(out, rundir.LoadHistogramsFile), started, "leakbench merge: the shards' intervals by second", intervals)
 }
 
 // secondOf is the merged second an interval ending at end falls in: the
@@ -92,22 +82,6 @@ func exactPercentiles(out string, shards []*engine.Shard, started time.Time, byS
 // same seconds when it is merged again.
 func secondOf(end, started time.Time) int64 {
 	return max(int64(math.Ceil(end.Sub(started).Seconds()))-1, 0)
-}
-
-// eachInterval calls f with every histogram of an HdrHistogram log. A log
-// cut short by a kill ends at its last whole histogram.
-func eachInterval(r io.Reader, f func(*hdrhistogram.Histogram)) error {
-	lr := hdrhistogram.NewHistogramLogReader(r)
-	for {
-		h, err := lr.NextIntervalHistogram()
-		if err != nil {
-			return nil //nolint:nilerr // a line cut short by a kill: what came before stands
-		}
-		if h == nil {
-			return nil
-		}
-		f(h)
-	}
 }
 
 // percentilesMs are h's p50, p95 and p99 in milliseconds, as the engine

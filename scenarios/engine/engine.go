@@ -17,6 +17,7 @@ import (
 
 	"github.com/leakbench/leakbench/internal/redact"
 	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/scenarios/engine/hdrlog"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
@@ -168,7 +169,7 @@ func RunPlan(ctx context.Context, pl *plan.Plan, opts RunOptions) (*Result, erro
 	res.Plan = &resolved
 	res.Config = configOf(cp)
 	if opts.RunDir != "" {
-		// What leakbench merge adds shards up from (hdrlog.go).
+		// What leakbench merge adds shards up from (shardresults.go).
 		if err := e.writeSeries(opts.RunDir, res, opts.StartAt); err != nil {
 			return nil, err
 		}
@@ -390,14 +391,15 @@ func (e *engine) result(ended time.Time) *Result {
 	r.ErrorSamples = append([]string{}, e.m.samples...)
 	e.m.samplesMu.Unlock()
 	r.Checks, r.HTTP = e.checkResults(), e.httpResults(all)
+	e.addProtocols(r) // protocol.go
 	return r
 }
 
 // outputs are the run's live outputs: load.jsonl and /metrics.
 type outputs struct {
 	load     *os.File
-	loadHist *loadHistLog // load.hlog (loadhist.go)
-	requests *requestLog  // requests.jsonl (requestlog.go)
+	loadHist *hdrlog.IntervalLog // load.hlog (loadhist.go)
+	requests *requestLog         // requests.jsonl (requestlog.go)
 	metrics  *metricsServer
 }
 
@@ -412,7 +414,7 @@ func openOutputs(opts RunOptions, e *engine) (*outputs, error) {
 			return nil, fmt.Errorf("open %s: %w", rundir.LoadFile, err)
 		}
 		out.load = f
-		if out.loadHist, err = openLoadHistLog(opts.RunDir); err != nil {
+		if out.loadHist, err = openLoadHistLog(opts.RunDir, time.Now()); err != nil {
 			out.close()
 			return nil, err
 		}
@@ -440,7 +442,7 @@ func (o *outputs) close() {
 	if o.load != nil {
 		_ = o.load.Close()
 	}
-	o.loadHist.close()
+	_ = o.loadHist.Close()
 	if o.metrics != nil {
 		o.metrics.close()
 	}

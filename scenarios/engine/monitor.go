@@ -11,6 +11,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/scenarios/engine/hdrlog"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
@@ -60,9 +61,6 @@ type monitor struct {
 }
 
 func newMonitor(e *engine, progress io.Writer, out *outputs) *monitor {
-	if out != nil && out.loadHist != nil {
-		out.loadHist.start(e.started)
-	}
 	m := &monitor{e: e, out: out, progress: progress, tty: isTerminal(progress),
 		scratch: newHist(), scratchHTTP: newHist(), window: newHist(), lastTick: e.started, lastPrint: e.started}
 	// On a terminal the line is redrawn every second; plain output gets
@@ -154,7 +152,7 @@ func (m *monitor) writeLine(now time.Time, cur totals) {
 		l.HTTPP99Ms = float64(h.ValueAtQuantile(99)) / 1000
 	}
 	b, _ := json.Marshal(l) // plain numbers and strings: cannot fail
-	m.out.loadHist.interval(m.lastTick, now, m.scratch, m.scratchHTTP)
+	m.out.loadHist.Interval(m.lastTick, now, hdrlog.Tagged{Tag: LoadTagAll, Hist: m.scratch}, hdrlog.Tagged{Tag: LoadTagHTTP, Hist: m.scratchHTTP})
 	if _, err := m.out.load.Write(append(b, '\n')); err != nil {
 		// Keep the run going; the error shows once on the progress output.
 		m.writeErr = err

@@ -4,12 +4,10 @@ package engine
 // the merge of several runs (the shards of one plan) into one Result.
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -18,6 +16,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/scenarios/engine/hdrlog"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
@@ -102,44 +101,17 @@ func (e *engine) writeSeries(dir string, res *Result, startAt time.Time) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", rundir.SeriesFile, err)
 	}
-	return writeFileAtomic(filepath.Join(dir, rundir.SeriesFile), append(raw, '\n'))
+	return hdrlog.WriteFileAtomic(filepath.Join(dir, rundir.SeriesFile), append(raw, '\n'))
 }
 
-// WriteHistogramLog writes hists in the HdrHistogram log format (V2
-// compressed histograms, values in microseconds), each over the run's
-// span and tagged with st.Series[i].Tag.
+// WriteHistogramLog writes the series' histograms (histograms.hlog), each
+// over the run's span and tagged with st.Series[i].Tag.
 func WriteHistogramLog(path string, st *rundir.SeriesState, hists []*hdrhistogram.Histogram) error {
-	var buf bytes.Buffer
-	w := hdrhistogram.NewHistogramLogWriter(&buf)
-	start, end := st.Started.UnixMilli(), st.Ended.UnixMilli()
-	err := errors.Join(w.OutputLogFormatVersion(), w.OutputStartTime(start),
-		w.OutputComment("leakbench "+rundir.SeriesFile+" names each tag's series; values in microseconds, max column in seconds"),
-		w.OutputLegend())
-	for i, h := range hists {
-		if err != nil {
-			break
-		}
-		h.SetTag(st.Series[i].Tag)
-		h.SetStartTimeMs(start)
-		h.SetEndTimeMs(end)
-		err = w.OutputIntervalHistogram(h)
-		h.SetTag("")
+	tags := make([]string, len(st.Series))
+	for i, s := range st.Series {
+		tags[i] = s.Tag
 	}
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
-	}
-	return writeFileAtomic(path, buf.Bytes())
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
-	}
-	return nil
+	return hdrlog.Write(path, st.Started, st.Ended, "leakbench "+rundir.SeriesFile+" names each tag's series; values in microseconds, max column in seconds", tags, hists)
 }
 
 // Shard is one run's mergeable result: its series.json and the histogram
@@ -168,7 +140,7 @@ func ReadShard(dir string) (*Shard, error) {
 		return nil, fmt.Errorf("read %s: %w", rundir.HistogramsFile, err)
 	}
 	defer f.Close()
-	hists, err := ReadHistogramLog(f)
+	hists, err := hdrlog.Read(f)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", rundir.HistogramsFile, err)
 	}
@@ -178,27 +150,6 @@ func ReadShard(dir string) (*Shard, error) {
 		}
 	}
 	return &Shard{Dir: dir, State: &st, Hists: hists}, nil
-}
-
-// ReadHistogramLog reads every tagged histogram of an HdrHistogram log;
-// histograms with the same tag are added up.
-func ReadHistogramLog(r io.Reader) (map[string]*hdrhistogram.Histogram, error) {
-	lr := hdrhistogram.NewHistogramLogReader(bufio.NewReader(r))
-	out := map[string]*hdrhistogram.Histogram{}
-	for {
-		h, err := lr.NextIntervalHistogram()
-		if err != nil {
-			return nil, err
-		}
-		if h == nil {
-			return out, nil
-		}
-		if prev := out[h.Tag()]; prev != nil {
-			prev.Merge(h)
-		} else {
-			out[h.Tag()] = h
-		}
-	}
 }
 
 // Merge adds up the results of the shards of one plan into the Result one
