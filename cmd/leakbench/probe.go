@@ -16,6 +16,7 @@ import (
 
 	"github.com/leakbench/leakbench/internal/redact"
 	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/tty"
 	"github.com/leakbench/leakbench/probes"
 	"github.com/leakbench/leakbench/probes/poolmetrics"
 )
@@ -192,9 +193,7 @@ type liveView struct {
 
 func newLiveView(out, errw *os.File) *liveView {
 	v := &liveView{out: out, errw: errw, width: 120}
-	if fi, err := out.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-		v.tty = true
-	}
+	v.tty = tty.Is(out)
 	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 20 {
 		v.width = n
 	}

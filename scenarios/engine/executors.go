@@ -2,10 +2,10 @@ package engine
 
 import (
 	"context"
-	"math"
 	"sync"
 	"time"
 
+	"github.com/leakbench/leakbench/scenarios/engine/schedule"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
@@ -51,9 +51,9 @@ func (sr *scenarioRun) run(runSoft, runHard context.Context) {
 	case plan.ExecRampingVUs:
 		sr.rampingVUs()
 	case plan.ExecConstantArrivalRate:
-		sr.arrivalRate(constantPacer(sr.cs.Rate, sr.cs.TimeUnit.D()), sr.cs.Duration.D())
+		sr.arrivalRate(schedule.Constant(sr.cs.Rate, sr.cs.TimeUnit.D()), sr.cs.Duration.D())
 	case plan.ExecRampingArrivalRate:
-		sr.arrivalRate(rampingPacer(sr.cs.StartRate, sr.cs.TimeUnit.D(), sr.cs.Stages), sr.cs.Length)
+		sr.arrivalRate(schedule.Ramping(sr.cs.StartRate, sr.cs.TimeUnit.D(), sr.cs.Stages), sr.cs.Length)
 	}
 	sr.softStop()
 	done := make(chan struct{})
@@ -86,37 +86,6 @@ func (sr *scenarioRun) constantVUs(limit int64, d time.Duration) {
 	}
 }
 
-// rampStep is a change of the number of users at an offset from the start.
-type rampStep struct {
-	at time.Duration
-	n  int
-}
-
-// rampSchedule turns stages into the instants the user count changes.
-// Going up, a stage starts its first new user at once and the others evenly
-// after it; going down, users leave evenly, the last at the stage's end.
-func rampSchedule(start int, stages []plan.Stage) []rampStep {
-	steps := []rampStep{{0, start}}
-	cur, t := start, time.Duration(0)
-	for _, st := range stages {
-		a, b, d := cur, st.Target, st.Duration.D()
-		switch {
-		case d <= 0:
-			steps = append(steps, rampStep{t, b})
-		case b > a:
-			for k := a + 1; k <= b; k++ {
-				steps = append(steps, rampStep{t + d*time.Duration(k-1-a)/time.Duration(b-a), k})
-			}
-		case b < a:
-			for k := a - 1; k >= b; k-- {
-				steps = append(steps, rampStep{t + d*time.Duration(a-k)/time.Duration(a-b), k})
-			}
-		}
-		cur, t = b, t+max(d, 0)
-	}
-	return steps
-}
-
 // rampingVUs follows the stages; a user ramped down finishes its request
 // in flight (within gracefulRampDown) and closes its session.
 func (sr *scenarioRun) rampingVUs() {
@@ -136,11 +105,11 @@ func (sr *scenarioRun) rampingVUs() {
 		}
 	}()
 	cur := 0
-	for _, st := range rampSchedule(sr.cs.StartVUs, sr.cs.Stages) {
-		if !sleepUntil(sr.soft, sr.start.Add(st.at)) {
+	for _, st := range schedule.Ramp(sr.cs.StartVUs, sr.cs.Stages) {
+		if !sleepUntil(sr.soft, sr.start.Add(st.At)) {
 			return
 		}
-		for ; cur < st.n; cur++ {
+		for ; cur < st.Users; cur++ {
 			s := &slots[cur]
 			soft, softStop := context.WithCancel(sr.soft)
 			hard, hardStop := context.WithCancel(sr.hard)
@@ -153,7 +122,7 @@ func (sr *scenarioRun) rampingVUs() {
 				newVU(sr, user, gen).life(soft, hard, 0)
 			})
 		}
-		for cur > st.n {
+		for cur > st.Users {
 			cur--
 			s := &slots[cur]
 			s.softStop()
@@ -166,7 +135,7 @@ func (sr *scenarioRun) rampingVUs() {
 // arrivalRate starts iterations when pacer says they are due, each on a
 // free user; with none free and MaxVUs reached, the iteration is dropped
 // and counted, never queued.
-func (sr *scenarioRun) arrivalRate(pacer pacer, total time.Duration) {
+func (sr *scenarioRun) arrivalRate(pacer schedule.Pacer, total time.Duration) {
 	maxVUs := sr.cs.Users
 	idle := make(chan *vu, maxVUs)
 	allocated := 0
@@ -238,73 +207,6 @@ func (v *vu) serve(soft, hard context.Context, jobs chan time.Time, idle chan<- 
 			idle <- v
 		}
 	}
-}
-
-// pacer decides when the iterations of an arrival-rate scenario are due:
-// At returns the offset from the start of iteration n (from 0), and false
-// when there is none.
-type pacer interface {
-	At(n int64) (time.Duration, bool)
-}
-
-// pacerFunc adapts a function to a pacer.
-type pacerFunc func(n int64) (time.Duration, bool)
-
-// At calls f.
-func (f pacerFunc) At(n int64) (time.Duration, bool) { return f(n) }
-
-// constantPacer paces rate iterations per timeUnit, evenly.
-func constantPacer(rate int, timeUnit time.Duration) pacer {
-	return pacerFunc(func(n int64) (time.Duration, bool) {
-		if rate <= 0 || timeUnit <= 0 {
-			return 0, false
-		}
-		r := int64(rate)
-		return time.Duration(n/r)*timeUnit + time.Duration(n%r)*timeUnit/time.Duration(r), true
-	})
-}
-
-// rampingPacer paces a rate (iterations per timeUnit) that moves linearly
-// from startRate through each stage's target, as k6's
-// ramping-arrival-rate: iteration n is due when the integral of the rate
-// reaches n.
-func rampingPacer(startRate int, timeUnit time.Duration, stages []plan.Stage) pacer {
-	type seg struct {
-		t0, d      float64 // seconds
-		r0, r1     float64 // per second
-		c0, c1     float64 // cumulative iterations at the ends
-		zeroLength bool
-	}
-	var segs []seg
-	per := timeUnit.Seconds()
-	t, c, r := 0.0, 0.0, float64(startRate)/per
-	for _, st := range stages {
-		d := st.Duration.D().Seconds()
-		r1 := float64(st.Target) / per
-		s := seg{t0: t, d: d, r0: r, r1: r1, c0: c, zeroLength: d <= 0}
-		c += (r + r1) / 2 * d
-		s.c1 = c
-		segs = append(segs, s)
-		t, r = t+d, r1
-	}
-	return pacerFunc(func(n int64) (time.Duration, bool) {
-		x := float64(n)
-		for _, s := range segs {
-			if s.zeroLength || x >= s.c1 || (s.c1 == s.c0) {
-				continue
-			}
-			k := x - s.c0 // iterations into this segment
-			a, b := s.r0, (s.r1-s.r0)/s.d
-			var dt float64
-			if b == 0 {
-				dt = k / a
-			} else {
-				dt = (-a + math.Sqrt(max(a*a+2*b*k, 0))) / b
-			}
-			return time.Duration((s.t0 + min(max(dt, 0), s.d)) * float64(time.Second)), true
-		}
-		return 0, false
-	})
 }
 
 // sleepCtx waits d or until ctx ends; it reports whether ctx is still live.

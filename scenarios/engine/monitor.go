@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/tty"
 	"github.com/leakbench/leakbench/scenarios/engine/hdrlog"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
@@ -61,7 +61,7 @@ type monitor struct {
 }
 
 func newMonitor(e *engine, progress io.Writer, out *outputs) *monitor {
-	m := &monitor{e: e, out: out, progress: progress, tty: isTerminal(progress),
+	m := &monitor{e: e, out: out, progress: progress, tty: tty.Is(progress),
 		scratch: newHist(), scratchHTTP: newHist(), window: newHist(), lastTick: e.started, lastPrint: e.started}
 	// On a terminal the line is redrawn every second; plain output gets
 	// at most about 60 lines per run.
@@ -233,11 +233,4 @@ func fmtMs(d time.Duration) string {
 		return fmt.Sprintf("%.1fms", ms)
 	}
 	return fmt.Sprintf("%.0fms", ms)
-}
-
-// isTerminal reports whether w is a terminal, where the progress line is
-// redrawn in place.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && f != nil && isatty(f)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/tty"
 	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
@@ -48,7 +49,7 @@ func TestCoordinatedOmission(t *testing.T) {
 // TestProgressOnTerminal: on a terminal the line is redrawn in place.
 func TestProgressOnTerminal(t *testing.T) {
 	var buf bytes.Buffer
-	if isTerminal(&buf) {
+	if tty.Is(&buf) {
 		t.Fatal("a buffer is not a terminal")
 	}
 	p := mustParse(t, "scenarios:\n  s: {executor: constant-vus, duration: 10s, flow: [ping]}\n")

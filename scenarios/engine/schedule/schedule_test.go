@@ -1,4 +1,4 @@
-package engine
+package schedule
 
 import (
 	"fmt"
@@ -24,26 +24,26 @@ func TestRampSchedule(t *testing.T) {
 		{"up and down", 0, []plan.Stage{s(2*time.Second, 2), s(2*time.Second, 0)}, "[0s:0 0s:1 1s:2 3s:1 4s:0]"},
 	}
 	for _, tt := range tests {
-		got := fmtSteps(rampSchedule(tt.start, tt.stages))
+		got := fmtSteps(Ramp(tt.start, tt.stages))
 		if got != tt.want {
 			t.Errorf("%s: %s, want %s", tt.name, got, tt.want)
 		}
 	}
 }
 
-func fmtSteps(steps []rampStep) string {
+func fmtSteps(steps []Step) string {
 	out := "["
 	for i, s := range steps {
 		if i > 0 {
 			out += " "
 		}
-		out += fmt.Sprintf("%s:%d", s.at, s.n)
+		out += fmt.Sprintf("%s:%d", s.At, s.Users)
 	}
 	return out + "]"
 }
 
 // count returns how many iterations p makes due before d.
-func count(p pacer, d time.Duration) int {
+func count(p Pacer, d time.Duration) int {
 	n := 0
 	for ; n < 1_000_000; n++ {
 		at, ok := p.At(int64(n))
@@ -55,7 +55,7 @@ func count(p pacer, d time.Duration) int {
 }
 
 func TestPacers(t *testing.T) {
-	c := constantPacer(3, time.Second)
+	c := Constant(3, time.Second)
 	if at, _ := c.At(4); at != time.Second+time.Second/3 {
 		t.Errorf("constant: iteration 4 at %s", at)
 	}
@@ -79,7 +79,7 @@ func TestPacers(t *testing.T) {
 		{"zero gap", 0, time.Second, []plan.Stage{s(2*time.Second, 0), s(0, 4), s(2*time.Second, 4)}, 8},
 	}
 	for _, tt := range tests {
-		p := rampingPacer(tt.start, tt.unit, tt.stages)
+		p := Ramping(tt.start, tt.unit, tt.stages)
 		var total time.Duration
 		for _, st := range tt.stages {
 			total += st.Duration.D()
@@ -101,7 +101,7 @@ func TestPacers(t *testing.T) {
 		}
 	}
 	// A leading flat zero stage delays the first iteration.
-	if at, ok := rampingPacer(0, time.Second, []plan.Stage{s(2*time.Second, 0), s(2*time.Second, 4)}).At(0); !ok || at != 2*time.Second {
+	if at, ok := Ramping(0, time.Second, []plan.Stage{s(2*time.Second, 0), s(2*time.Second, 4)}).At(0); !ok || at != 2*time.Second {
 		t.Errorf("first iteration at %s, %v; want 2s", at, ok)
 	}
 }
