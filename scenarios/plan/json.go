@@ -73,14 +73,7 @@ func (p Plan) MarshalJSON() ([]byte, error) {
 		o = append(o, field{"protocolVersion", p.ProtocolVersion})
 	}
 	if len(p.Headers) > 0 {
-		h := make(map[string]string, len(p.Headers))
-		for k, v := range p.Headers {
-			if secretHeader(k) {
-				v = redact.Mask
-			}
-			h[k] = v
-		}
-		o = append(o, field{"headers", h})
+		o = append(o, field{"headers", redactedHeaders(p.Headers)})
 	}
 	if p.TokensFile != "" {
 		o = append(o, field{"tokensFile", p.TokensFile})
@@ -193,6 +186,18 @@ func secretHeader(name string) bool {
 // (Plan.UnmarshalJSON): its data files are not read again (bind.go).
 const recordedPlan = "plan (JSON)"
 
+// redactedHeaders is a copy of headers with secret-looking values masked.
+func redactedHeaders(headers map[string]string) map[string]string {
+	out := make(map[string]string, len(headers))
+	for k, v := range headers {
+		if secretHeader(k) {
+			v = redact.Mask
+		}
+		out[k] = v
+	}
+	return out
+}
+
 // fields writes an http step's request as in a scenario file, secret-
 // looking header values redacted.
 func (h *HTTPRequest) fields() obj {
@@ -205,14 +210,7 @@ func (h *HTTPRequest) fields() obj {
 		o = append(o, field{"name", h.Name})
 	}
 	if len(h.Headers) > 0 {
-		hs := make(map[string]string, len(h.Headers))
-		for k, v := range h.Headers {
-			if secretHeader(k) {
-				v = redact.Mask
-			}
-			hs[k] = v
-		}
-		o = append(o, field{"headers", hs})
+		o = append(o, field{"headers", redactedHeaders(h.Headers)})
 	}
 	if h.Body != nil {
 		o = append(o, field{"body", h.Body})
