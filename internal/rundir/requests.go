@@ -14,8 +14,9 @@ type Request struct {
 	Scenario  string `json:"scenario"`
 	Iteration int64  `json:"iteration"`
 	// Step is the step's position in the scenario's flow, depth first from
-	// 0 (choose branches in order); -1 for an initialize the engine sent
-	// by itself (a user without a session).
+	// 0 (choose branches in order); -1 for a start the engine sent by
+	// itself (a user without a session): an initialize, or in the
+	// 2026-07-28 era a server/discover.
 	Step int `json:"step"`
 	// Method is the MCP method, or "http" for an http step.
 	Method string `json:"method"`

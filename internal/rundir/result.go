@@ -65,13 +65,23 @@ type LoadResult struct {
 	// AbortedUsers the users that gave up after maxInitAttempts failures.
 	InitRetries  int64 `json:"init_retries"`
 	AbortedUsers int64 `json:"aborted_users"`
-	// EndedSessions counts sessions ended by endSession steps.
+	// EndedSessions counts sessions ended by endSession steps (none in
+	// the 2026-07-28 era, which has no sessions to end).
 	EndedSessions int64 `json:"ended_sessions"`
 	PeakUsers     int   `json:"peak_users"`
+	// Protocol counts the users by the MCP protocol version they spoke:
+	// "2026-07-28" (the sessionless era: server/discover where the
+	// handshake was) or the 2025 version an initialize handshake agreed
+	// on. A user counts once under each version its sessions
+	// spoke — normally one, so the counts add up to the users that
+	// started; users that never started are not counted. Absent when no
+	// user started, and in results from before it was recorded.
+	Protocol map[string]int64 `json:"protocol,omitempty"`
 
-	// Latency by method ("initialize", "tools/list", "tools/call", ...),
-	// by tool and prompt ("tools/call:<name>", "prompts/get:<name>"), and
-	// "all" (every method). Aborted and canceled requests are not
+	// Latency by method ("initialize", "server/discover", "tools/list",
+	// "tools/call", ...; a user's start is server/discover in the
+	// 2026-07-28 era), by tool and prompt ("tools/call:<name>",
+	// "prompts/get:<name>"), and "all" (every method). Aborted and canceled requests are not
 	// included. Arrival-rate scenarios measure from the intended start.
 	Latency           map[string]LatencyStats `json:"latency"`
 	IterationDuration LatencyStats            `json:"iteration_duration"`
@@ -131,6 +141,8 @@ type ScenarioResult struct {
 	PeakUsers         int                     `json:"peak_users"`
 	Latency           map[string]LatencyStats `json:"latency"`
 	IterationDuration LatencyStats            `json:"iteration_duration"`
+	// Protocol is the scenario's share of LoadResult.Protocol.
+	Protocol map[string]int64 `json:"protocol,omitempty"`
 }
 
 // ErrorRate is Failures over the requests that got an answer or timed out

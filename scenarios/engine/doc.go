@@ -6,12 +6,17 @@
 // executor. Each virtual user holds one session of the lean MCP client
 // (package mcp) that shares a keep-alive connection pool with all other
 // users: an idle user is one parked goroutine and a few hundred bytes. A
-// user initializes when it starts, keeps its session across iterations,
+// user starts as its scenario's protocolVersion says (auto by default:
+// MCP 2026-07-28 when the server offers it, else the 2025 handshake). In
+// the 2025 era it initializes, keeps its session across iterations,
 // re-initializes after a 404 on its session id (counted) and closes its
-// session with DELETE when it stops. Arrival-rate executors start
-// iterations on a clock and measure their first request from the moment
-// it was due (coordinated omission corrected, as wrk2 does); when no user
-// is free, the iteration is dropped and counted, never queued.
+// session with DELETE when it stops; in the 2026-07-28 era its start is a
+// server/discover and there is no session to keep or close (protocol.go).
+// Result.Protocol counts the users by the version they spoke.
+// Arrival-rate executors start iterations on a clock and measure their
+// first request from the moment it was due (coordinated omission
+// corrected, as wrk2 does); when no user is free, the iteration is dropped
+// and counted, never queued.
 //
 // When a scenario's time is up, or the run's context ends (Ctrl-C), users
 // start no new request; requests in flight get gracefulStop to finish, then

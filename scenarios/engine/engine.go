@@ -391,6 +391,7 @@ func (e *engine) result(ended time.Time) *Result {
 	r.ErrorSamples = append([]string{}, e.m.samples...)
 	e.m.samplesMu.Unlock()
 	r.Checks, r.HTTP = e.checkResults(), e.httpResults(all)
+	e.addProtocols(r) // protocol.go
 	return r
 }
 

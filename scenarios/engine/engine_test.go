@@ -193,7 +193,8 @@ func TestRunReinitializesExpiredSessions(t *testing.T) {
 
 // failingAfterPreflight lets the run's preflight session in (one stateless
 // initialize and its notification), then answers every request with
-// status and a body echoing the request's Authorization header.
+// status and a body echoing the request's Authorization header. It knows
+// only the handshake: the plans played against it negotiate.
 func failingAfterPreflight(status int) http.Handler {
 	var n atomic.Int64
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -218,7 +219,7 @@ func TestRunInitFailuresBounded(t *testing.T) {
 	const token, users = "very-secret-bearer", 3
 	ts := httptest.NewServer(failingAfterPreflight(http.StatusUnauthorized))
 	defer ts.Close()
-	p := mustParse(t, "scenarios:\n  s: {executor: constant-vus, vus: 3, duration: 10s, flow: [ping]}\n")
+	p := mustParse(t, "protocolVersion: negotiate\nscenarios:\n  s: {executor: constant-vus, vus: 3, duration: 10s, flow: [ping]}\n")
 	start := time.Now()
 	res, err := RunPlan(context.Background(), p, RunOptions{Target: ts.URL + "/mcp", Tokens: []string{token}})
 	if err != nil {
@@ -301,7 +302,7 @@ func TestRunKeepsRetryingAStrugglingTarget(t *testing.T) {
 	const users = 2
 	ts := httptest.NewServer(failingAfterPreflight(http.StatusServiceUnavailable))
 	defer ts.Close()
-	p := mustParse(t, "scenarios:\n  s: {executor: constant-vus, vus: 2, duration: 4s, flow: [ping]}\n")
+	p := mustParse(t, "protocolVersion: negotiate\nscenarios:\n  s: {executor: constant-vus, vus: 2, duration: 4s, flow: [ping]}\n")
 	res, err := RunPlan(context.Background(), p, RunOptions{Target: ts.URL + "/mcp", Tokens: []string{"t"}})
 	if err != nil {
 		t.Fatal(err)

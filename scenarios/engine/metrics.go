@@ -43,6 +43,9 @@ const (
 	opReadResource
 	opListPrompts
 	opGetPrompt
+	// opDiscover is server/discover: a step, and a 2026-07-28 user's
+	// start where a 2025 user's is opInitialize.
+	opDiscover
 	opDelete
 	numRequestOps
 	opIteration = numRequestOps
@@ -50,7 +53,7 @@ const (
 
 // opNames maps operation indexes to names.
 var opNames = [...]string{plan.OpInitialize, plan.OpPing, plan.OpListTools, plan.OpCallTool, plan.OpListResources,
-	plan.OpReadResource, plan.OpListPrompts, plan.OpGetPrompt, plan.OpDelete, "iteration"}
+	plan.OpReadResource, plan.OpListPrompts, plan.OpGetPrompt, plan.OpDiscover, plan.OpDelete, "iteration"}
 
 func opIndex(name string) (uint8, bool) {
 	for i, n := range opNames[:numRequestOps] {
@@ -106,7 +109,8 @@ type scenCounters struct {
 	kinds                                            [mcp.NumKinds]atomic.Int64
 	active, peak                                     atomic.Int64
 	reinits, initRetries, retired, ended             atomic.Int64
-	vusMin                                           atomic.Int64 // lowest active count the monitor saw while running; -1: none yet
+	vusMin                                           atomic.Int64   // lowest active count the monitor saw while running; -1: none yet
+	protocols                                        protocolCounts // users by protocol version (protocol.go)
 	_                                                [64]byte
 }
 

@@ -26,7 +26,10 @@ var traceparentRE = regexp.MustCompile(`^00-([0-9a-f]{32})-([0-9a-f]{16})-01$`)
 func TestRequestIndex(t *testing.T) {
 	checkLeaks(t)
 	srv := mcptest.NewSDKServer(t, mcptest.Options{JSON: true})
+	// The 2025 handshake: auto would probe with server/discover first
+	// (era_test.go indexes both eras).
 	pl := mustParse(t, `
+protocolVersion: negotiate
 scenarios:
   s:
     executor: per-vu-iterations

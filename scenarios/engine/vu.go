@@ -53,6 +53,9 @@ type vu struct {
 	initFails int  // failed initializes in a row
 	authFails int  // initializes refused for credentials in a row
 	retired   bool // gave up after maxInitAttempts failed initializes
+	// spoke lists the protocol versions the user's sessions spoke, each
+	// counted once (protocol.go).
+	spoke []string
 
 	// coStart is the intended start of the current arrival-rate iteration:
 	// its first request is measured from there, so that a late start is
@@ -123,8 +126,10 @@ func (v *vu) backoff() time.Duration {
 	return min(minInitBackoff<<min(max(v.initFails-1, 0), 10), maxInitBackoff)
 }
 
-// initOnce sends one initialize handshake (with the options of step c, if
-// any) and reports whether it succeeded.
+// initOnce starts a session (with the options of step c, if any) and
+// reports whether it succeeded: the initialize handshake, or in the
+// 2026-07-28 era a server/discover, as the scenario's protocol setting
+// says; it is measured as the method it was (startOp).
 func (v *vu) initOnce(hard context.Context, c *step) bool {
 	if v.initFails > 0 {
 		v.sc.initRetries.Add(1)
@@ -136,10 +141,11 @@ func (v *vu) initOnce(hard context.Context, c *step) bool {
 	v.setOptions(c)
 	start := v.reqStart()
 	err := v.s.Initialize(v.traced(hard, c, ""))
-	v.record(opInitialize, 0, start, err)
+	v.record(v.startOp(err), 0, start, err)
 	switch kind := mcp.Classify(err); kind {
 	case "":
 		v.live, v.initFails, v.authFails = true, 0, 0
+		v.countProtocol() // protocol.go
 		return true
 	case mcp.KindCanceled, mcp.KindAborted:
 		// Not the target's fault: no step towards retiring.
@@ -256,6 +262,8 @@ func (v *vu) request(soft, hard context.Context, c *step) bool {
 		err = v.s.GetPrompt(ctx, n, v.args(c))
 	case opReadResource:
 		err = v.s.ReadResource(ctx, c.URI.Render(&v.tc, &v.nameBuf))
+	case opDiscover:
+		err = v.s.Discover(ctx)
 	}
 	err = v.judge(c, v.s.Result(), err) // captures and checks (answers.go)
 	v.record(c.op, name, start, err)
@@ -316,8 +324,13 @@ func (v *vu) record(op uint8, name uint32, start time.Time, err error) {
 }
 
 // endSession ends the session with DELETE, measured; the next request
-// initializes a new one.
+// initializes a new one. In the 2026-07-28 era there is no session to
+// end: nothing is sent and nothing counted, and the user goes on as it
+// was.
 func (v *vu) endSession(hard context.Context) {
+	if v.s.Era() == mcp.Era2026 {
+		return
+	}
 	v.setOptions(nil)
 	start := time.Now()
 	err := v.s.Close(hard)

@@ -79,11 +79,14 @@ func Compile(p *Plan) (*Compiled, error) {
 	return cp, pe.err()
 }
 
+// checkVersion checks a protocolVersion setting: auto, negotiate, or a
+// version the client can pin (2026-07-28 or a 2025 revision).
 func checkVersion(pe *Problems, line int, path, v string) {
-	if v != "" && v != NegotiateVersion && !slices.Contains(mcp.SupportedVersions, v) {
-		pe.Add(line, path, "%q is not a version this client speaks; want %q or one of %s",
-			textutil.Truncate(v, 30), NegotiateVersion, strings.Join(mcp.SupportedVersions, ", "))
+	if v == NegotiateVersion || mcp.ValidVersionSetting(v) {
+		return // also "": the plan's (a scenario), negotiate (a Plan built in Go)
 	}
+	pe.Add(line, path, "%q is not a version this client speaks; want %s (the default: the server's newest era), %s (the 2025 handshake, any 2025 version), %s, or a 2025 revision pinned: %s",
+		textutil.Truncate(v, 30), AutoVersion, NegotiateVersion, mcp.Version20260728, strings.Join(mcp.SupportedVersions, ", "))
 }
 
 // reservedHeaders are set by the client itself.
@@ -328,7 +331,7 @@ func compileSteps(pe *Problems, cs *CompiledScenario, steps []Step, path string,
 
 // StepKinds lists the step kinds, as a scenario file names them.
 var StepKinds = []string{OpInitialize, OpPing, OpListTools, OpCallTool, OpListResources, OpReadResource,
-	OpListPrompts, OpGetPrompt, StepThink, StepEndSession, StepChoose, StepHTTP}
+	OpListPrompts, OpGetPrompt, OpDiscover, StepThink, StepEndSession, StepChoose, StepHTTP}
 
 func compileRequest(pe *Problems, cs *CompiledScenario, st *Step, c *CompiledStep, sp string) {
 	timeout := cs.RequestTimeout

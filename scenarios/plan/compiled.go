@@ -24,7 +24,9 @@ type CompiledScenario struct {
 	// RequestTimeout is the scenario's per-request timeout, else the
 	// plan's.
 	RequestTimeout time.Duration
-	// Pin is the pinned protocol version ("": negotiate).
+	// Pin is the protocol setting its users' sessions take
+	// (mcp.Session.Pin): "" (negotiate: the 2025 handshake),
+	// AutoVersion, mcp.Version20260728 or a 2025 version pinned.
 	Pin string
 	// StartsWithInit: the flow begins with initialize, so users do not
 	// initialize before their first iteration.

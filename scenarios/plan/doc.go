@@ -4,7 +4,11 @@
 // constant-arrival-rate, ramping-arrival-rate) with startTime and
 // gracefulStop; a flow of MCP steps (initialize, ping, tools/list,
 // tools/call, resources/list, resources/read, prompts/list, prompts/get,
-// think, endSession, choose); and thresholds in k6's syntax.
+// server/discover, think, endSession, choose, http); and thresholds in
+// k6's syntax. protocolVersion chooses the era the users speak: auto (the
+// default: MCP 2026-07-28 when the server offers it, else the 2025
+// handshake), 2026-07-28 or a 2025 revision pinned, or negotiate (the
+// 2025 handshake, any 2025 version).
 //
 // A scenario file (YAML; see scenarios/examples/annotated.yaml for every
 // option, scenarios/FORMAT.md for the rules) is decoded into a [Plan] by

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/leakbench/leakbench/scenarios/mcp"
 )
 
 // Executors, as k6 names them.
@@ -26,6 +28,10 @@ const (
 	OpReadResource  = "resources/read"
 	OpListPrompts   = "prompts/list"
 	OpGetPrompt     = "prompts/get"
+	// OpDiscover is MCP 2026-07-28's server/discover: a step of its own
+	// in either era, and what a user of that era sends where a 2025 user
+	// initializes (a start with no session to open).
+	OpDiscover = "server/discover"
 	// OpDelete is the HTTP DELETE of an endSession step (or of an
 	// initialize step replacing a live session); no step has this kind.
 	OpDelete = "DELETE"
@@ -34,7 +40,7 @@ const (
 // Methods lists the request methods, as a threshold's method tag names
 // them.
 var Methods = []string{OpInitialize, OpPing, OpListTools, OpCallTool, OpListResources,
-	OpReadResource, OpListPrompts, OpGetPrompt, OpDelete}
+	OpReadResource, OpListPrompts, OpGetPrompt, OpDiscover, OpDelete}
 
 // Step kinds besides the MCP methods.
 const (
@@ -50,9 +56,18 @@ const (
 	ThinkExponential = "exponential"
 )
 
-// NegotiateVersion as a protocol version asks for [mcp.ProtocolVersion]
-// and accepts whatever supported version the server chooses.
-const NegotiateVersion = "negotiate"
+// Protocol settings (protocolVersion) besides a pinned version.
+const (
+	// AutoVersion, the scenario file's default, speaks what the server
+	// offers, as the SDK clients do: server/discover, then 2026-07-28
+	// when the server offers it, else the 2025 handshake
+	// ([mcp.VersionAuto]).
+	AutoVersion = mcp.VersionAuto
+	// NegotiateVersion is the 2025 handshake only: it asks for
+	// [mcp.ProtocolVersion] and accepts whatever 2025 version the server
+	// chooses (the default before 2026-07-28).
+	NegotiateVersion = "negotiate"
+)
 
 // Limits that keep every plan bounded.
 const (
@@ -75,8 +90,10 @@ type Plan struct {
 	// Timeout is the default per-request timeout (the client gives up and
 	// counts a failure of kind "timeout").
 	Timeout Duration
-	// ProtocolVersion is NegotiateVersion or "" (negotiate), or one of
-	// mcp.SupportedVersions (pinned).
+	// ProtocolVersion is AutoVersion, NegotiateVersion, or a version
+	// pinned: mcp.Version20260728 or one of mcp.SupportedVersions. The
+	// scenario-file decoder fills in AutoVersion when the file has none;
+	// "" in a Plan built in Go negotiates, as the mcp client's "" does.
 	ProtocolVersion string
 	// Headers are sent with every request.
 	Headers map[string]string

@@ -46,6 +46,6 @@ thresholds:
 	fmt.Println(err)
 	// Output:
 	// agents.yaml:5: scenarios.agents.duration: bad duration "30" (a unit is needed, e.g. "30s" or "500ms")
-	// agents.yaml:7: scenarios.agents.flow[0]: unknown step "tools/cal"; want one of initialize, ping, tools/list, tools/call, resources/list, resources/read, prompts/list, prompts/get, think, endSession, choose, http
+	// agents.yaml:7: scenarios.agents.flow[0]: unknown step "tools/cal"; want one of initialize, ping, tools/list, tools/call, resources/list, resources/read, prompts/list, prompts/get, server/discover, think, endSession, choose, http
 	// agents.yaml:9: thresholds.mcp_req_duration: threshold "p95<500": unknown aggregation "p95"; want avg, min, med, max, p(N), rate, count or value
 }

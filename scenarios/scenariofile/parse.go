@@ -96,7 +96,9 @@ func parse(data []byte, filename string, sections []Section) (*plan.Plan, *ydec,
 		return nil, nil, pe
 	}
 	d := &ydec{pe: pe, lines: map[string]int{}, sections: sections}
-	p := &plan.Plan{Timeout: plan.Duration(mcp.DefaultRequestTimeout)}
+	// protocolVersion's default is auto, as the SDK clients' is: the
+	// users speak what the server offers.
+	p := &plan.Plan{Timeout: plan.Duration(mcp.DefaultRequestTimeout), ProtocolVersion: plan.AutoVersion}
 	d.plan(doc.Content[0], p)
 	p.SetSource(filename, d.lines["tokensFile"], d.lines["data"])
 	_, err := plan.Compile(p)
@@ -168,7 +170,7 @@ func (d *ydec) plan(n *yaml.Node, p *plan.Plan) {
 		case "timeout":
 			p.Timeout = d.duration(e.v, e.key)
 		case "protocolVersion":
-			p.ProtocolVersion = d.str(e.v, e.key)
+			p.ProtocolVersion = d.version(e.v, e.key)
 		case "headers":
 			hs, _ := d.mapping(e.v, e.key, nil)
 			p.Headers = map[string]string{}
@@ -257,6 +259,10 @@ func (d *ydec) scenario(e kv) plan.Scenario {
 		case *int64:
 			*f = d.int(o.v, op)
 		case *string:
+			if o.key == "protocolVersion" {
+				*f = d.version(o.v, op)
+				break
+			}
 			*f = d.str(o.v, op)
 		case *[]plan.Step:
 			*f = d.steps(o.v, op)
@@ -271,6 +277,19 @@ func (d *ydec) scenario(e kv) plan.Scenario {
 		s.MaxVUs = s.PreAllocatedVUs // k6: maxVUs defaults to preAllocatedVUs
 	}
 	return s
+}
+
+// version reads a protocolVersion setting. An empty one is refused: in
+// a Plan "" means the plan's setting (a scenario) or negotiate, which a
+// file that wrote protocolVersion: "" is unlikely to have meant; plan
+// checks the rest.
+func (d *ydec) version(n *yaml.Node, path string) string {
+	v := d.str(n, path)
+	if v == "" && n.Kind == yaml.ScalarNode && n.ShortTag() != "!!null" {
+		d.errf(n, path, "empty; want %s (the default), %s, %s or a 2025 revision (%s)",
+			plan.AutoVersion, plan.NegotiateVersion, mcp.Version20260728, strings.Join(mcp.SupportedVersions, ", "))
+	}
+	return v
 }
 
 // stages reads [{duration: D, target: N}, ...].

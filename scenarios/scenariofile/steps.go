@@ -22,6 +22,7 @@ var stepAliases = map[string]string{
 	"resources/read": plan.OpReadResource, "readresource": plan.OpReadResource,
 	"prompts/list": plan.OpListPrompts, "listprompts": plan.OpListPrompts,
 	"prompts/get": plan.OpGetPrompt, "getprompt": plan.OpGetPrompt,
+	"server/discover": plan.OpDiscover, "discover": plan.OpDiscover,
 	"think": plan.StepThink, "sleep": plan.StepThink,
 	"endsession": plan.StepEndSession, "choose": plan.StepChoose, "http": plan.StepHTTP,
 }
