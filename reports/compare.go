@@ -149,7 +149,7 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(&b, "| | before (`%s`) | after (`%s`) |\n|---|---|---|\n", c.Before.Environment.Variant, c.After.Environment.Variant)
-	for _, row := range tableRows {
+	for _, row := range rowsFor(c.Before, c.After) {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", row.label, row.value(c.Before), row.value(c.After))
 	}
 	b.WriteString("\n## Checks\n\n")
@@ -171,17 +171,18 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 
 // WriteTable writes the before/after table as plain text for a terminal.
 func (c *Comparison) WriteTable(w io.Writer) error {
+	rows := rowsFor(c.Before, c.After)
 	width := 0
-	for _, row := range tableRows {
+	for _, row := range rows {
 		width = max(width, len([]rune(row.label)))
 	}
 	colw := 28
-	for _, row := range tableRows {
+	for _, row := range rows {
 		colw = max(colw, len([]rune(row.value(c.Before)))+2)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-*s  %-*s  %s\n", width, "", colw, "before ("+c.Before.Environment.Variant+")", "after ("+c.After.Environment.Variant+")")
-	for _, row := range tableRows {
+	for _, row := range rows {
 		label := strings.ReplaceAll(row.label, "`", "")
 		label = strings.ReplaceAll(label, "**", "")
 		fmt.Fprintf(&b, "%-*s  %-*s  %s\n", width, label, colw, row.value(c.Before), row.value(c.After))

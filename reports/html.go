@@ -100,7 +100,11 @@ func newView(runs []*Run, title string) *htmlView {
 			v.Notes = append(v.Notes, r.Label()+": "+n)
 		}
 	}
-	for _, row := range tableRows {
+	sums := make([]*Summary, len(runs))
+	for i, r := range runs {
+		sums[i] = r.Summary
+	}
+	for _, row := range rowsFor(sums...) {
 		hr := htmlRow{Label: strings.ReplaceAll(row.label, "`", "")}
 		for _, r := range runs {
 			hr.Values = append(hr.Values, row.value(r.Summary))

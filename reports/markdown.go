@@ -50,7 +50,7 @@ func writeRunMarkdown(b *strings.Builder, s *Summary, r *Run) {
 		fmt.Fprintf(b, " — %s", mdEscape(s.Error))
 	}
 	b.WriteString("\n\n| | value |\n|---|---|\n")
-	for _, row := range tableRows {
+	for _, row := range rowsFor(s) {
 		fmt.Fprintf(b, "| %s | %s |\n", row.label, row.value(s))
 	}
 	if r != nil {

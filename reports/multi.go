@@ -175,7 +175,7 @@ func (m *MultiSignoff) WriteMarkdown(w io.Writer) error {
 			continue
 		}
 		fmt.Fprintf(&b, "\n| | before (`%s`) | after (`%s`) |\n|---|---|---|\n", mdEscape(c.Before.Environment.Variant), mdEscape(c.After.Environment.Variant))
-		for _, row := range tableRows {
+		for _, row := range rowsFor(c.Before, c.After) {
 			fmt.Fprintf(&b, "| %s | %s | %s |\n", row.label, row.value(c.Before), row.value(c.After))
 		}
 		b.WriteString("\n")
@@ -273,7 +273,7 @@ func (m *MultiSignoff) WriteHTML(w io.Writer) error {
 			Report: p.Dir + "/" + rundir.HTMLFile, Markdown: p.Dir + "/" + rundir.ReportFile}
 		if c := p.Comparison; c != nil && c.Before != nil && c.After != nil {
 			pv.Checks = c.Checks
-			for _, row := range tableRows {
+			for _, row := range rowsFor(c.Before, c.After) {
 				pv.Table = append(pv.Table, htmlRow{Label: strings.ReplaceAll(row.label, "`", ""), Values: []string{row.value(c.Before), row.value(c.After)}})
 			}
 			if c.Before.Probe != nil && len(c.Before.Probe.Culprits) > 0 {

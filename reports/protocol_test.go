@@ -1,0 +1,60 @@
+package reports
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/scenarios/plan"
+)
+
+// TestProtocolInReports: report.md, report.html and a sign-off's tables
+// say which protocol version the users spoke, and with which setting; a
+// run recorded before load.protocol existed has no such row.
+func TestProtocolInReports(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	sum := func(variant string, protocol map[string]int64) *Summary {
+		return &Summary{Name: variant, Started: t0, Ended: t0.Add(10 * time.Second), EndReason: EndCompleted,
+			Environment: Environment{Variant: variant, Provider: "local"},
+			Load:        &rundir.LoadResult{Requests: 12, Protocol: protocol, Plan: &plan.Plan{ProtocolVersion: plan.AutoVersion}}}
+	}
+	modern := sum("commit-in-finally", map[string]int64{"2026-07-28": 60})
+	mixed := sum("fixed", map[string]int64{"2025-11-25": 20, "2026-07-28": 40})
+	const row = "| MCP protocol spoken (users) | 2026-07-28 × 60 (protocolVersion auto) |"
+	var md bytes.Buffer
+	if err := WriteSummaryMarkdown(&md, modern); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), row) {
+		t.Errorf("report.md lacks %q:\n%s", row, md.String())
+	}
+	var html bytes.Buffer
+	if err := (&Run{Summary: mixed}).WriteHTML(&html); err != nil {
+		t.Fatal(err)
+	}
+	if want := "<th>MCP protocol spoken (users)</th><td>2026-07-28 × 40, 2025-11-25 × 20 (protocolVersion auto)</td>"; !strings.Contains(html.String(), want) {
+		t.Errorf("report.html lacks %q", want)
+	}
+	c := &Comparison{Before: modern, After: sum("fixed", nil)}
+	md.Reset()
+	if err := c.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if want := "| MCP protocol spoken (users) | 2026-07-28 × 60 (protocolVersion auto) | n/a |"; !strings.Contains(md.String(), want) {
+		t.Errorf("compare report.md lacks %q:\n%s", want, md.String())
+	}
+	md.Reset()
+	html.Reset()
+	old := sum("fixed", nil)
+	if err := WriteSummaryMarkdown(&md, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := (&Run{Summary: old}).WriteHTML(&html); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(md.String(), "MCP protocol") || strings.Contains(html.String(), "MCP protocol") {
+		t.Error("a run without load.protocol shows a protocol row")
+	}
+}
