@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/scenarios/plan"
 	"github.com/leakbench/leakbench/scenarios/profiles"
@@ -22,28 +21,6 @@ type Profile = rundir.Profile
 
 // ProbeSettings say how the probes watch a run (rundir.ProbeSettings).
 type ProbeSettings = rundir.ProbeSettings
-
-// stackSection mirrors fixtures.Config in the profile's YAML spelling.
-type stackSection struct {
-	IdleInTxTimeout   time.Duration `yaml:"idle_in_transaction_session_timeout"`
-	MaxConnections    int           `yaml:"max_connections"`
-	PoolMode          string        `yaml:"pool_mode"`
-	PgBouncerPoolSize int           `yaml:"pgbouncer_pool_size"`
-	MaxClientConn     int           `yaml:"max_client_conn"`
-	GatewayPoolSize   int           `yaml:"gateway_pool_size"`
-	Users             int           `yaml:"users"`
-	Teams             int           `yaml:"teams"`
-	Seed              int64         `yaml:"seed"`
-	// The gateway's and its upstream's knobs.
-	GatewayPoolTimeout time.Duration `yaml:"gateway_pool_timeout"`
-	// The gateway's own request deadline (its timeout middleware); 0: none.
-	GatewayRequestTimeout time.Duration `yaml:"gateway_request_timeout"`
-	GatewayStateless      bool          `yaml:"gateway_stateless"`
-	GatewayTokenUsage     bool          `yaml:"gateway_token_usage"` // token-usage tracking, where session-outside-request leaks
-	RunDelay              time.Duration `yaml:"run_delay"`
-	UpstreamLatency       time.Duration `yaml:"upstream_latency"`
-	UpstreamFailureRate   float64       `yaml:"upstream_failure_rate"`
-}
 
 type signoffSection struct {
 	VariantBefore string `yaml:"variant_before"`
@@ -94,10 +71,9 @@ func ParseProfile(data []byte, filename string) (Profile, error) {
 func profileFrom(filename string, parse func(...scenariofile.Section) (*plan.Plan, error)) (Profile, error) {
 	p := Profile{File: filename, VariantBefore: "commit-in-finally", VariantAfter: "fixed",
 		Probe: ProbeSettings{Interval: 100 * time.Millisecond, StuckAfter: time.Second, Drain: 10 * time.Second}}
-	var stack stackSection
 	var signoff signoffSection
 	var recovery recoverySection
-	pl, err := parse(scenariofile.Section{Key: "stack", Into: &stack}, scenariofile.Section{Key: "probe", Into: &p.Probe},
+	pl, err := parse(scenariofile.Section{Key: "stack", Into: &p.Stack}, scenariofile.Section{Key: "probe", Into: &p.Probe},
 		scenariofile.Section{Key: "signoff", Into: &signoff},
 		scenariofile.Section{Key: "faults", Into: &p.Faults}, scenariofile.Section{Key: "recovery", Into: &recovery})
 	if err != nil {
@@ -108,11 +84,6 @@ func profileFrom(filename string, parse func(...scenariofile.Section) (*plan.Pla
 		return p, err
 	}
 	p.Plan = pl
-	p.Stack = fixtures.Config{IdleInTxTimeout: stack.IdleInTxTimeout, MaxConnections: stack.MaxConnections,
-		PoolMode: stack.PoolMode, PgBouncerPoolSize: stack.PgBouncerPoolSize, MaxClientConn: stack.MaxClientConn,
-		GatewayPoolSize: stack.GatewayPoolSize, Users: stack.Users, Teams: stack.Teams, Seed: stack.Seed,
-		GatewayPoolTimeout: stack.GatewayPoolTimeout, GatewayRequestTimeout: stack.GatewayRequestTimeout, GatewayStateless: stack.GatewayStateless, GatewayTokenUsage: stack.GatewayTokenUsage, RunDelay: stack.RunDelay,
-		UpstreamLatency: stack.UpstreamLatency, UpstreamFailureRate: stack.UpstreamFailureRate}
 	if signoff.VariantBefore != "" {
 		p.VariantBefore = signoff.VariantBefore
 	}
