@@ -274,6 +274,12 @@ func (e *engine) preflight(ctx context.Context) error {
 	target := redact.URL(e.target)
 	var me *mcp.Error
 	errors.As(err, &me)
+	// The start that failed: the handshake, or server/discover (the
+	// 2026-07-28 and auto settings).
+	start := plan.OpInitialize
+	if me != nil && me.Op == plan.OpDiscover {
+		start = plan.OpDiscover
+	}
 	switch kind := mcp.Classify(err); {
 	case kind == mcp.KindDNS:
 		return fmt.Errorf("cannot reach target %s: its host name does not resolve (check the URL or DNS): %w", target, err)
@@ -284,7 +290,7 @@ func (e *engine) preflight(ctx context.Context) error {
 	case kind == mcp.KindAuth:
 		return fmt.Errorf("cannot get a token for target %s: %w", target, err)
 	case kind == mcp.KindTimeout:
-		return fmt.Errorf("cannot reach target %s: no answer to initialize within %s (a firewall dropping packets, a wrong address, or an overloaded service): %w", target, min(e.cp.Plan.Timeout.D(), preflightTimeout), err)
+		return fmt.Errorf("cannot reach target %s: no answer to %s within %s (a firewall dropping packets, a wrong address, or an overloaded service): %w", target, start, min(e.cp.Plan.Timeout.D(), preflightTimeout), err)
 	case mcp.IsConnKind(kind):
 		return fmt.Errorf("cannot reach target %s: %w", target, err)
 	case kind == mcp.KindCanceled:
@@ -292,9 +298,9 @@ func (e *engine) preflight(ctx context.Context) error {
 	case kind == mcp.KindHTTP && (me.Status == 401 || me.Status == 403):
 		return fmt.Errorf("target %s refused the credentials (check tokens): %w", target, err)
 	case kind == mcp.KindProtocol, kind == mcp.KindHTTP && (me.Status == 404 || me.Status == 405 || me.Status == 406 || me.Status == 415):
-		return fmt.Errorf("%w: %s answered initialize with %w", ErrNotMCP, target, err)
+		return fmt.Errorf("%w: %s answered %s with %w", ErrNotMCP, target, start, err)
 	}
-	return fmt.Errorf("target %s failed initialize: %w", target, err)
+	return fmt.Errorf("target %s failed %s: %w", target, start, err)
 }
 
 // run plays every scenario and assembles the result.

@@ -147,7 +147,7 @@ func TestBadTargets(t *testing.T) {
 		{"html page", html.URL + "/", "is not an MCP server", ErrNotMCP},
 		{"json api", api.URL + "/api", "is not an MCP server", ErrNotMCP},
 		{"forbidden", forbidden.URL + "/mcp", "refused the credentials", nil},
-		{"silent", "http://" + silent.Addr().String() + "/mcp", "no answer to initialize", nil},
+		{"silent", "http://" + silent.Addr().String() + "/mcp", "no answer to server/discover", nil}, // auto's first request
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
