@@ -31,6 +31,7 @@ import (
 
 	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/reports"
+	"github.com/leakbench/leakbench/reports/forensics"
 	"github.com/leakbench/leakbench/scenarios/engine"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
@@ -234,6 +235,12 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 			}
 		}
 		fmt.Fprintf(logw, "probe: shard %d/%d's (%s)\n", probed, n, probeDir)
+		// The probe's episodes against every shard's requests.
+		if traced, joined, err := forensics.JoinEpisodes(o.Out); err != nil {
+			return out, err
+		} else if traced > 0 {
+			fmt.Fprintf(logw, "episodes joined to the requests that left them: %d of %d with a trace id\n", joined, traced)
+		}
 	}
 	if err := reports.WriteRun(o.Out, sum); err != nil {
 		return out, err

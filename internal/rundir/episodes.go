@@ -52,6 +52,10 @@ type Episode struct {
 	// their waits as the probe saw them, summed.
 	Blocked            int     `json:"blocked,omitempty"`
 	BlockedWaitSeconds float64 `json:"blocked_wait_seconds,omitempty"`
+	// Request is the request whose trace id the episode carried, joined
+	// from the run's request index after the load (absent while the run
+	// goes, without a trace id, or when leakbench did not send it).
+	Request *EpisodeRequest `json:"request,omitempty"`
 }
 
 // BouncerLink is the PgBouncer server connection whose remote_pid is an

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
 	"github.com/leakbench/leakbench/reports"
 )
@@ -21,11 +22,25 @@ import (
 var patternSignatures = map[string]func(t *testing.T, c *reports.Comparison, dir string){
 	// commit-in-finally: sessions idle in transaction on the token-scoping
 	// SELECT until the timeout kills them.
-	"ci": func(t *testing.T, c *reports.Comparison, _ string) {
+	"ci": func(t *testing.T, c *reports.Comparison, dir string) {
 		b := c.Before.Probe
 		if b.TimeoutTerminated == 0 || b.MaxStuckIdleInTx == 0 || !topCulprit(b, "email_team_members") {
 			t.Errorf("before: want sessions stuck on the token-scoping SELECT and killed by the timeout; got %d stuck at once, %d killed, culprits %v",
 				b.MaxStuckIdleInTx, b.TimeoutTerminated, culpritNames(b))
+		}
+		// At least 99% of the stuck episodes name, in episodes.jsonl, the
+		// request that left them.
+		stuck, joined := 0, 0
+		for _, e := range readJSONLines[rundir.Episode](t, filepath.Join(dir, "before", rundir.EpisodesFile)) {
+			if e.EndReason != rundir.EndReleased {
+				stuck++
+				if e.Request != nil && e.Request.Method != "" {
+					joined++
+				}
+			}
+		}
+		if stuck == 0 || float64(joined) < 0.99*float64(stuck) {
+			t.Errorf("before: %d of %d stuck episodes in episodes.jsonl name their request; want at least 99%%", joined, stuck)
 		}
 	},
 	// held-while-waiting: the service pool pinned at its max with acquires

@@ -47,7 +47,7 @@ var mergedFiles = []string{rundir.SeriesFile, rundir.HistogramsFile, rundir.Load
 // cannot: what the plan reads from files would not travel.
 func checkShardable(p *plan.Plan) error {
 	if p.Data != nil {
-		return errors.New("--shards: the plan reads a data file, which the shard containers do not get yet; run the shards by hand (leakbench run --shard) or drop data:")
+		return errors.New("--shards: the plan reads a data file, which the shard containers do not get yet; run the shards by hand (leakbench run --shard) or drop the plan's data section")
 	}
 	for _, s := range p.Scenarios {
 		if s.Data != nil {

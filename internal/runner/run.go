@@ -18,6 +18,7 @@ import (
 	"github.com/leakbench/leakbench/probes"
 	"github.com/leakbench/leakbench/probes/poolmetrics"
 	"github.com/leakbench/leakbench/reports"
+	"github.com/leakbench/leakbench/reports/forensics"
 	"github.com/leakbench/leakbench/scenarios/engine"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
@@ -169,6 +170,7 @@ func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
 	probeSum, stopErr := poller.Stop()
 	probeStopped = true
 	sum.Probe = probeSum
+	joinEpisodes(o.Dir, logw, o.Name)
 	if loadErr != nil {
 		return sum, interrupted(ctx, fmt.Errorf("load: %w", loadErr))
 	}
@@ -193,6 +195,18 @@ func playInProcess(ctx context.Context, o Options, env *fixtures.Env, poller *pr
 		Segment:     o.Shard,
 		StartAt:     o.StartAt,
 	})
+}
+
+// joinEpisodes gives the run's episodes the requests that left them
+// (episodes.jsonl's request), once both the probe and the engine are done.
+func joinEpisodes(dir string, logw io.Writer, name string) {
+	traced, joined, err := forensics.JoinEpisodes(dir)
+	switch {
+	case err != nil:
+		fmt.Fprintf(logw, "[%s] could not join the episodes to their requests: %v\n", name, err)
+	case traced > 0:
+		fmt.Fprintf(logw, "[%s] episodes joined to the requests that left them: %d of %d with a trace id\n", name, joined, traced)
+	}
 }
 
 // interrupted turns any outcome of a cancelled run into ErrInterrupted.

@@ -90,9 +90,7 @@ func (fb *Builder) join() {
 		w := rundir.WorstEpisode{PID: e.PID, Start: e.Start, HoldSeconds: e.HoldSeconds, EndReason: e.EndReason,
 			Fingerprint: e.Fingerprint, TraceID: e.TraceID, Blocked: e.Blocked, BlockedWaitSeconds: e.BlockedWaitSeconds}
 		if r, ok := reqs[e.TraceID]; ok && e.TraceID != "" {
-			w.Request = &rundir.EpisodeRequest{User: r.User, Scenario: r.Scenario, Iteration: r.Iteration,
-				Method: r.Method, Name: r.Name, Started: r.Start,
-				Ended: r.Start.Add(time.Duration(r.Seconds * float64(time.Second))), Outcome: r.Outcome, Kind: r.Kind}
+			w.Request = episodeRequest(r)
 		}
 		return w
 	}
@@ -109,34 +107,44 @@ func (fb *Builder) join() {
 // trace id a traced stuck episode carries. A line that does not parse (a
 // torn last one) is skipped.
 func (fb *Builder) readRequests() map[string]rundir.Request {
-	file, err := os.Open(filepath.Join(fb.dir, rundir.RequestsFile))
+	out, ok := requestsFor(fb.dir, func(id string) bool { _, ok := fb.traced[id]; return ok })
+	fb.f.RequestsIndexed = ok
+	return out
+}
+
+// requestsFor streams dir's requests.jsonl and returns the records whose
+// trace id want wants; ok is false when the run has no request index. A
+// line that does not parse (a torn last one) is skipped.
+func requestsFor(dir string, want func(traceID string) bool) (map[string]rundir.Request, bool) {
+	file, err := os.Open(filepath.Join(dir, rundir.RequestsFile))
 	if err != nil {
-		return nil
+		return nil, false
 	}
 	defer file.Close()
-	fb.f.RequestsIndexed = true
 	out := map[string]rundir.Request{}
-	if len(fb.traced) == 0 {
-		return out
-	}
 	prefix := []byte(`{"trace_id":"`)
 	sc := jsonl.Scanner(file)
 	for sc.Scan() {
 		line := sc.Bytes()
 		// The engine writes trace_id first: most lines are skipped
 		// without decoding them.
-		if bytes.HasPrefix(line, prefix) && len(line) > len(prefix)+32 {
-			if _, ok := fb.traced[string(line[len(prefix):len(prefix)+32])]; !ok {
-				continue
-			}
+		if bytes.HasPrefix(line, prefix) && len(line) > len(prefix)+32 && !want(string(line[len(prefix):len(prefix)+32])) {
+			continue
 		}
 		var r rundir.Request
 		if json.Unmarshal(line, &r) != nil {
 			continue
 		}
-		if _, ok := fb.traced[r.TraceID]; ok {
+		if want(r.TraceID) {
 			out[r.TraceID] = r
 		}
 	}
-	return out
+	return out, true
+}
+
+// episodeRequest is the part of request r an episode names.
+func episodeRequest(r rundir.Request) *rundir.EpisodeRequest {
+	return &rundir.EpisodeRequest{User: r.User, Scenario: r.Scenario, Iteration: r.Iteration,
+		Method: r.Method, Name: r.Name, Started: r.Start,
+		Ended: r.Start.Add(time.Duration(r.Seconds * float64(time.Second))), Outcome: r.Outcome, Kind: r.Kind}
 }

@@ -1,0 +1,80 @@
+package forensics
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/reports/internal/jsonl"
+)
+
+// JoinEpisodes gives each episode of the run in dir whose trace id is in
+// the run's request index that request (rundir.Episode.Request), rewriting
+// episodes.jsonl atomically; a line that does not decode (a torn last one)
+// is kept as it was. It returns how many episodes carried a trace id and
+// how many of those were joined. A run without episodes or without a
+// request index is left alone. Memory grows with the episodes, not with
+// the requests: the index is streamed.
+func JoinEpisodes(dir string) (traced, joined int, err error) {
+	path := filepath.Join(dir, rundir.EpisodesFile)
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("join episodes: %w", err)
+	}
+	ids := map[string]bool{}
+	for line := range bytes.Lines(raw) {
+		var e rundir.Episode
+		if json.Unmarshal(line, &e) == nil && e.TraceID != "" {
+			ids[e.TraceID] = true
+			traced++
+		}
+	}
+	if traced == 0 {
+		return 0, 0, nil
+	}
+	reqs, ok := requestsFor(dir, func(id string) bool { return ids[id] })
+	if !ok {
+		return traced, 0, nil
+	}
+	err = rundir.WriteFileFunc(path, func(w io.Writer) error {
+		bw := bufio.NewWriter(w)
+		sc := jsonl.Scanner(bytes.NewReader(raw))
+		for sc.Scan() {
+			line := sc.Bytes()
+			var e rundir.Episode
+			if json.Unmarshal(line, &e) != nil {
+				bw.Write(line) // as it was: nothing recorded is dropped
+				bw.WriteByte('\n')
+				continue
+			}
+			if r, found := reqs[e.TraceID]; found && e.TraceID != "" {
+				e.Request = episodeRequest(r)
+				joined++
+			}
+			out, err := json.Marshal(&e)
+			if err != nil {
+				return err
+			}
+			bw.Write(out)
+			bw.WriteByte('\n')
+		}
+		if err := sc.Err(); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+	if err != nil {
+		return traced, 0, fmt.Errorf("join episodes: %w", err)
+	}
+	return traced, joined, nil
+}
