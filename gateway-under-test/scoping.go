@@ -28,8 +28,11 @@ WHERE t.token_hash = $1 AND t.is_active AND (t.expires_at IS NULL OR t.expires_a
 	// milliseconds. It runs before the membership SELECT, which stays the
 	// last statement a leaked session shows (the incident's culprit).
 	// Per caller rather than per team: a leak blocks its own user's next
-	// requests, not a tenth of everyone's.
-	sqlScopingLockTimeout = `SET LOCAL lock_timeout = '1s'`
+	// requests, not a tenth of everyone's. Two seconds: longer than the
+	// probe's lock sampling period (at most once a second), so that every
+	// wait is seen, and short against the idle-in-transaction timeouts
+	// the profiles set.
+	sqlScopingLockTimeout = `SET LOCAL lock_timeout = '2s'`
 	sqlCountRequest       = `UPDATE email_users SET request_count = request_count + 1 WHERE email = $1`
 
 	sqlTeamMemberships = `SELECT email_team_members.team_id, email_team_members.role

@@ -28,6 +28,12 @@ var patternSignatures = map[string]func(t *testing.T, c *reports.Comparison, dir
 			t.Errorf("before: want sessions stuck on the token-scoping SELECT and killed by the timeout; got %d stuck at once, %d killed, culprits %v",
 				b.MaxStuckIdleInTx, b.TimeoutTerminated, culpritNames(b))
 		}
+		// The leaked scoping sessions hold their callers' rows: the callers'
+		// next requests wait on them (the lock cascade); after, none do.
+		if f, af := c.Before.Forensics, c.After.Forensics; f == nil || f.BlockedBackends == 0 || f.EpisodesBlocking == 0 ||
+			(af != nil && af.BlockedBackends != 0) {
+			t.Errorf("lock cascade: before %+v, after %+v; want backends blocked by before's stuck sessions and none after", f, af)
+		}
 		// At least 99% of the stuck episodes name, in episodes.jsonl, the
 		// request that left them.
 		stuck, joined := 0, 0
