@@ -166,6 +166,11 @@ func TestScrapeConfig(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), `"scrape":[{"url":"http://u:xxxxx@h/metrics","mapping":"go_sql"}]`) {
 		t.Errorf("marshalled config %s (%v), want the scrape URL's password masked", b, err)
 	}
+	// A token in the query, as some exporters take one, is masked too.
+	b, err = json.Marshal(Config{DSN: "x", Scrape: []poolmetrics.Target{{URL: "http://h/metrics?token=s3cr3t-tok&x=1"}}})
+	if err != nil || strings.Contains(string(b), "s3cr3t-tok") || !strings.Contains(string(b), "x=1") {
+		t.Errorf("marshalled config %s (%v), want the scrape URL's token masked and the rest kept", b, err)
+	}
 }
 
 func TestStartRejectsUnparsableDSN(t *testing.T) {

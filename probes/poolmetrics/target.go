@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/leakbench/leakbench/internal/redact"
 )
 
 // Target is one Prometheus endpoint of the service under test.
@@ -69,12 +71,7 @@ func resolve(name string, custom map[string]Mapping) (*Mapping, error) {
 	return nil, fmt.Errorf("unknown pool mapping %q (known: auto, %s)", name, strings.Join(known, ", "))
 }
 
-// redactURL masks the password of a URL's user info; text that is not a
-// URL is returned as it is (it cannot carry user info that url.Parse finds).
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return s
-	}
-	return u.Redacted()
-}
+// redactURL is a scrape URL as it may be shown or recorded: the one
+// redaction policy's (internal/redact.URL: user info, secret query
+// parameters such as ?token=…, the lot).
+func redactURL(s string) string { return redact.URL(s) }
