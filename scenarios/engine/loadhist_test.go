@@ -66,7 +66,9 @@ func TestLoadHistogramLog(t *testing.T) {
 			t.Fatal(err)
 		}
 		h := hists[i]
-		if got := float64(h.ValueAtQuantile(95)) / 1000; got != pt.P95Ms || h.EndTimeMs() != pt.Time.UnixMilli() {
+		// The log keeps times as seconds with three decimals: read back,
+		// they may come out a millisecond early.
+		if got, gap := float64(h.ValueAtQuantile(95))/1000, pt.Time.UnixMilli()-h.EndTimeMs(); got != pt.P95Ms || gap < 0 || gap > 1 {
 			t.Errorf("interval %d: hlog p95 %v ms ending %d, load.jsonl %v ms at %d", i, got, h.EndTimeMs(), pt.P95Ms, pt.Time.UnixMilli())
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/leakbench/leakbench/internal/redact"
 	"github.com/leakbench/leakbench/scenarios/internal/textutil"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 )
@@ -130,11 +131,11 @@ func checkURL(target string) error {
 	case err != nil:
 		return fmt.Errorf("not a URL: %w", err)
 	case u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Errorf("%q: scheme must be http or https", u.Redacted())
+		return fmt.Errorf("%q: scheme must be http or https", redact.URL(target))
 	case u.User != nil:
-		return fmt.Errorf("%q must not contain credentials; pass bearer tokens as tokens", u.Redacted())
+		return fmt.Errorf("%q must not contain credentials; pass bearer tokens as tokens", redact.URL(target))
 	case u.Hostname() == "":
-		return fmt.Errorf("%q has no host", u.Redacted())
+		return fmt.Errorf("%q has no host", redact.URL(target))
 	}
 	return nil
 }
