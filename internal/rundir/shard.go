@@ -68,4 +68,7 @@ type ScenarioCounts struct {
 	InitRetries       int64            `json:"init_retries"`
 	AbortedUsers      int64            `json:"aborted_users"`
 	EndedSessions     int64            `json:"ended_sessions"`
+	// Protocol counts the scenario's users by the MCP protocol version
+	// they spoke (LoadResult.Protocol).
+	Protocol map[string]int64 `json:"protocol,omitempty"`
 }

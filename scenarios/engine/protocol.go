@@ -28,13 +28,16 @@ type protocolCounts struct {
 	users map[string]int64
 }
 
-func (pc *protocolCounts) add(version string) {
+func (pc *protocolCounts) add(version string) { pc.addN(version, 1) }
+
+// addN counts n users under version (a shard's, when shards are merged).
+func (pc *protocolCounts) addN(version string, n int64) {
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
 	if pc.users == nil {
 		pc.users = map[string]int64{}
 	}
-	pc.users[version]++
+	pc.users[version] += n
 }
 
 // snapshot returns the counts (nil: no user started).

@@ -86,6 +86,7 @@ func (e *engine) state(res *Result, startAt time.Time) (*rundir.SeriesState, []*
 			Iterations: sc.iterations.Load(), DroppedIterations: sc.dropped.Load(), Kinds: kindsMap(&kinds),
 			PeakUsers: sc.peak.Load(), MinUsers: max(sc.vusMin.Load(), 0),
 			Reinits: sc.reinits.Load(), InitRetries: sc.initRetries.Load(), AbortedUsers: sc.retired.Load(), EndedSessions: sc.ended.Load(),
+			Protocol: sc.protocols.snapshot(),
 		})
 	}
 	return st, hists
@@ -246,6 +247,9 @@ func merge(shards []*Shard) (*engine, *Result, error) {
 			sc.initRetries.Add(s.InitRetries)
 			sc.retired.Add(s.AbortedUsers)
 			sc.ended.Add(s.EndedSessions)
+			for v, n := range s.Protocol {
+				sc.protocols.addN(v, n)
+			}
 			for k, v := range s.Kinds {
 				if ki := mcp.KindIndex(k); ki >= 0 {
 					sc.kinds[ki].Add(v)

@@ -1,0 +1,51 @@
+package merge_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/leakbench/leakbench/internal/merge"
+	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/scenarios/plan"
+)
+
+// TestRunSumsProtocols: the users' MCP protocol versions are summed over
+// the shards, for the run and for each scenario.
+func TestRunSumsProtocols(t *testing.T) {
+	p := parsePlan(t)
+	root := t.TempDir()
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	var dirs []string
+	for i, spoke := range []map[string]int64{{"2026-07-28": 500}, {"2026-07-28": 480, "2025-11-25": 20}} {
+		d := filepath.Join(root, fmt.Sprint(i))
+		writeShard(t, d, plan.Segment{Index: i, Count: 2}, p, t0, 3*time.Second, 10, uint64(i))
+		path := filepath.Join(d, rundir.SeriesFile)
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st rundir.SeriesState
+		if err := json.Unmarshal(raw, &st); err != nil {
+			t.Fatal(err)
+		}
+		st.Scenarios[0].Protocol = spoke
+		raw, _ = json.Marshal(st)
+		if err := os.WriteFile(path, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, d)
+	}
+	out, err := merge.Run(context.Background(), merge.Options{Dirs: dirs, Out: filepath.Join(root, "out")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := out.Summary.Load
+	if l.Protocol["2026-07-28"] != 980 || l.Protocol["2025-11-25"] != 20 || l.Scenarios["agents"].Protocol["2026-07-28"] != 980 {
+		t.Errorf("merged protocol %v, scenario's %v; want 980 on 2026-07-28 and 20 on 2025-11-25", l.Protocol, l.Scenarios["agents"].Protocol)
+	}
+}
