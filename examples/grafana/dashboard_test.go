@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/leakbench/leakbench/probes"
-	"github.com/leakbench/leakbench/scenarios/engine"
+	"github.com/leakbench/leakbench/scenarios/engine/live"
 )
 
 type panel struct {
@@ -80,9 +80,9 @@ func TestDashboardQueriesNameExportedMetrics(t *testing.T) {
 	if err := json.Unmarshal(raw, &d); err != nil {
 		t.Fatalf("not JSON: %v", err)
 	}
-	names := append(engine.MetricNames(), probes.MetricNames()...)
-	if len(engine.MetricNames()) == 0 || len(probes.MetricNames()) == 0 {
-		t.Fatalf("no exported names collected: engine %v probe %v", engine.MetricNames(), probes.MetricNames())
+	names := append(live.MetricNames(), probes.MetricNames()...)
+	if len(live.MetricNames()) == 0 || len(probes.MetricNames()) == 0 {
+		t.Fatalf("no exported names collected: engine %v probe %v", live.MetricNames(), probes.MetricNames())
 	}
 	used := map[string]bool{}
 	graphs := 0

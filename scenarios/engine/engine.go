@@ -18,6 +18,7 @@ import (
 	"github.com/leakbench/leakbench/internal/redact"
 	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/scenarios/engine/hdrlog"
+	"github.com/leakbench/leakbench/scenarios/engine/live"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
@@ -406,7 +407,7 @@ type outputs struct {
 	load     *os.File
 	loadHist *hdrlog.IntervalLog // load.hlog (loadhist.go)
 	requests *requestLog         // requests.jsonl (requestlog.go)
-	metrics  *metricsServer
+	metrics  *live.Server
 }
 
 func openOutputs(opts RunOptions, e *engine) (*outputs, error) {
@@ -431,7 +432,7 @@ func openOutputs(opts RunOptions, e *engine) (*outputs, error) {
 		e.reqlog = out.requests
 	}
 	if opts.MetricsAddr != "" {
-		ms, err := serveMetrics(opts.MetricsAddr, e, opts.Gatherer)
+		ms, err := live.Serve(opts.MetricsAddr, e.liveSnapshot, opts.Gatherer)
 		if err != nil {
 			out.close()
 			return nil, err
@@ -449,7 +450,5 @@ func (o *outputs) close() {
 		_ = o.load.Close()
 	}
 	_ = o.loadHist.Close()
-	if o.metrics != nil {
-		o.metrics.close()
-	}
+	o.metrics.Close()
 }

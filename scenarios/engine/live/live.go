@@ -1,4 +1,10 @@
-package engine
+// Package live serves the metrics of a running load to Prometheus at
+// /metrics: read from a snapshot of the engine's own counters and
+// histograms at each scrape, so nothing is added to the request path.
+// Names are the threshold metrics' with a leakbench_ prefix; durations
+// are in seconds, as Prometheus wants; latency histograms are summaries
+// with the p50, p90, p95 and p99 quantiles.
+package live
 
 import (
 	"context"
@@ -11,16 +17,53 @@ import (
 	"sync"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"github.com/leakbench/leakbench/scenarios/mcp"
 )
 
-// Live metrics at RunOptions.MetricsAddr, read from the engine's own
-// counters and histograms at each scrape: nothing is added to the request
-// path. Names are the threshold metrics' with a leakbench_ prefix;
-// durations are in seconds, as Prometheus wants.
+// Series is one series of the engine's: an MCP method (and tool or prompt
+// name), an http step, or a scenario's iterations.
+type Series struct {
+	Scenario string
+	Kind     SeriesKind
+	// Method and Name: the MCP method and the tool or prompt name; for an
+	// http step its HTTP method and name, and Status the answer's status
+	// (0: none came).
+	Method, Name string
+	Status       int
+	Requests     int64
+	Aborted      int64
+	// Failures counts the failed requests by error kind (aborted and
+	// canceled included); kinds that did not occur may be left out.
+	Failures map[string]int64
+	// Hist holds the answered requests' (or iterations') latencies, µs.
+	Hist *hdrhistogram.Histogram
+}
+
+// SeriesKind says what a Series counts.
+type SeriesKind int
+
+// Series kinds.
+const (
+	KindMCP SeriesKind = iota
+	KindHTTP
+	KindIteration
+)
+
+// Scenario is one scenario's gauges and counters.
+type Scenario struct {
+	Name                string
+	Iterations, Dropped int64
+	VUs, VUsMax         int64
+}
+
+// Snapshot is what a scrape reports.
+type Snapshot struct {
+	Series    []Series
+	Scenarios []Scenario
+}
+
 var (
 	promSeries = []string{"scenario", "method", "name"}
 	descReqs   = prometheus.NewDesc("leakbench_mcp_reqs_total",
@@ -53,10 +96,10 @@ var (
 		"Latency of answered http steps.", httpSeries, nil)
 )
 
-var promQuantiles = []float64{0.5, 0.9, 0.95, 0.99}
+var quantiles = []float64{0.5, 0.9, 0.95, 0.99}
 
-// collector exposes a running engine to Prometheus.
-type collector struct{ e *engine }
+// collector exposes the snapshots to Prometheus.
+type collector struct{ snap func() Snapshot }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descReqs, descFailed, descAborted, descDuration,
@@ -67,43 +110,39 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c collector) Collect(ch chan<- prometheus.Metric) {
-	e := c.e
-	for _, g := range e.m.collect(nil) {
-		scen := e.runs[g.key.scen].cs.Name
-		if g.key.op == opIteration {
-			ch <- summary(descIterDuration, g, scen)
+	s := c.snap()
+	for _, g := range s.Series {
+		if g.Kind == KindIteration {
+			ch <- summary(descIterDuration, g.Hist, g.Scenario)
 			continue
 		}
 		reqs, failed, duration := descReqs, descFailed, descDuration
-		var labels []string
-		if g.key.op == opHTTP {
+		labels := []string{g.Scenario, g.Method, g.Name}
+		if g.Kind == KindHTTP {
 			// Not MCP requests: series of their own (summary.json's load.http).
 			reqs, failed, duration = descHTTPReqs, descHTTPFailed, descHTTPDuration
-			method, name, _ := strings.Cut(e.m.name(g.key.name), " ")
-			labels = []string{scen, method, name, strconv.Itoa(int(g.key.status))}
+			labels = append(labels, strconv.Itoa(g.Status))
 		} else {
-			labels = []string{scen, opNames[g.key.op], e.m.name(g.key.name)}
-			ch <- prometheus.MustNewConstMetric(descAborted, prometheus.CounterValue, float64(g.aborted), labels...)
+			ch <- prometheus.MustNewConstMetric(descAborted, prometheus.CounterValue, float64(g.Aborted), labels...)
 		}
-		ch <- prometheus.MustNewConstMetric(reqs, prometheus.CounterValue, float64(g.reqs), labels...)
-		for k, n := range g.kinds {
+		ch <- prometheus.MustNewConstMetric(reqs, prometheus.CounterValue, float64(g.Requests), labels...)
+		for kind, n := range g.Failures {
 			if n > 0 {
-				ch <- prometheus.MustNewConstMetric(failed, prometheus.CounterValue, float64(n), append(labels, mcp.Kinds[k])...)
+				ch <- prometheus.MustNewConstMetric(failed, prometheus.CounterValue, float64(n), append(labels, kind)...)
 			}
 		}
-		ch <- summary(duration, g, labels...)
+		ch <- summary(duration, g.Hist, labels...)
 	}
-	for _, sr := range e.runs {
-		sc, name := sr.sc, sr.cs.Name
-		ch <- prometheus.MustNewConstMetric(descIterations, prometheus.CounterValue, float64(sc.iterations.Load()), name)
-		ch <- prometheus.MustNewConstMetric(descDropped, prometheus.CounterValue, float64(sc.dropped.Load()), name)
-		ch <- prometheus.MustNewConstMetric(descVUs, prometheus.GaugeValue, float64(sc.active.Load()), name)
-		ch <- prometheus.MustNewConstMetric(descVUsMax, prometheus.GaugeValue, float64(sc.peak.Load()), name)
+	for _, sc := range s.Scenarios {
+		ch <- prometheus.MustNewConstMetric(descIterations, prometheus.CounterValue, float64(sc.Iterations), sc.Name)
+		ch <- prometheus.MustNewConstMetric(descDropped, prometheus.CounterValue, float64(sc.Dropped), sc.Name)
+		ch <- prometheus.MustNewConstMetric(descVUs, prometheus.GaugeValue, float64(sc.VUs), sc.Name)
+		ch <- prometheus.MustNewConstMetric(descVUsMax, prometheus.GaugeValue, float64(sc.VUsMax), sc.Name)
 	}
 }
 
-// MetricNames lists the names of the engine's live metrics, as a scrape
-// shows them before suffixes (_sum, _count): what a dashboard may query.
+// MetricNames lists the names of the live metrics, as a scrape shows them
+// before suffixes (_sum, _count): what a dashboard may query.
 func MetricNames() []string {
 	ch := make(chan *prometheus.Desc, 32)
 	collector{}.Describe(ch)
@@ -124,11 +163,10 @@ func descName(d *prometheus.Desc) string {
 	return name
 }
 
-func summary(d *prometheus.Desc, g *merged, labels ...string) prometheus.Metric {
-	h := g.hist
-	q := make(map[float64]float64, len(promQuantiles))
+func summary(d *prometheus.Desc, h *hdrhistogram.Histogram, labels ...string) prometheus.Metric {
+	q := make(map[float64]float64, len(quantiles))
 	if h.TotalCount() > 0 {
-		for _, p := range promQuantiles {
+		for _, p := range quantiles {
 			q[p] = float64(h.ValueAtQuantile(p*100)) / 1e6
 		}
 	}
@@ -136,15 +174,23 @@ func summary(d *prometheus.Desc, g *merged, labels ...string) prometheus.Metric 
 	return prometheus.MustNewConstSummary(d, uint64(h.TotalCount()), sum, q, labels...)
 }
 
-// metricsServer serves /metrics while the run lasts.
-type metricsServer struct {
+// Server serves /metrics while a run lasts.
+type Server struct {
 	srv  *http.Server
+	addr string
 	done sync.WaitGroup
 }
 
-func serveMetrics(addr string, e *engine, extra prometheus.Gatherer) (*metricsServer, error) {
+// Addr is the address the server listens on (its port chosen when Serve
+// was given port 0).
+func (s *Server) Addr() string { return s.addr }
+
+// Serve serves /metrics on addr from snap, and extra's metrics beside
+// them (the probe's; nil: none). A scrape that comes after the run is
+// over finds nothing: the caller closes the server first.
+func Serve(addr string, snap func() Snapshot, extra prometheus.Gatherer) (*Server, error) {
 	reg := prometheus.NewRegistry()
-	if err := reg.Register(collector{e}); err != nil {
+	if err := reg.Register(collector{snap}); err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	var g prometheus.Gatherer = reg
@@ -157,20 +203,24 @@ func serveMetrics(addr string, e *engine, extra prometheus.Gatherer) (*metricsSe
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
-	ms := &metricsServer{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}}
-	ms.done.Go(func() {
-		if err := ms.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	s := &Server{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, addr: ln.Addr().String()}
+	s.done.Go(func() {
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			_ = err // the run goes on without live metrics
 		}
 	})
-	return ms, nil
+	return s, nil
 }
 
-func (ms *metricsServer) close() {
+// Close stops serving, within a second. Safe on nil.
+func (s *Server) Close() {
+	if s == nil {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if ms.srv.Shutdown(ctx) != nil {
-		_ = ms.srv.Close()
+	if s.srv.Shutdown(ctx) != nil {
+		_ = s.srv.Close()
 	}
-	ms.done.Wait()
+	s.done.Wait()
 }

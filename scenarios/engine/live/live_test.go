@@ -1,0 +1,75 @@
+package live
+
+import (
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// TestServe: a scrape shows each kind of series under its own names and
+// labels, from the snapshot of the moment, and nothing once closed.
+func TestServe(t *testing.T) {
+	h := hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)
+	for _, v := range []int64{1000, 2000, 40000} {
+		h.RecordValue(v) //nolint:errcheck
+	}
+	scrapes := 0
+	snap := func() Snapshot {
+		scrapes++
+		return Snapshot{
+			Series: []Series{
+				{Scenario: "a", Kind: KindMCP, Method: "tools/call", Name: "echo", Requests: 3, Aborted: 1, Failures: map[string]int64{"timeout": 2, "jsonrpc": 0}, Hist: h},
+				{Scenario: "a", Kind: KindHTTP, Method: "GET", Name: "health", Status: 503, Requests: 4, Failures: map[string]int64{"http_5xx": 4}, Hist: h},
+				{Scenario: "a", Kind: KindIteration, Hist: h},
+			},
+			Scenarios: []Scenario{{Name: "a", Iterations: 7, Dropped: 1, VUs: 2, VUsMax: 5}},
+		}
+	}
+	s, err := Serve("127.0.0.1:0", snap, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get("http://" + s.Addr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	c.CloseIdleConnections()
+	for _, want := range []string{
+		`leakbench_mcp_reqs_total{method="tools/call",name="echo",scenario="a"} 3`,
+		`leakbench_mcp_req_aborted_total{method="tools/call",name="echo",scenario="a"} 1`,
+		`leakbench_mcp_req_failures_total{kind="timeout",method="tools/call",name="echo",scenario="a"} 2`,
+		`leakbench_mcp_req_duration_seconds{method="tools/call",name="echo",scenario="a",quantile="0.99"} 0.04`,
+		`leakbench_http_reqs_total{method="GET",name="health",scenario="a",status="503"} 4`,
+		`leakbench_http_req_failures_total{kind="http_5xx",method="GET",name="health",scenario="a",status="503"} 4`,
+		`leakbench_iteration_duration_seconds_count{scenario="a"} 3`,
+		`leakbench_iterations_total{scenario="a"} 7`, `leakbench_dropped_iterations_total{scenario="a"} 1`,
+		`leakbench_vus{scenario="a"} 2`, `leakbench_vus_max{scenario="a"} 5`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("scrape lacks %s:\n%s", want, body)
+		}
+	}
+	if strings.Contains(string(body), `kind="jsonrpc"`) {
+		t.Error("a kind that did not occur is reported")
+	}
+	s.Close()
+	if _, err := c.Get("http://" + s.Addr() + "/metrics"); err == nil {
+		t.Error("still serving after Close")
+	}
+	if scrapes != 1 {
+		t.Errorf("%d snapshots for one scrape", scrapes)
+	}
+	var nilServer *Server
+	nilServer.Close()
+	if names := MetricNames(); len(names) != 12 || !slices.Contains(names, "leakbench_http_req_duration_seconds") {
+		t.Errorf("MetricNames() = %v", names)
+	}
+}
