@@ -185,6 +185,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"gateway"}, exitUsage, "--dsn"},
 		{[]string{"signoff", "--out", "x", "--shards", "3", "--env", "local"}, exitUsage, "add --env docker"},
 		{[]string{"run", "--out", "x", "--shards", "2"}, exitUsage, "add --env docker"},
+		{[]string{"run", "--out", "x", "--env", "local", "--fault-link", "db=127.0.0.1:16432=127.0.0.1:6432"}, exitUsage, "belong to --env external"},
+		{[]string{"run", "--out", "x", "--target", "http://127.0.0.1:1/mcp", "--fault-link", "db=127.0.0.1:16432"}, exitUsage, "want NAME=LISTEN=UPSTREAM"},
 		{[]string{"signoff", "--out", "x", "--shards", "-2", "--env", "docker"}, exitUsage, "2 or more"},
 		{[]string{"gateway", "--dsn", "postgres://app:pw@127.0.0.1:1/app", "--request-timeout", "soon"}, exitUsage, "request-timeout"},
 		{[]string{"gateway", "--dsn", "postgres://app:pw@127.0.0.1:1/app", "--request-timeout", "-1s"}, exitRunFailed, "must not be negative"},

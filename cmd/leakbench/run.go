@@ -28,6 +28,8 @@ func cmdRun(ctx context.Context, args []string) (err error) {
 	probeDSNFlag := newSecretFlag(fs, "probe-dsn", "LEAKBENCH_PROBE_DSN", "external: PostgreSQL `DSN` of a role with pg_monitor, direct (not through PgBouncer)", "dsn")
 	pgbouncerFlag := newSecretFlag(fs, "pgbouncer-admin-dsn", "LEAKBENCH_PGBOUNCER_ADMIN_DSN", "external: PgBouncer admin console `DSN` (optional)", "pgbouncer")
 	tokensFile := fs.String("tokens-file", "", "external: file of bearer tokens, one a line (default: the scenario's tokensFile or tokens)")
+	var faultLinks linkFlags // faultproxy.go
+	fs.Var(&faultLinks, "fault-link", "external: proxy one of your stack's links for a faults: timeline, `NAME=LISTEN=UPSTREAM` with NAME db (service → PgBouncer), pg (PgBouncer → PostgreSQL) or upstream; point your service at LISTEN (repeat for each link)")
 	metricsAddr := fs.String("metrics-addr", "", "serve the load engine's and the probe's live Prometheus metrics at http://ADDR/metrics while the load runs (e.g. 127.0.0.1:9464)")
 	tf := addTargetFlags(fs)
 	shard := fs.String("shard", "", "play slice `I/N` of every scenario (k6 execution segments: users and arrival rates split so the N slices add up to the whole; user indices unique across shards); merge the N run directories with leakbench merge")
@@ -83,11 +85,11 @@ func cmdRun(ctx context.Context, args []string) (err error) {
 	if *env != "external" && tf.inUse() {
 		return fmt.Errorf("%w: --ca-file, --insecure-skip-verify and --oauth-* belong to --target (your own service)", errUsage)
 	}
-	ext := fixtures.External{GatewayURL: *target, GatewayMetricsURL: *metricsURL, ProbeDSN: probeDSN, PgBouncerAdminDSN: pgbouncerDSN, TLS: topts.TLS}
+	ext := fixtures.External{GatewayURL: *target, GatewayMetricsURL: *metricsURL, ProbeDSN: probeDSN, PgBouncerAdminDSN: pgbouncerDSN, TLS: topts.TLS, FaultLinks: faultLinks}
 	// The environment may hold DSNs for other commands; only flags given
 	// here decide the mode.
-	if *env != "external" && (*target != "" || probeDSNFlag.given() || *tokensFile != "") {
-		return fmt.Errorf("%w: --target, --probe-dsn and --tokens-file belong to --env external", errUsage)
+	if *env != "external" && (*target != "" || probeDSNFlag.given() || *tokensFile != "" || len(faultLinks) > 0) {
+		return fmt.Errorf("%w: --target, --probe-dsn, --tokens-file and --fault-link belong to --env external", errUsage)
 	}
 	if *env == "external" {
 		if *target == "" {

@@ -33,9 +33,15 @@ func NewProxies() *Proxies {
 	}
 }
 
-// Add starts link's proxy in front of upstream (host:port) and returns
-// the address to dial instead of upstream.
+// Add starts link's proxy in front of upstream (host:port) on a free port
+// of 127.0.0.1 and returns the address to dial instead of upstream.
 func (p *Proxies) Add(link, upstream string) (string, error) {
+	return p.AddAt(link, "127.0.0.1:0", upstream)
+}
+
+// AddAt is Add on the given listen address (host:port; port 0: a free
+// one): for a service of the user's own, configured to dial it.
+func (p *Proxies) AddAt(link, listen, upstream string) (string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.remote != nil {
@@ -44,7 +50,7 @@ func (p *Proxies) Add(link, upstream string) (string, error) {
 	if _, ok := p.links[link]; ok {
 		return "", fmt.Errorf("fault link %s: already proxied", link)
 	}
-	px := toxiproxy.NewProxy(p.server, link, "127.0.0.1:0", upstream)
+	px := toxiproxy.NewProxy(p.server, link, listen, upstream)
 	if err := px.Start(); err != nil {
 		return "", fmt.Errorf("start the %s link's proxy: %w", link, err)
 	}
