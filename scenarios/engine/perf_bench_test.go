@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/procstat"
 	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
@@ -65,27 +66,6 @@ func startRun(tb testing.TB, p *plan.Plan, target string) *benchRun {
 func (br *benchRun) stop() *Result {
 	br.cancel()
 	return <-br.done
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// procCPU is the CPU time process pid has used (from /proc/pid/stat).
-func procCPU(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	if len(f) < 13 {
-		return 0
-	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * time.Second / 100 // USER_HZ
 }
 
 // raiseFDLimit raises the soft limit on open files to the hard one (the
@@ -202,9 +182,9 @@ func BenchmarkEngineActiveUsersCPU(b *testing.B) {
 		}}}
 		br := startRun(b, p, h.URL)
 		time.Sleep(ramp + time.Second) // everyone in and thinking
-		t0, c0, s0, r0 := time.Now(), cpuTime(), procCPU(h.Cmd.Process.Pid), br.e.totals().requests
+		t0, c0, s0, r0 := time.Now(), procstat.Self(), procstat.Of(h.Cmd.Process.Pid), br.e.totals().requests
 		time.Sleep(hold)
-		t1, c1, s1, tot := time.Now(), cpuTime(), procCPU(h.Cmd.Process.Pid), br.e.totals()
+		t1, c1, s1, tot := time.Now(), procstat.Self(), procstat.Of(h.Cmd.Process.Pid), br.e.totals()
 		serverConns := sockets(h.Cmd.Process.Pid) - 1 // less the listener
 		res := br.stop()
 		if tot.active != int64(users) || res.Failures != 0 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/procstat"
 	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
@@ -30,7 +31,7 @@ func BenchmarkShardsCPU(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
-				c0 := cpuTime()
+				c0 := procstat.Self()
 				var wg sync.WaitGroup
 				errs := make([]error, n)
 				reqs := make([]int64, n)
@@ -48,7 +49,7 @@ func BenchmarkShardsCPU(b *testing.B) {
 					})
 				}
 				wg.Wait()
-				c1 := cpuTime()
+				c1 := procstat.Self()
 				if err := errors.Join(errs...); err != nil {
 					b.Fatal(err)
 				}

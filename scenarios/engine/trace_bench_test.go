@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/procstat"
 	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
@@ -24,9 +25,9 @@ func BenchmarkEnginePeakRate(b *testing.B) {
 			Name: "calls", Executor: plan.ExecConstantVUs, VUs: conns, Duration: plan.Duration(d), GracefulStop: plan.Duration(time.Second),
 			Flow: []plan.Step{{Kind: plan.OpCallTool, Name: "echo", Arguments: map[string]any{"text": "hello"}}},
 		}}}
-		c0 := cpuTime()
+		c0 := procstat.Self()
 		res, err := RunPlan(context.Background(), p, RunOptions{Target: h.URL, RunDir: b.TempDir()})
-		c1 := cpuTime()
+		c1 := procstat.Self()
 		if err != nil || res.Failures != 0 {
 			b.Fatalf("%v; %d failures: %q", err, res.Failures, res.ErrorSamples)
 		}
