@@ -23,7 +23,7 @@ func TestJoinEpisodes(t *testing.T) {
 	eps := []rundir.Episode{
 		{PID: 1, Start: t0, HoldSeconds: 5.2, EndReason: "timeout", Query: "SELECT 1", TraceID: tid, SpanID: strings.Repeat("c", 16), Blocked: 2},
 		{PID: 2, Start: t0, HoldSeconds: 0.1, EndReason: "released", TraceID: strings.Repeat("ee", 16)}, // not in the index
-		{PID: 3, Start: t0, HoldSeconds: 3, EndReason: "timeout"},                                     // no trace context
+		{PID: 3, Start: t0, HoldSeconds: 3, EndReason: "timeout"},                                       // no trace context
 	}
 	var b bytes.Buffer
 	for _, e := range eps {

@@ -19,7 +19,7 @@ func TestScanMessageIsUnmarshal(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":null,"error":null,"result":null}`, true},
 		{` {"id":1, "jsonrpc":"2.0", "result":[], "extra":{"deep":[{}]}} `, true},
 		{`{"jsonrpc":"2.0","id":1,"result":{},"result":{"second":true}}`, true}, // the last of a repeated member, as encoding/json
-		{`{"jsonrpc":2,"id":1,"result":{}}`, false},                           // encoding/json's error says what is wrong
+		{`{"jsonrpc":2,"id":1,"result":{}}`, false},                             // encoding/json's error says what is wrong
 		{`{"jsonrpc":"2.0","id":1,"error":"boom"}`, false},
 		{`{"jsonrpc":"2.0","id":1,"result":{}`, false},
 		{`[{"jsonrpc":"2.0","id":1,"result":{}}]`, false},
