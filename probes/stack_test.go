@@ -1,15 +1,12 @@
 package probes
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"math"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/internal/jsonl"
 	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes/poolmetrics"
 	"github.com/leakbench/leakbench/probes/querytext"
@@ -148,27 +146,11 @@ func commitAfter(t *testing.T, ctx context.Context, observer *pgx.Conn, s *sessi
 // newline is an interrupted write and is skipped, as FORMAT.md says.
 func readJSONL[T any](t *testing.T, path string) []T {
 	t.Helper()
-	f, err := os.Open(path)
+	v, err := jsonl.ReadFile[T](path)
 	if err != nil {
-		t.Fatalf("open %s: %v", path, err)
+		t.Fatal(err)
 	}
-	defer f.Close()
-	var out []T
-	r := bufio.NewReader(f)
-	for {
-		line, err := r.ReadBytes('\n')
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		if err != nil {
-			t.Fatalf("read %s: %v", path, err)
-		}
-		var v T
-		if err := json.Unmarshal(line, &v); err != nil {
-			t.Fatalf("%s line %d: %v", filepath.Base(path), len(out)+1, err)
-		}
-		out = append(out, v)
-	}
+	return v
 }
 
 // waitFor polls cond every 10 ms until it holds or d passes.

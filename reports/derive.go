@@ -7,10 +7,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/jsonl"
 	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
 	"github.com/leakbench/leakbench/reports/forensics"
-	"github.com/leakbench/leakbench/reports/internal/jsonl"
 )
 
 // MinExhaustedSeconds is how long a pool must stay saturated (or have

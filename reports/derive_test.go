@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/jsonl"
 	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
-	"github.com/leakbench/leakbench/reports/internal/jsonl"
 )
 
 // series builds samples every step; waiting[i] is PgBouncer's cl_waiting

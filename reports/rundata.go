@@ -9,10 +9,10 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/leakbench/leakbench/internal/jsonl"
 	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
 	"github.com/leakbench/leakbench/reports/forensics"
-	"github.com/leakbench/leakbench/reports/internal/jsonl"
 	"github.com/leakbench/leakbench/reports/plots"
 )
 

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/jsonl"
 	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/probes"
-	"github.com/leakbench/leakbench/reports/internal/jsonl"
 	"github.com/leakbench/leakbench/reports/plots"
 )
 

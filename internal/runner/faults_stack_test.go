@@ -1,12 +1,9 @@
 package runner
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -15,6 +12,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/internal/jsonl"
 	"github.com/leakbench/leakbench/internal/rundir"
 )
 
@@ -164,17 +162,9 @@ scenarios:
 // readJSONLines reads a file of JSON lines of T.
 func readJSONLines[T any](t *testing.T, path string) []T {
 	t.Helper()
-	raw, err := os.ReadFile(path)
+	v, err := jsonl.ReadFile[T](path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []T
-	for line := range bytes.Lines(raw) {
-		var v T
-		if err := json.Unmarshal(line, &v); err != nil {
-			t.Fatalf("%s: line %q: %v", path, line, err)
-		}
-		out = append(out, v)
-	}
-	return out
+	return v
 }

@@ -11,8 +11,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/leakbench/leakbench/internal/jsonl"
 	"github.com/leakbench/leakbench/internal/rundir"
-	"github.com/leakbench/leakbench/reports/internal/jsonl"
 )
 
 // JoinEpisodes gives each episode of the run in dir whose trace id is in

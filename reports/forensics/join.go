@@ -9,8 +9,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/jsonl"
 	"github.com/leakbench/leakbench/internal/rundir"
-	"github.com/leakbench/leakbench/reports/internal/jsonl"
 )
 
 // The join: a stuck episode whose last query carried a traceparent

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/leakbench/leakbench/internal/jsonl"
 	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
 	"github.com/leakbench/leakbench/scenarios/mcp"
@@ -231,17 +231,9 @@ func checkHTTPIndexed(t *testing.T, dir string, traces map[string]bool, want int
 // readJSONL reads a file of JSON lines of T.
 func readJSONL[T any](t *testing.T, path string) []T {
 	t.Helper()
-	raw, err := os.ReadFile(path)
+	v, err := jsonl.ReadFile[T](path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []T
-	for line := range bytes.Lines(raw) {
-		var v T
-		if err := json.Unmarshal(line, &v); err != nil {
-			t.Fatalf("%s: line %q: %v", path, line, err)
-		}
-		out = append(out, v)
-	}
-	return out
+	return v
 }
