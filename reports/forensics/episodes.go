@@ -2,7 +2,6 @@ package forensics
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,24 +19,24 @@ import (
 // episodes.jsonl atomically; a line that does not decode (a torn last one)
 // is kept as it was. It returns how many episodes carried a trace id and
 // how many of those were joined. A run without episodes or without a
-// request index is left alone. Memory grows with the episodes, not with
-// the requests: the index is streamed.
+// request index is left alone. Both files are streamed: memory grows
+// with the episodes' trace ids and their requests, not with the files.
 func JoinEpisodes(dir string) (traced, joined int, err error) {
 	path := filepath.Join(dir, rundir.EpisodesFile)
-	raw, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, 0, nil
-	}
-	if err != nil {
-		return 0, 0, fmt.Errorf("join episodes: %w", err)
-	}
 	ids := map[string]bool{}
-	for line := range bytes.Lines(raw) {
+	err = eachLine(path, func(line []byte) error {
 		var e rundir.Episode
 		if json.Unmarshal(line, &e) == nil && e.TraceID != "" {
 			ids[e.TraceID] = true
 			traced++
 		}
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("join episodes: %w", err)
 	}
 	if traced == 0 {
 		return 0, 0, nil
@@ -48,14 +47,11 @@ func JoinEpisodes(dir string) (traced, joined int, err error) {
 	}
 	err = rundir.WriteFileFunc(path, func(w io.Writer) error {
 		bw := bufio.NewWriter(w)
-		sc := jsonl.Scanner(bytes.NewReader(raw))
-		for sc.Scan() {
-			line := sc.Bytes()
+		err := eachLine(path, func(line []byte) error {
 			var e rundir.Episode
 			if json.Unmarshal(line, &e) != nil {
 				bw.Write(line) // as it was: nothing recorded is dropped
-				bw.WriteByte('\n')
-				continue
+				return bw.WriteByte('\n')
 			}
 			if r, found := reqs[e.TraceID]; found && e.TraceID != "" {
 				e.Request = episodeRequest(r)
@@ -66,9 +62,9 @@ func JoinEpisodes(dir string) (traced, joined int, err error) {
 				return err
 			}
 			bw.Write(out)
-			bw.WriteByte('\n')
-		}
-		if err := sc.Err(); err != nil {
+			return bw.WriteByte('\n')
+		})
+		if err != nil {
 			return err
 		}
 		return bw.Flush()
@@ -77,4 +73,20 @@ func JoinEpisodes(dir string) (traced, joined int, err error) {
 		return traced, 0, fmt.Errorf("join episodes: %w", err)
 	}
 	return traced, joined, nil
+}
+
+// eachLine calls f with each line of the file at path, streamed.
+func eachLine(path string, f func([]byte) error) error {
+	file, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	sc := jsonl.Scanner(file)
+	for sc.Scan() {
+		if err := f(sc.Bytes()); err != nil {
+			return err
+		}
+	}
+	return sc.Err()
 }
