@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/leakbench/leakbench/internal/merge"
 	"github.com/leakbench/leakbench/internal/rundir"
-	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
 // TestMergedSecondsHaveExactPercentiles: a merged second's percentiles
@@ -24,16 +22,14 @@ import (
 // shard's would be 100 ms) and the p99 100 ms. A merged run keeps the
 // merged intervals, so it merges again to the same figures.
 func TestMergedSecondsHaveExactPercentiles(t *testing.T) {
-	p := parsePlan(t)
 	root := t.TempDir()
-	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	var dirs []string
+	t0 := shardsStart
+	dirs := writeShards(t, root, 2, 3*time.Second)
 	for i, c := range []struct {
 		n  int
 		us int64
 	}{{300, 1000}, {100, 100000}} {
-		d := filepath.Join(root, fmt.Sprint(i))
-		writeShard(t, d, plan.Segment{Index: i, Count: 2}, p, t0, 3*time.Second, 10, uint64(i))
+		d := dirs[i]
 		var b bytes.Buffer
 		w := hdrhistogram.NewHistogramLogWriter(&b)
 		if err := w.OutputStartTime(t0.UnixMilli()); err != nil {
@@ -58,7 +54,6 @@ func TestMergedSecondsHaveExactPercentiles(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(d, rundir.LoadHistogramsFile), b.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		dirs = append(dirs, d)
 	}
 	out := filepath.Join(root, "out")
 	if _, err := merge.Run(context.Background(), merge.Options{Dirs: dirs, Out: out}); err != nil {

@@ -83,6 +83,23 @@ func writeShard(tb testing.TB, dir string, seg plan.Segment, p *plan.Plan, start
 	}
 }
 
+// shardsStart is when the test shards' runs start.
+var shardsStart = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+
+// writeShards writes the n synthetic shards (writeShard) of one run of
+// length d at 10 req/s each under root/0 … root/n-1 and returns their
+// directories.
+func writeShards(tb testing.TB, root string, n int, d time.Duration) []string {
+	tb.Helper()
+	p := parsePlan(tb)
+	dirs := make([]string, n)
+	for i := range n {
+		dirs[i] = filepath.Join(root, fmt.Sprint(i))
+		writeShard(tb, dirs[i], plan.Segment{Index: i, Count: n}, p, shardsStart, d, 10, uint64(i))
+	}
+	return dirs
+}
+
 func parsePlan(tb testing.TB) *plan.Plan {
 	p, err := scenariofile.Parse([]byte(planYAML), "p.yaml")
 	if err != nil {
@@ -178,15 +195,8 @@ func BenchmarkMerge100Shards(b *testing.B) {
 
 // The probe of the lowest shard that had one is the merged run's.
 func TestRunCarriesTheProbe(t *testing.T) {
-	p := parsePlan(t)
 	root := t.TempDir()
-	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	var dirs []string
-	for i := range 2 {
-		d := filepath.Join(root, fmt.Sprint(i))
-		writeShard(t, d, plan.Segment{Index: i, Count: 2}, p, t0, 5*time.Second, 10, uint64(i))
-		dirs = append(dirs, d)
-	}
+	dirs := writeShards(t, root, 2, 5*time.Second)
 	sum := rundir.Summary{SchemaVersion: rundir.SchemaVersion, Name: "shard", EndReason: rundir.EndCompleted, Probe: &rundir.ProbeSummary{}}
 	raw, _ := json.Marshal(sum)
 	if err := os.WriteFile(filepath.Join(dirs[1], rundir.SummaryFile), raw, 0o644); err != nil {

@@ -3,7 +3,6 @@ package merge_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,20 +10,15 @@ import (
 
 	"github.com/leakbench/leakbench/internal/merge"
 	"github.com/leakbench/leakbench/internal/rundir"
-	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
 // TestRunSumsProtocols: the users' MCP protocol versions are summed over
 // the shards, for the run and for each scenario.
 func TestRunSumsProtocols(t *testing.T) {
-	p := parsePlan(t)
 	root := t.TempDir()
-	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	var dirs []string
+	dirs := writeShards(t, root, 2, 3*time.Second)
 	for i, spoke := range []map[string]int64{{"2026-07-28": 500}, {"2026-07-28": 480, "2025-11-25": 20}} {
-		d := filepath.Join(root, fmt.Sprint(i))
-		writeShard(t, d, plan.Segment{Index: i, Count: 2}, p, t0, 3*time.Second, 10, uint64(i))
-		path := filepath.Join(d, rundir.SeriesFile)
+		path := filepath.Join(dirs[i], rundir.SeriesFile)
 		raw, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -38,7 +32,6 @@ func TestRunSumsProtocols(t *testing.T) {
 		if err := os.WriteFile(path, raw, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		dirs = append(dirs, d)
 	}
 	out, err := merge.Run(context.Background(), merge.Options{Dirs: dirs, Out: filepath.Join(root, "out")})
 	if err != nil {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/leakbench/leakbench/internal/merge"
 	"github.com/leakbench/leakbench/internal/rundir"
-	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
 // TestRunMergesRequestIndexes: the merged run's requests.jsonl holds every
@@ -21,15 +20,11 @@ import (
 // after a long one that spans read blocks — so reports can join an episode
 // to the request of any shard.
 func TestRunMergesRequestIndexes(t *testing.T) {
-	p := parsePlan(t)
 	root := t.TempDir()
-	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	var dirs []string
+	t0 := shardsStart
+	dirs := writeShards(t, root, 3, 5*time.Second)
 	want := map[string]int{} // trace id → user
-	for i := range 3 {
-		d := filepath.Join(root, fmt.Sprint(i))
-		writeShard(t, d, plan.Segment{Index: i, Count: 3}, p, t0, 5*time.Second, 10, uint64(i))
-		dirs = append(dirs, d)
+	for i, d := range dirs {
 		var b bytes.Buffer
 		for j := range 50 {
 			r := rundir.Request{TraceID: fmt.Sprintf("%030d%02d", j, i), User: i*1000 + j, Scenario: "agents", Method: "tools/call",
@@ -77,15 +72,8 @@ func TestRunMergesRequestIndexes(t *testing.T) {
 // TestRunWithoutRequestIndexes: shards without an index (older leakbench,
 // or no run directory) merge without one.
 func TestRunWithoutRequestIndexes(t *testing.T) {
-	p := parsePlan(t)
 	root := t.TempDir()
-	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	var dirs []string
-	for i := range 2 {
-		d := filepath.Join(root, fmt.Sprint(i))
-		writeShard(t, d, plan.Segment{Index: i, Count: 2}, p, t0, 3*time.Second, 10, uint64(i))
-		dirs = append(dirs, d)
-	}
+	dirs := writeShards(t, root, 2, 3*time.Second)
 	out := filepath.Join(root, "out")
 	if _, err := merge.Run(context.Background(), merge.Options{Dirs: dirs, Out: out}); err != nil {
 		t.Fatal(err)
