@@ -122,18 +122,14 @@ func playDockerShards(ctx context.Context, p *plan.Plan, n int, env *fixtures.En
 	return out.Summary.Load, nil
 }
 
-// planLength is how long p's load lasts at most: its longest scenario,
-// start time and graceful stop included.
+// planLength is how long p's load lasts at most: its last scenario's end
+// (loadLength, faultcheck.go) and the longest graceful stop after it.
 func planLength(p *plan.Plan) time.Duration {
-	cp, err := plan.Compile(p)
-	if err != nil {
-		return 10 * time.Minute
+	var stop time.Duration
+	for _, s := range p.Scenarios {
+		stop = max(stop, s.GracefulStop.D())
 	}
-	var d time.Duration
-	for _, cs := range cp.Scenarios {
-		d = max(d, cs.StartTime.D()+cs.Length+cs.GracefulStop.D())
-	}
-	return d
+	return loadLength(p) + stop
 }
 
 // copyIfThere copies a file, if it exists, atomically.
