@@ -107,7 +107,7 @@ type Client struct {
 	info    clientInfo
 	tr      *h1.Transport // nil if target is not a usable URL
 	head    []byte        // header lines every request carries
-	meta    []byte        // the 2026-07-28 _meta members every request carries (era.go)
+	meta    [4][]byte     // the 2026-07-28 _meta members requests carry, by what they declare (era.go)
 	headErr error         // an invalid extra header
 	pin     string
 	shared  bool        // sessions share the transport's pool
@@ -163,7 +163,7 @@ func NewClient(target string, opts ClientOptions) *Client {
 		h = append(h, http.CanonicalHeaderKey(k)+": "+v+"\r\n"...)
 	}
 	c.head = h
-	c.meta = modernMeta(c.info)
+	c.meta = buildMetas(c.info)
 	return c
 }
 
@@ -219,7 +219,18 @@ type Session struct {
 	// keep: the result of the last request is kept (Result), for
 	// captures and checks (answer.go).
 	keep bool
-	last []byte
+	// accept: the result types other than complete the request being
+	// sent can take (acceptInputs, acceptTask; roundtrips.go). cache:
+	// list and read results are served from the user's cache while
+	// fresh (cache.go). Beside keep, they take no room of their own.
+	accept uint8
+	cache  bool
+	last   []byte
+
+	// x holds what only sessions using the 2026-07-28 features need
+	// (roundtrips.go), allocated on first use so that an idle session
+	// stays small.
+	x *sessionExtras
 
 	// Set with SetTimeouts: a request timeout other than the client's,
 	// and a delay after which the caller gives up (0: never).
@@ -261,6 +272,9 @@ func (s *Session) call(ctx context.Context, op, name string, params []byte, out 
 	s.nextID++
 	id := s.nextID
 	s.last = nil
+	if s.x != nil {
+		s.x.pending, s.x.pendingType, s.x.cached = nil, "", false
+	}
 	s.inject(ctx)
 	// One allocation for the whole body, _meta included.
 	body := make([]byte, 0, 96+len(op)+len(params)+len(s.meta)+len(s.trace.parent)+len(s.trace.state))
@@ -301,8 +315,16 @@ func (s *Session) call(ctx context.Context, op, name string, params []byte, out 
 		return "", &Error{Kind: KindJSONRPC, Op: op, Code: rr.Error.Code, Msg: s.redact(s.sessionHint(textutil.Truncate(rr.Error.Message, 200)))}
 	}
 	if s.meta != nil {
-		if err := s.modernAnswer(op, rr.Result, resp.SessionID); err != nil {
+		rt, err := s.modernAnswer(op, rr.Result, resp.SessionID)
+		if err != nil {
 			return "", err
+		}
+		if rt != "" { // input_required or a task: the caller goes on (roundtrips.go)
+			s.ext().pending, s.x.pendingType = rr.Result, rt
+			return resp.SessionID, nil
+		}
+		if s.cache {
+			s.noteTTL(op, rr.Result) // cache.go
 		}
 	}
 	if s.keep {

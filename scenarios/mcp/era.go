@@ -69,16 +69,55 @@ const (
 )
 
 // modernMeta builds the _meta members every 2026-07-28 request carries:
-// the version, the client's capabilities (none: a load-test user answers
-// no server requests) and its name and version.
-func modernMeta(info clientInfo) []byte {
-	m := make([]byte, 0, 160)
-	m = append(m, `"io.modelcontextprotocol/protocolVersion":"`+Version20260728+`","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":`...)
+// the version, the client's capabilities and its name and version. A
+// load-test user declares no capability by default (it answers no
+// server requests); caps are the capabilities of a request that does
+// (capsInputs, capsTasks; see metaFor).
+func modernMeta(info clientInfo, caps string) []byte {
+	m := make([]byte, 0, 160+len(caps))
+	m = append(m, `"io.modelcontextprotocol/protocolVersion":"`+Version20260728+`","io.modelcontextprotocol/clientCapabilities":{`...)
+	m = append(m, caps...)
+	m = append(m, `},"io.modelcontextprotocol/clientInfo":{"name":`...)
 	m = textutil.AppendJSONString(m, info.Name)
 	m = append(m, `,"version":`...)
 	m = textutil.AppendJSONString(m, info.Version)
 	return append(m, '}')
 }
+
+// Capabilities a request declares when its step can use them: answers to
+// a server's input requests (the step has inputs:, MRTR), and the Tasks
+// extension (the step runs its tools/call as a task). A server must not
+// ask for what a request does not declare.
+const (
+	capsInputs = `"elicitation":{"form":{},"url":{}},"sampling":{},"roots":{}`
+	capsTasks  = `"extensions":{"` + extensionTasks + `":{}}`
+)
+
+// extensionTasks names the Tasks extension (SEP-2663).
+const extensionTasks = "io.modelcontextprotocol/tasks"
+
+// buildMetas builds the four _meta variants a client's requests carry:
+// index 0 declares nothing, bit 1 the input capabilities, bit 2 Tasks.
+func buildMetas(info clientInfo) [4][]byte {
+	var m [4][]byte
+	for i := range m {
+		var caps []string
+		if i&metaInputs != 0 {
+			caps = append(caps, capsInputs)
+		}
+		if i&metaTasks != 0 {
+			caps = append(caps, capsTasks)
+		}
+		m[i] = modernMeta(info, strings.Join(caps, ","))
+	}
+	return m
+}
+
+// Bits of a _meta variant (buildMetas).
+const (
+	metaInputs = 1 << iota
+	metaTasks
+)
 
 // appendStandardHeaders appends, for a 2026-07-28 request, its Mcp-Method
 // and (for tools/call, prompts/get and resources/read) Mcp-Name header
@@ -141,7 +180,7 @@ type discovery struct {
 func (s *Session) discover(ctx context.Context) (discovery, error) {
 	const op = methodDiscover
 	id, version, meta := s.id, s.version, s.meta
-	s.id, s.version, s.meta = "", Version20260728, s.c.meta
+	s.id, s.version, s.meta = "", Version20260728, s.c.meta[0]
 	defer func() { s.id, s.version, s.meta = id, version, meta }()
 	var raw json.RawMessage
 	sid, err := s.call(ctx, op, "", nil, &raw)
@@ -189,7 +228,7 @@ func (s *Session) discoverEra(ctx context.Context, auto bool) (bool, error) {
 	case d.sessionID != "":
 		return false, s.sessionDemanded(op, d.sessionID)
 	}
-	s.version, s.era, s.meta = Version20260728, Era2026, s.c.meta
+	s.version, s.era, s.meta = Version20260728, Era2026, s.c.meta[0]
 	return true, nil
 }
 
@@ -222,31 +261,50 @@ func legacyAnswer(err error) bool {
 const (
 	resultComplete      = "complete"
 	resultInputRequired = "input_required"
+	resultTask          = "task" // the Tasks extension's CreateTaskResult
 )
 
 // modernAnswer checks what a 2026-07-28 answer must not carry: a session
 // id (the revision has none) once the era is settled, and a resultType
-// other than complete (input_required asks for a round trip this client
-// does not make yet).
-func (s *Session) modernAnswer(op string, result []byte, sessionID string) error {
+// other than complete unless the request can take it (s.accept:
+// input_required when the step has inputs, task when it runs as a task).
+// It returns the result type: "" for complete.
+func (s *Session) modernAnswer(op string, result []byte, sessionID string) (string, error) {
 	if sessionID != "" && s.era == Era2026 {
-		return s.sessionDemanded(op, sessionID)
+		return "", s.sessionDemanded(op, sessionID)
 	}
 	// Decode only if the key may be there, as unmarshalResult does.
 	if isObject(result) && !bytes.Contains(result, []byte(`\u`)) && !containsFold(result, `"resulttype"`) {
-		return nil
+		return "", nil
 	}
 	var rt struct {
 		ResultType *string `json:"resultType"`
 	}
 	if json.Unmarshal(result, &rt) != nil || rt.ResultType == nil || *rt.ResultType == resultComplete {
-		return nil // not an object: the caller's decoding says so
+		return "", nil // not an object: the caller's decoding says so
 	}
-	what := fmt.Sprintf("unknown resultType %q", textutil.Truncate(*rt.ResultType, 32))
-	if *rt.ResultType == resultInputRequired {
-		what = "the server asks for input (resultType input_required), which this client does not answer"
+	var what string
+	switch t := *rt.ResultType; {
+	case t == resultInputRequired && s.accept&acceptInputs != 0, t == resultTask && s.accept&acceptTask != 0:
+		return t, nil
+	case t == resultInputRequired && inputCapable(op):
+		what = "the server asks for input (resultType input_required), which the step does not answer: give it inputs:"
+	case t == resultInputRequired:
+		what = "the server asks for input (resultType input_required) on " + op + ", which the protocol allows only on tools/call, prompts/get and resources/read"
+	case t == resultTask && s.accept&acceptTask == 0 && op == methodCallTool:
+		what = "the server answered with a task (resultType task) to a request that did not declare the Tasks extension"
+	case t == resultTask:
+		what = "the server answered " + op + " with a task (resultType task), which only tools/call may be"
+	default:
+		what = fmt.Sprintf("unknown resultType %q", textutil.Truncate(t, 32))
 	}
-	return &Error{Kind: KindProtocol, Op: op, Msg: s.redact(what + "; the server answered " + snippet(result))}
+	return "", &Error{Kind: KindProtocol, Op: op, Msg: s.redact(what + "; the server answered " + snippet(result))}
+}
+
+// inputCapable reports whether the protocol lets a server answer op with
+// input_required.
+func inputCapable(op string) bool {
+	return op == methodCallTool || op == methodGetPrompt || op == methodReadResource
 }
 
 // sessionDemanded is the error for a server that offered 2026-07-28 and

@@ -33,6 +33,7 @@ func (s *Session) Ping(ctx context.Context) error {
 }
 
 // ListTools sends tools/list, following nextCursor pages (at most 100).
+// The list methods and ReadResource honour ttlMs with SetCache(true).
 func (s *Session) ListTools(ctx context.Context) error { return s.listPages(ctx, methodListTools) }
 
 // ListResources sends resources/list, following nextCursor pages (at most 100).
@@ -48,7 +49,7 @@ func (s *Session) ListPrompts(ctx context.Context) error { return s.listPages(ct
 // message.
 func (s *Session) CallTool(ctx context.Context, name string, args []byte) error {
 	var res toolOutcome
-	if _, err := s.call(ctx, methodCallTool, name, nameParams(name, args), &res); err != nil {
+	if err := s.request(ctx, methodCallTool, name, nameParams(name, args), &res); err != nil {
 		return err
 	}
 	return s.toolError(&res)
@@ -57,14 +58,26 @@ func (s *Session) CallTool(ctx context.Context, name string, args []byte) error 
 // GetPrompt gets prompt name filled with args, a JSON object of strings
 // (nil: none).
 func (s *Session) GetPrompt(ctx context.Context, name string, args []byte) error {
-	_, err := s.call(ctx, methodGetPrompt, name, nameParams(name, args), &objectResult{})
-	return err
+	return s.request(ctx, methodGetPrompt, name, nameParams(name, args), &objectResult{})
 }
 
-// ReadResource reads the resource at uri.
+// ReadResource reads the resource at uri; with SetCache(true), a result
+// still fresh is not read again (Cached).
 func (s *Session) ReadResource(ctx context.Context, uri string) error {
-	_, err := s.call(ctx, methodReadResource, uri, uriParams(uri), &objectResult{})
-	return err
+	key := ""
+	if s.cache {
+		if key = cacheKey(methodReadResource, uri); s.fresh(key) {
+			return nil
+		}
+		s.startListing()
+	}
+	if err := s.request(ctx, methodReadResource, uri, uriParams(uri), &objectResult{}); err != nil {
+		return err
+	}
+	if s.cache {
+		s.store(key)
+	}
+	return nil
 }
 
 // content is one content block of a tool result.
@@ -105,8 +118,15 @@ func (s *Session) toolError(res *toolOutcome) error {
 }
 
 // listPages sends op (a */list method) page after page, following
-// nextCursor.
+// nextCursor; with SetCache(true), a listing still fresh is not sent
+// again (Cached).
 func (s *Session) listPages(ctx context.Context, op string) error {
+	if s.cache {
+		if s.fresh(op) {
+			return nil
+		}
+		s.startListing()
+	}
 	cursor := ""
 	for range maxListPages {
 		var params []byte
@@ -119,6 +139,9 @@ func (s *Session) listPages(ctx context.Context, op string) error {
 			return err
 		}
 		if page.NextCursor == "" {
+			if s.cache {
+				s.store(op)
+			}
 			return nil
 		}
 		if page.NextCursor == cursor {
