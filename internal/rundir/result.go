@@ -77,6 +77,10 @@ type LoadResult struct {
 	// started; users that never started are not counted. Absent when no
 	// user started, and in results from before it was recorded.
 	Protocol map[string]int64 `json:"protocol,omitempty"`
+	// Features sums up the 2026-07-28 features the users used: cache
+	// hits, input round trips, tasks, notification streams (absent when
+	// none was used).
+	Features *FeatureStats `json:"features,omitempty"`
 
 	// Latency by method ("initialize", "server/discover", "tools/list",
 	// "tools/call", ...; a user's start is server/discover in the

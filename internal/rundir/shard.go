@@ -71,4 +71,6 @@ type ScenarioCounts struct {
 	// Protocol counts the scenario's users by the MCP protocol version
 	// they spoke (LoadResult.Protocol).
 	Protocol map[string]int64 `json:"protocol,omitempty"`
+	// Features is the scenario's share of LoadResult.Features.
+	Features *FeatureStats `json:"features,omitempty"`
 }

@@ -201,7 +201,7 @@ func newEngine(cp *plan.Compiled, tokens []string, opts RunOptions) *engine {
 	e.client = mcp.NewClient(p.Target, copts)
 	base := 0
 	for i, cs := range cp.Scenarios {
-		sc := &scenario{CompiledScenario: cs, idx: uint16(i), timeout: cs.RequestTimeout, flow: numberSteps(lower(e.m, cs.Flow))}
+		sc := &scenario{CompiledScenario: cs, idx: uint16(i), timeout: cs.RequestTimeout, flow: numberSteps(lower(e.m, cs.Flow)), roundTrips: hasRoundTrips(cs.Flow)}
 		e.runs = append(e.runs, &scenarioRun{e: e, cs: sc, sc: e.m.scen[i], vuBase: base})
 		base += cs.Users
 		e.total = max(e.total, cs.StartTime.D()+cs.Length)
@@ -216,6 +216,8 @@ type scenario struct {
 	idx     uint16
 	timeout time.Duration // the scenario's request timeout
 	flow    []step
+	// roundTrips: some step has inputs: or task: (roundtrips.go).
+	roundTrips bool
 }
 
 // step is a compiled step as the engine plays it: with its operation's
@@ -389,6 +391,12 @@ func (e *engine) result(ended time.Time) *Result {
 		r.InitRetries += sc.initRetries.Load()
 		r.AbortedUsers += sc.retired.Load()
 		r.EndedSessions += sc.ended.Load()
+		if f := sc.features.snapshot(); f != nil {
+			if r.Features == nil {
+				r.Features = &rundir.FeatureStats{}
+			}
+			r.Features.Add(f)
+		}
 	}
 	elapsed := ended.Sub(e.started)
 	for _, t := range e.cp.Thresholds {

@@ -47,13 +47,20 @@ const (
 	// start where a 2025 user's is opInitialize.
 	opDiscover
 	opDelete
+	// A step's extra requests in the 2026-07-28 era (roundtrips.go): a
+	// task's, and the notification stream's opening.
+	opTasksGet
+	opTasksUpdate
+	opTasksCancel
+	opListen
 	numRequestOps
 	opIteration = numRequestOps
 )
 
 // opNames maps operation indexes to names.
 var opNames = [...]string{plan.OpInitialize, plan.OpPing, plan.OpListTools, plan.OpCallTool, plan.OpListResources,
-	plan.OpReadResource, plan.OpListPrompts, plan.OpGetPrompt, plan.OpDiscover, plan.OpDelete, "iteration"}
+	plan.OpReadResource, plan.OpListPrompts, plan.OpGetPrompt, plan.OpDiscover, plan.OpDelete,
+	plan.OpTasksGet, plan.OpTasksUpdate, plan.OpTasksCancel, plan.OpListen, "iteration"}
 
 func opIndex(name string) (uint8, bool) {
 	for i, n := range opNames[:numRequestOps] {
@@ -111,6 +118,7 @@ type scenCounters struct {
 	reinits, initRetries, retired, ended             atomic.Int64
 	vusMin                                           atomic.Int64   // lowest active count the monitor saw while running; -1: none yet
 	protocols                                        protocolCounts // users by protocol version (protocol.go)
+	features                                         featureCounts  // 2026-07-28 features (roundtrips.go)
 	_                                                [64]byte
 }
 

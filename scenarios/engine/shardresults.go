@@ -86,7 +86,7 @@ func (e *engine) state(res *Result, startAt time.Time) (*rundir.SeriesState, []*
 			Iterations: sc.iterations.Load(), DroppedIterations: sc.dropped.Load(), Kinds: kindsMap(&kinds),
 			PeakUsers: sc.peak.Load(), MinUsers: max(sc.vusMin.Load(), 0),
 			Reinits: sc.reinits.Load(), InitRetries: sc.initRetries.Load(), AbortedUsers: sc.retired.Load(), EndedSessions: sc.ended.Load(),
-			Protocol: sc.protocols.snapshot(),
+			Protocol: sc.protocols.snapshot(), Features: sc.features.snapshot(),
 		})
 	}
 	return st, hists
@@ -250,6 +250,7 @@ func merge(shards []*Shard) (*engine, *Result, error) {
 			for v, n := range s.Protocol {
 				sc.protocols.addN(v, n)
 			}
+			sc.features.addMerged(s.Features)
 			for k, v := range s.Kinds {
 				if ki := mcp.KindIndex(k); ki >= 0 {
 					sc.kinds[ki].Add(v)

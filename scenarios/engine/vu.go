@@ -64,6 +64,11 @@ type vu struct {
 
 	// req is the request being sent: its trace, for the request index.
 	req reqInfo
+
+	// cacheOn: the scenario honours ttlMs; listen: the user's
+	// notification stream, while open (roundtrips.go).
+	cacheOn bool
+	listen  *listening
 }
 
 func newVU(sr *scenarioRun, user int, gen uint64) *vu {
@@ -82,7 +87,8 @@ func newVU(sr *scenarioRun, user int, gen uint64) *vu {
 			Rand:     rand.New(rand.NewPCG(uint64(e.seed)^uint64(sr.cs.idx)<<48, uint64(user)<<20|gen)),
 		},
 	}
-	v.setupUser(user) // answers.go
+	v.setupUser(user)   // answers.go
+	v.setupRoundTrips() // roundtrips.go
 	return v
 }
 
@@ -138,6 +144,7 @@ func (v *vu) initOnce(hard context.Context, c *step) bool {
 		v.sc.reinits.Add(1)
 		v.expired = false
 	}
+	v.stopListening() // the old session's stream, if any
 	v.setOptions(c)
 	start := v.reqStart()
 	err := v.s.Initialize(v.traced(hard, c, ""))
@@ -146,6 +153,7 @@ func (v *vu) initOnce(hard context.Context, c *step) bool {
 	case "":
 		v.live, v.initFails, v.authFails = true, 0, 0
 		v.countProtocol() // protocol.go
+		v.startListening(hard)
 		return true
 	case mcp.KindCanceled, mcp.KindAborted:
 		// Not the target's fault: no step towards retiring.
@@ -239,6 +247,7 @@ func (v *vu) request(soft, hard context.Context, c *step) bool {
 		return true
 	}
 	v.setOptions(c)
+	v.beforeRequest(c) // roundtrips.go
 	start := v.reqStart()
 	var name uint32
 	var err error
@@ -264,6 +273,9 @@ func (v *vu) request(soft, hard context.Context, c *step) bool {
 		err = v.s.ReadResource(ctx, c.URI.Render(&v.tc, &v.nameBuf))
 	case opDiscover:
 		err = v.s.Discover(ctx)
+	}
+	if err == nil && v.cacheHit(c.op) {
+		return true // served from the user's cache: nothing was sent
 	}
 	err = v.judge(c, v.s.Result(), err) // captures and checks (answers.go)
 	v.record(c.op, name, start, err)
@@ -331,6 +343,7 @@ func (v *vu) endSession(hard context.Context) {
 	if v.s.Era() == mcp.Era2026 {
 		return
 	}
+	v.stopListening()
 	v.setOptions(nil)
 	start := time.Now()
 	err := v.s.Close(hard)
@@ -344,6 +357,7 @@ func (v *vu) endSession(hard context.Context) {
 // this user.
 func (v *vu) closeSession(hard context.Context) {
 	defer v.s.CloseConn() // the user's own connection, if it has one
+	v.stopListening()
 	if v.s.ID() == "" {
 		return
 	}

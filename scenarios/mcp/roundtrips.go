@@ -65,13 +65,25 @@ type RequestOptions struct {
 
 // SubRequest is one extra round trip of a step: a retry answering
 // input_required (Method is the step's own, Retry true), or a task's
-// tasks/get, tasks/update or tasks/cancel.
+// tasks/get, tasks/update or tasks/cancel. A task's life is told too,
+// with no Method: Task is TaskCreated when it was created, then how it
+// ended (TaskCompleted, TaskFailed, TaskCancelled, TaskGivenUp).
 type SubRequest struct {
 	Method string
 	Retry  bool
 	Start  time.Time
 	Err    error // nil: answered
+	Task   string
 }
+
+// What a task did (SubRequest.Task).
+const (
+	TaskCreated   = "created"
+	TaskCompleted = taskCompleted
+	TaskFailed    = taskFailed
+	TaskCancelled = taskCancelled // by the server
+	TaskGivenUp   = "given_up"    // cancelled by the step, or past its timeout
+)
 
 // The Tasks extension's methods; each is also the Op of its errors.
 const (

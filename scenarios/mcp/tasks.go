@@ -56,6 +56,8 @@ func (s *Session) followTask(ctx context.Context, op string, created []byte, o *
 	if err != nil {
 		return err
 	}
+	s.observed(SubRequest{Task: TaskCreated})
+	end := func(how string) { s.observed(SubRequest{Task: how}) }
 	id := t.id
 	timeout := o.Task.Timeout
 	if timeout <= 0 {
@@ -72,6 +74,7 @@ func (s *Session) followTask(ctx context.Context, op string, created []byte, o *
 	for {
 		switch t.status {
 		case taskCompleted:
+			end(TaskCompleted)
 			result := gjson.GetBytes(res, "result")
 			if !result.IsObject() {
 				return &Error{Kind: KindProtocol, Op: op, Msg: s.redact("a completed task carries no result object; the server answered " + snippet(res))}
@@ -86,10 +89,12 @@ func (s *Session) followTask(ctx context.Context, op string, created []byte, o *
 			}
 			return nil
 		case taskFailed:
+			end(TaskFailed)
 			e := gjson.GetBytes(res, "error")
 			return &Error{Kind: KindJSONRPC, Op: op, Code: e.Get("code").Int(),
 				Msg: s.redact("task failed: " + textutil.Truncate(e.Get("message").String(), 200))}
 		case taskCancelled:
+			end(TaskCancelled)
 			return &Error{Kind: KindTool, Op: op, Msg: "the server cancelled the task"}
 		case taskInputRequired:
 			if err := s.updateTask(ctx, id, res, o.Inputs, answered); err != nil {
@@ -110,9 +115,11 @@ func (s *Session) followTask(ctx context.Context, op string, created []byte, o *
 		switch now := time.Now(); {
 		case !cancelAt.IsZero() && !now.Before(cancelAt):
 			s.cancelTask(ctx, id)
+			end(TaskGivenUp)
 			return &Error{Kind: KindAborted, Op: op, Err: errAborted, Msg: fmt.Sprintf("task cancelled after %s (cancelAfter)", o.Task.CancelAfter)}
 		case !now.Before(deadline):
 			s.cancelTask(ctx, id)
+			end(TaskGivenUp)
 			return &Error{Kind: KindTimeout, Op: op, Err: errRequestTimeout, Msg: fmt.Sprintf("the task did not end within %s", timeout)}
 		}
 		if res, err = s.taskCall(ctx, MethodTasksGet, id, nil); err != nil {

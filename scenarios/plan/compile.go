@@ -170,6 +170,10 @@ func compileScenario(pe *Problems, p *Plan, s *Scenario, path string) *CompiledS
 	if cs.Pin == NegotiateVersion {
 		cs.Pin = ""
 	}
+	if s.Cache != "" && s.Cache != CacheHonor && s.Cache != CacheIgnore {
+		pe.Add(s.at("cache"), path+".cache", "unknown setting %q; want %s (the default: serve fresh ttlMs results from the user's cache) or %s (send every request)",
+			textutil.Truncate(s.Cache, 40), CacheHonor, CacheIgnore)
+	}
 	durIn(pe, s.at("startTime"), path+".startTime", s.StartTime, 0, MaxDuration, false)
 	durIn(pe, s.at("gracefulStop"), path+".gracefulStop", s.GracefulStop, 0, MaxDuration, false)
 	l := s.line
@@ -274,7 +278,7 @@ func compileSteps(pe *Problems, cs *CompiledScenario, steps []Step, path string,
 			return out
 		}
 		c := CompiledStep{Kind: st.Kind, Timeout: st.Timeout.D(), AbortAfter: st.AbortAfter.D()}
-		isReq := st.Kind != OpDelete && slices.Contains(Methods, st.Kind) || st.Kind == StepHTTP
+		isReq := st.Kind != OpDelete && slices.Contains(StepMethods, st.Kind) || st.Kind == StepHTTP
 		unexpected := func(what string, set bool) {
 			if set {
 				pe.Add(st.line, sp, "%s is not an option of %s", what, st.Kind)
@@ -291,6 +295,9 @@ func compileSteps(pe *Problems, cs *CompiledScenario, steps []Step, path string,
 		unexpected("capture", len(st.Captures) > 0 && !isReq)
 		unexpected("check", len(st.Checks) > 0 && !isReq)
 		unexpected("http", st.HTTP != nil && st.Kind != StepHTTP)
+		unexpected("inputs", st.Inputs != nil && st.Kind != OpCallTool && st.Kind != OpGetPrompt && st.Kind != OpReadResource)
+		unexpected("task", st.Task != nil && st.Kind != OpCallTool)
+		compileRoundTrips(pe, st, &c, sp) // roundtrips.go
 		switch {
 		case isReq:
 			compileRequest(pe, cs, st, &c, sp)

@@ -3,6 +3,7 @@ package plan
 import (
 	"time"
 
+	"github.com/leakbench/leakbench/scenarios/mcp"
 	"github.com/leakbench/leakbench/scenarios/userdata"
 )
 
@@ -70,6 +71,9 @@ type CompiledStep struct {
 	Captures []CompiledCapture
 	Checks   []*CompiledCheck
 	Uses     []int
+	// RoundTrips is what the step adds to its request in the 2026-07-28
+	// era — answers to input_required, a task (nil: nothing).
+	RoundTrips *mcp.RequestOptions
 }
 
 // Validate reports every problem with p, each naming where it is (file and

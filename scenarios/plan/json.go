@@ -121,6 +121,12 @@ func (s Scenario) MarshalJSON() ([]byte, error) {
 	if s.ProtocolVersion != "" {
 		add("protocolVersion", s.ProtocolVersion)
 	}
+	if s.Cache != "" {
+		add("cache", s.Cache)
+	}
+	if s.Listen {
+		add("listen", true)
+	}
 	add("flow", s.Flow)
 	if s.Data != nil {
 		add("data", s.Data)
@@ -162,6 +168,12 @@ func (s Step) MarshalJSON() ([]byte, error) {
 	}
 	if s.AbortAfter != 0 {
 		opts = append(opts, field{"abortAfter", s.AbortAfter})
+	}
+	if s.Inputs != nil {
+		opts = append(opts, field{"inputs", s.Inputs})
+	}
+	if s.Task != nil {
+		opts = append(opts, field{"task", s.Task})
 	}
 	opts = append(opts, answerFields(s)...)
 	if len(opts) == 0 {

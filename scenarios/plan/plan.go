@@ -37,10 +37,37 @@ const (
 	OpDelete = "DELETE"
 )
 
+// The requests a step sends beyond its own in the 2026-07-28 era: a
+// task's polls, updates and cancellation (a tools/call step with task:),
+// and a listening user's notification stream (a scenario with listen:
+// true; in the 2025 era its GET stream). No step has these kinds; they
+// are method tags of their own.
+const (
+	OpTasksGet    = mcp.MethodTasksGet
+	OpTasksUpdate = mcp.MethodTasksUpdate
+	OpTasksCancel = mcp.MethodTasksCancel
+	OpListen      = mcp.MethodListen
+)
+
 // Methods lists the request methods, as a threshold's method tag names
 // them.
 var Methods = []string{OpInitialize, OpPing, OpListTools, OpCallTool, OpListResources,
-	OpReadResource, OpListPrompts, OpGetPrompt, OpDiscover, OpDelete}
+	OpReadResource, OpListPrompts, OpGetPrompt, OpDiscover, OpDelete,
+	OpTasksGet, OpTasksUpdate, OpTasksCancel, OpListen}
+
+// StepMethods are the Methods a step may be.
+var StepMethods = Methods[:10]
+
+// Cache settings (a scenario's cache:): how users treat the ttlMs of
+// 2026-07-28 list and resources/read results.
+const (
+	// CacheHonor, the default (also ""), serves a result from the
+	// user's cache while it is fresh, as real clients do: the step sends
+	// nothing and counts as a cache hit.
+	CacheHonor = "honor"
+	// CacheIgnore sends every request, whatever its ttlMs.
+	CacheIgnore = "ignore"
+)
 
 // Step kinds besides the MCP methods.
 const (
@@ -154,6 +181,12 @@ type Scenario struct {
 	// (zero: the plan's).
 	Timeout         Duration
 	ProtocolVersion string
+	// Cache is CacheHonor ("" too) or CacheIgnore.
+	Cache string
+	// Listen makes every user keep a notification stream open beside its
+	// requests: subscriptions/listen in the 2026-07-28 era, the session's
+	// GET stream in the 2025 era (resumed with Last-Event-ID).
+	Listen bool
 
 	// Flow is one iteration of a virtual user.
 	Flow []Step
@@ -245,8 +278,26 @@ type Step struct {
 	// answer: the JSON-RPC result, or an http step's JSON body.
 	Captures []Capture
 	Checks   []Check
+	// Inputs answer the server's input requests (2026-07-28's
+	// input_required) on tools/call, prompts/get and resources/read: by
+	// the server's key in inputRequests, else by the request's method
+	// (elicitation/create, sampling/createMessage, roots/list); each
+	// value is the result the user gives (an object).
+	Inputs map[string]any
+	// Task runs a tools/call as a task when the server offers one
+	// (2026-07-28's Tasks extension); nil: no task.
+	Task *TaskStep
 
 	line int
+}
+
+// TaskStep is a tools/call step's task: option.
+type TaskStep struct {
+	// CancelAfter sends tasks/cancel this long after the task was
+	// created (0: never); the step then counts as aborted.
+	CancelAfter Duration `json:"cancelAfter"`
+	// Timeout bounds the task, its polls included (0: 10 minutes).
+	Timeout Duration `json:"timeout"`
 }
 
 // Think is a think-time distribution: Fixed (Duration), Uniform (Min..Max)
@@ -336,6 +387,10 @@ func (s *Scenario) Option(key string) any {
 		return &s.Timeout
 	case "protocolVersion":
 		return &s.ProtocolVersion
+	case "cache":
+		return &s.Cache
+	case "listen":
+		return &s.Listen
 	case "flow":
 		return &s.Flow
 	case "data":

@@ -209,7 +209,7 @@ func (d *ydec) plan(n *yaml.Node, p *plan.Plan) {
 	}
 }
 
-var commonScenarioKeys = []string{"executor", "startTime", "gracefulStop", "timeout", "protocolVersion", "flow", "data"}
+var commonScenarioKeys = []string{"executor", "startTime", "gracefulStop", "timeout", "protocolVersion", "cache", "listen", "flow", "data"}
 
 func (d *ydec) scenario(e kv) plan.Scenario {
 	path := "scenarios." + e.raw
@@ -264,6 +264,8 @@ func (d *ydec) scenario(e kv) plan.Scenario {
 				break
 			}
 			*f = d.str(o.v, op)
+		case *bool:
+			*f = d.bool(o.v, op)
 		case *[]plan.Step:
 			*f = d.steps(o.v, op)
 		case **plan.DataSource:

@@ -31,9 +31,9 @@ var requestOptions = []string{"timeout", "abortAfter", "capture", "check"}
 
 // stepOptions lists, per step kind, the options its mapping may hold.
 var stepOptions = map[string][]string{
-	plan.OpCallTool:     {"name", "arguments", "timeout", "abortAfter", "capture", "check"},
-	plan.OpGetPrompt:    {"name", "arguments", "timeout", "abortAfter", "capture", "check"},
-	plan.OpReadResource: {"uri", "timeout", "abortAfter", "capture", "check"},
+	plan.OpCallTool:     {"name", "arguments", "timeout", "abortAfter", "inputs", "task", "capture", "check"},
+	plan.OpGetPrompt:    {"name", "arguments", "timeout", "abortAfter", "inputs", "capture", "check"},
+	plan.OpReadResource: {"uri", "timeout", "abortAfter", "inputs", "capture", "check"},
 	plan.StepHTTP:       {"method", "url", "name", "headers", "body", "expectStatus", "timeout", "abortAfter", "capture", "check"},
 	plan.StepEndSession: {"probability"},
 }
@@ -141,6 +141,10 @@ func (d *ydec) step(n *yaml.Node, path string) plan.Step {
 			st.Timeout = d.duration(f.v, fp)
 		case "abortAfter":
 			st.AbortAfter = d.duration(f.v, fp)
+		case "inputs":
+			st.Inputs = d.inputs(f.v, fp)
+		case "task":
+			st.Task = d.task(f.v, fp)
 		case "probability":
 			st.Probability = d.float(f.v, fp)
 		case "capture":
@@ -274,4 +278,43 @@ func (d *ydec) value(n *yaml.Node, path string, depth int) any {
 	}
 	d.errf(r, path, "unsupported value %s", describe(r))
 	return nil
+}
+
+// inputs reads a step's inputs: {key-or-method: result, ...}, each result
+// an object (plan checks the values).
+func (d *ydec) inputs(n *yaml.Node, path string) map[string]any {
+	entries, ok := d.mapping(n, path, nil)
+	if !ok {
+		return nil
+	}
+	out := make(map[string]any, len(entries))
+	for _, e := range entries {
+		out[e.raw] = d.value(e.v, path+"."+e.raw, 0)
+	}
+	return out
+}
+
+// task reads a tools/call step's task: true | {cancelAfter: D, timeout: D}.
+func (d *ydec) task(n *yaml.Node, path string) *plan.TaskStep {
+	r, ok := d.budgetLeft(n, path)
+	if !ok {
+		return nil
+	}
+	if r.Kind == yaml.ScalarNode {
+		if d.bool(r, path) {
+			return &plan.TaskStep{}
+		}
+		return nil
+	}
+	t := &plan.TaskStep{}
+	fields, _ := d.mapping(r, path, []string{"cancelAfter", "timeout"})
+	for _, f := range fields {
+		switch f.key {
+		case "cancelAfter":
+			t.CancelAfter = d.duration(f.v, path+".cancelAfter")
+		case "timeout":
+			t.Timeout = d.duration(f.v, path+".timeout")
+		}
+	}
+	return t
 }

@@ -44,6 +44,11 @@ type Options struct {
 	PageSize       int           // tools/list page size; 0: SDK default
 	SessionTimeout time.Duration // idle sessions are dropped after this
 	ExtraTools     int           // filler tools, to make tools/list paginate
+	// TTL is the ttlMs of its list and resources/read results in the
+	// 2026-07-28 era (0: the SDK's, immediately stale).
+	TTL time.Duration
+	// Ask adds the tool ask (input_required, see NewSDKServer).
+	Ask bool
 }
 
 // Server is a real go-sdk MCP server behind httptest, with a recorder of
@@ -83,12 +88,21 @@ type EchoOut struct {
 
 // NewSDKServer starts a go-sdk server with tools:
 // echo (returns its text), fail (isError result), slow (blocks until its
-// context ends or the test ends), and ExtraTools fillers tool00, tool01, ...;
+// context ends or the test ends), ask (2026-07-28: asks for a name by
+// elicitation, input_required, and greets it), and ExtraTools fillers
+// tool00, tool01, ...;
 // resources file:///r0.txt .. file:///r2.txt (text "content of <uri>");
 // prompts greet (argument who) and p0, p1.
 func NewSDKServer(t testing.TB, o Options) *Server {
 	t.Helper()
-	srv := mcp.NewServer(&mcp.Implementation{Name: "sdk-test", Version: "v0"}, &mcp.ServerOptions{PageSize: o.PageSize})
+	so := &mcp.ServerOptions{PageSize: o.PageSize}
+	if o.TTL > 0 {
+		so.SetCacheable = func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.TTLMs = int(o.TTL.Milliseconds()) }
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "sdk-test", Version: "v0"}, so)
+	if o.Ask {
+		addAsk(srv)
+	}
 	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "echo text"},
 		func(_ context.Context, _ *mcp.CallToolRequest, in EchoIn) (*mcp.CallToolResult, EchoOut, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, EchoOut{Echo: in.Text}, nil
@@ -231,4 +245,21 @@ var ModernModes = []struct {
 	{"json-stateless", Options{JSON: true, Stateless: true}},
 	{"sse-dual-era", Options{DualEra: true}},
 	{"json-dual-era", Options{JSON: true, DualEra: true}},
+}
+
+// addAsk adds the tool ask: it asks for a name by elicitation
+// (input_required) until a retry answers it, then greets it.
+func addAsk(srv *mcp.Server) {
+	mcp.AddTool(srv, &mcp.Tool{Name: "ask", Description: "asks for a name (input_required), then greets it"},
+		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			if r, ok := req.Params.InputResponses["user_name"].(*mcp.ElicitResult); ok && r.Action == "accept" {
+				if name, _ := r.Content["name"].(string); name != "" {
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "Hello, " + name + "!"}}}, nil, nil
+				}
+			}
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"user_name": &mcp.ElicitParams{
+				Message:         "What is your name?",
+				RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}, "required": []string{"name"}},
+			}}}, nil, nil
+		})
 }
