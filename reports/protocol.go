@@ -18,10 +18,55 @@ var protocolRow = metricRow{"MCP protocol spoken (users)", protocolText}
 // recorded its protocol, so that runs from before it was recorded keep
 // their tables as they were.
 func rowsFor(runs ...*Summary) []metricRow {
+	rows := tableRows
 	if slices.ContainsFunc(runs, func(s *Summary) bool { return s != nil && s.Load != nil && len(s.Load.Protocol) > 0 }) {
-		return append(slices.Clip(tableRows), protocolRow)
+		rows = append(slices.Clip(rows), protocolRow)
 	}
-	return tableRows
+	if slices.ContainsFunc(runs, func(s *Summary) bool { return s != nil && s.Load != nil && !s.Load.Features.Empty() }) {
+		rows = append(slices.Clip(rows), featuresRow)
+	}
+	return rows
+}
+
+// featuresRow is the table's line saying what the users did with the
+// 2026-07-28 features beyond plain requests (load.features): cache hits,
+// input round trips, tasks, notification streams. They change what the
+// target sees (a cached listing is a request it never gets), so a
+// comparison must show them.
+var featuresRow = metricRow{"2026-07-28 features", featuresText}
+
+// featuresText sums up load.features in one line.
+func featuresText(s *Summary) string {
+	if s.Load == nil || s.Load.Features.Empty() {
+		return "none"
+	}
+	f := s.Load.Features
+	var parts []string
+	if len(f.CacheHits) > 0 {
+		var n int64
+		for _, v := range f.CacheHits {
+			n += v
+		}
+		parts = append(parts, fmt.Sprintf("%d cache hits", n))
+	}
+	if f.InputRoundTrips > 0 {
+		parts = append(parts, fmt.Sprintf("%d input round trips", f.InputRoundTrips))
+	}
+	if t := f.Tasks; t != nil {
+		parts = append(parts, fmt.Sprintf("%d tasks (%d completed, %d failed, %d cancelled, %d given up)", t.Created, t.Completed, t.Failed, t.Cancelled, t.GivenUp))
+	}
+	if l := f.Listen; l != nil {
+		var n int64
+		for _, v := range l.Events {
+			n += v
+		}
+		text := fmt.Sprintf("%d streams, %d notifications", l.Streams, n)
+		if l.Unsupported > 0 {
+			text += fmt.Sprintf(", %d users without one", l.Unsupported)
+		}
+		parts = append(parts, text)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // protocolText lists the versions the users spoke, newest first, with how

@@ -58,3 +58,39 @@ func TestProtocolInReports(t *testing.T) {
 		t.Error("a run without load.protocol shows a protocol row")
 	}
 }
+
+// TestFeaturesInReports: a run whose users used the 2026-07-28 features
+// has a row summing them up in report.md and in a comparison; a run
+// without them has none.
+func TestFeaturesInReports(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	sum := func(f *rundir.FeatureStats) *Summary {
+		return &Summary{Name: "r", Started: t0, Ended: t0.Add(10 * time.Second), EndReason: EndCompleted,
+			Load: &rundir.LoadResult{Requests: 12, Features: f}}
+	}
+	used := sum(&rundir.FeatureStats{CacheHits: map[string]int64{"tools/list": 7, "resources/read": 3}, InputRoundTrips: 4,
+		Tasks:  &rundir.TaskStats{Created: 5, Completed: 3, Failed: 1, GivenUp: 1},
+		Listen: &rundir.ListenStats{Streams: 2, Unsupported: 1, Events: map[string]int64{"notifications/tools/list_changed": 6}}})
+	var md bytes.Buffer
+	if err := WriteSummaryMarkdown(&md, used); err != nil {
+		t.Fatal(err)
+	}
+	const row = "| 2026-07-28 features | 10 cache hits; 4 input round trips; 5 tasks (3 completed, 1 failed, 0 cancelled, 1 given up); 2 streams, 6 notifications, 1 users without one |"
+	if !strings.Contains(md.String(), row) {
+		t.Errorf("report.md lacks %q:\n%s", row, md.String())
+	}
+	md.Reset()
+	if err := (&Comparison{Before: used, After: sum(nil)}).WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "| none |") {
+		t.Errorf("the comparison does not say the after run used none:\n%s", md.String())
+	}
+	md.Reset()
+	if err := WriteSummaryMarkdown(&md, sum(nil)); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(md.String(), "2026-07-28 features") {
+		t.Error("a run without features shows the row")
+	}
+}
