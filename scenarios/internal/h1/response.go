@@ -14,6 +14,7 @@ import (
 	"io"
 	"net/http/httputil"
 	"strconv"
+	"strings"
 
 	"github.com/leakbench/leakbench/scenarios/internal/textutil"
 )
@@ -37,73 +38,90 @@ var errMalformedHead = errors.New("malformed HTTP response head")
 // readResponse reads the next final response (informational ones are
 // skipped); its Body reads the body as framed, and reports io.EOF at its end.
 func readResponse(br *bufio.Reader, method string) (*Response, error) {
+	r := new(Response)
+	return r, readResponseInto(br, method, r, new(lengthBody), nil)
+}
+
+// readResponseInto is readResponse into r, with lb for a Content-Length
+// body: a connection's own, reused from one request to the next. sid is
+// the last session id read (nil: none kept): while the server repeats
+// it, its string is reused rather than allocated again.
+func readResponseInto(br *bufio.Reader, method string, r *Response, lb *lengthBody, sid *string) error {
 	for {
-		r, err := readHead(br)
-		if err != nil {
-			return nil, err
+		if err := readHead(br, r, sid); err != nil {
+			return err
 		}
 		if r.StatusCode >= 200 {
-			r.Body = bodyReader(br, r, method)
-			return r, nil
+			r.Body = bodyReader(br, r, method, lb)
+			return nil
 		}
 		// 1xx: no body; the final answer follows.
 	}
 }
 
-func readHead(br *bufio.Reader) (*Response, error) {
+// readHead reads one response head into r, which it resets first.
+func readHead(br *bufio.Reader, r *Response, sid *string) error {
+	*r = Response{length: -1}
 	budget := maxHeadBytes
 	line, err := headLine(br, &budget)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// HTTP/1.x SP 3DIGIT [SP reason]
 	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || (line[7] != '0' && line[7] != '1') || line[8] != ' ' ||
 		(len(line) > 12 && line[12] != ' ') {
-		return nil, fmt.Errorf("%w: status line %q", errMalformedHead, textutil.Truncate(string(line), 40))
+		return fmt.Errorf("%w: status line %q", errMalformedHead, textutil.Truncate(string(line), 40))
 	}
 	code := 0
 	for _, c := range line[9:12] {
 		if c < '0' || c > '9' {
-			return nil, fmt.Errorf("%w: status line %q", errMalformedHead, textutil.Truncate(string(line), 40))
+			return fmt.Errorf("%w: status line %q", errMalformedHead, textutil.Truncate(string(line), 40))
 		}
 		code = code*10 + int(c-'0')
 	}
 	if code < 100 {
-		return nil, fmt.Errorf("%w: status %d", errMalformedHead, code)
+		return fmt.Errorf("%w: status %d", errMalformedHead, code)
 	}
 	http10 := line[7] == '0'
-	r := &Response{StatusCode: code, length: -1}
+	r.StatusCode = code
 	chunked, closeTok, keepAlive := false, false, false
 	for {
 		line, err := headLine(br, &budget)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if len(line) == 0 {
 			break
 		}
 		colon := bytes.IndexByte(line, ':')
 		if colon <= 0 || !isToken(line[:colon]) {
-			return nil, fmt.Errorf("%w: header line %q", errMalformedHead, textutil.Truncate(string(line), 40))
+			return fmt.Errorf("%w: header line %q", errMalformedHead, textutil.Truncate(string(line), 40))
 		}
 		name, value := line[:colon], bytes.Trim(line[colon+1:], " \t")
-		if bytes.IndexFunc(value, func(r rune) bool { return (r < ' ' && r != '\t') || r == 0x7f }) >= 0 {
-			return nil, fmt.Errorf("%w: control character in a header value", errMalformedHead)
+		if hasCTL(value) {
+			return fmt.Errorf("%w: control character in a header value", errMalformedHead)
 		}
 		switch {
 		case textutil.ASCIIEqualFold(name, "content-type"):
-			r.ContentType = string(value)
+			r.ContentType = contentType(value)
 		case textutil.ASCIIEqualFold(name, "mcp-session-id"):
-			r.SessionID = string(value)
+			if sid != nil && string(value) == *sid { // compared without a copy
+				r.SessionID = *sid
+			} else {
+				r.SessionID = string(value)
+				if sid != nil {
+					*sid = r.SessionID
+				}
+			}
 		case textutil.ASCIIEqualFold(name, "content-length"):
 			n, err := strconv.ParseInt(string(value), 10, 64)
 			if err != nil || n < 0 || (value[0] < '0' || value[0] > '9') || (r.length >= 0 && n != r.length) {
-				return nil, fmt.Errorf("%w: Content-Length %q", errMalformedHead, textutil.Truncate(string(value), 30))
+				return fmt.Errorf("%w: Content-Length %q", errMalformedHead, textutil.Truncate(string(value), 30))
 			}
 			r.length = n
 		case textutil.ASCIIEqualFold(name, "transfer-encoding"):
 			if !textutil.ASCIIEqualFold(value, "chunked") || chunked {
-				return nil, fmt.Errorf("%w: Transfer-Encoding %q", errMalformedHead, textutil.Truncate(string(value), 30))
+				return fmt.Errorf("%w: Transfer-Encoding %q", errMalformedHead, textutil.Truncate(string(value), 30))
 			}
 			chunked = true
 		case textutil.ASCIIEqualFold(name, "connection"):
@@ -119,11 +137,11 @@ func readHead(br *bufio.Reader) (*Response, error) {
 	r.close = closeTok || (http10 && !keepAlive)
 	if chunked {
 		if r.length >= 0 || http10 {
-			return nil, fmt.Errorf("%w: chunked with Content-Length, or in HTTP/1.0", errMalformedHead)
+			return fmt.Errorf("%w: chunked with Content-Length, or in HTTP/1.0", errMalformedHead)
 		}
 		r.length = -2
 	}
-	return r, nil
+	return nil
 }
 
 // headLine reads one line of a head without its line end, charging it to
@@ -152,17 +170,51 @@ func headLine(br *bufio.Reader, budget *int) ([]byte, error) {
 	return line, nil
 }
 
+// tokenChars are the bytes a header name may hold (RFC 9110's tchar),
+// looked up rather than searched for: every header line is checked.
+var tokenChars = func() (t [256]bool) {
+	for c := '!'; c < 0x7f; c++ {
+		t[c] = !strings.ContainsRune(`"(),/:;<=>?@[\]{}`, c)
+	}
+	return t
+}()
+
 func isToken(b []byte) bool {
 	for _, c := range b {
-		if c <= ' ' || c >= 0x7f || bytes.IndexByte([]byte(`"(),/:;<=>?@[\]{}`), c) >= 0 {
+		if !tokenChars[c] {
 			return false
 		}
 	}
 	return len(b) > 0
 }
 
-// bodyReader frames a response body.
-func bodyReader(br *bufio.Reader, r *Response, method string) io.ReadCloser {
+// hasCTL reports whether a header value holds a control character other
+// than a tab.
+func hasCTL(b []byte) bool {
+	for _, c := range b {
+		if (c < ' ' && c != '\t') || c == 0x7f {
+			return true
+		}
+	}
+	return false
+}
+
+// contentType returns v as a string, without allocating for the media
+// types MCP servers answer with.
+func contentType(v []byte) string {
+	switch string(v) {
+	case "application/json":
+		return "application/json"
+	case "text/event-stream":
+		return "text/event-stream"
+	case "application/json; charset=utf-8":
+		return "application/json; charset=utf-8"
+	}
+	return string(v)
+}
+
+// bodyReader frames a response body; a Content-Length body is read by lb.
+func bodyReader(br *bufio.Reader, r *Response, method string, lb *lengthBody) io.ReadCloser {
 	switch {
 	case method == "HEAD" || r.StatusCode == 204 || r.StatusCode == 304:
 		r.length = 0
@@ -173,7 +225,8 @@ func bodyReader(br *bufio.Reader, r *Response, method string) io.ReadCloser {
 		if r.length == 0 {
 			return noBody{}
 		}
-		return &lengthBody{br: br, n: r.length}
+		*lb = lengthBody{br: br, n: r.length}
+		return lb
 	}
 	r.close = true // delimited by the connection's end
 	return io.NopCloser(br)

@@ -9,13 +9,14 @@
 // and two buffers per pooled connection; for a load generator that is most
 // of its CPU per request. Here a request is written and its answer read on
 // the caller's goroutine, over a keep-alive connection taken from a LIFO
-// pool; a pooled connection is one socket and one read buffer. A caller
+// pool; a pooled connection is one socket, one read buffer and what its
+// requests reuse (watch.go: no allocation per request). A caller
 // may instead hold a connection of its own (a [Slot]): a virtual user
 // does, as a real client keeps its own connection. Response
 // framing (Content-Length, chunked, close-delimited; 1xx answers skipped)
 // is read by response.go, held to net/http's reading by a fuzz test. When
-// the request's context ends, its connection is closed, as a client giving
-// up does.
+// the request's context ends or its deadline passes, its connection is
+// closed, as a client giving up does.
 package h1
 
 import (
@@ -57,12 +58,40 @@ type Transport struct {
 	idle []*pconn // most recently used last
 }
 
-// pconn is one keep-alive connection.
+// pconn is one keep-alive connection, and what its requests use: one
+// request at a time, so its watch, body and response are allocated once
+// per connection instead of once per request (watch.go).
 type pconn struct {
 	c         net.Conn
 	br        *bufio.Reader
 	idleSince time.Time
 	reused    bool
+
+	w    Watch
+	body respBody
+	lb   lengthBody
+	resp Response
+
+	// The context registration that aborts the request in flight when
+	// its context ends. It outlives the request: the next one whose
+	// context ends with the same Done channel (a virtual user's next
+	// request, under the same run) keeps it instead of registering again,
+	// which costs an allocation and a map entry in the parent context.
+	done    <-chan struct{}
+	stopCtx func() bool
+	reg     uint32        // counts registrations: the callback's tag
+	state   atomic.Uint32 // reg<<2 | phase (watch.go)
+	sid     string        // the last Mcp-Session-Id read, reused while it repeats
+}
+
+// close closes the connection and drops its context registration, which
+// would otherwise stay in a long-lived parent context (the run's).
+func (pc *pconn) close() {
+	if pc.stopCtx != nil {
+		pc.stopCtx()
+		pc.stopCtx = nil
+	}
+	_ = pc.c.Close()
 }
 
 // New returns a transport for the origin of u (http or https) that keeps
@@ -100,7 +129,7 @@ type Slot struct{ pc *pconn }
 // Close closes the slot's connection, if it holds one.
 func (s *Slot) Close() {
 	if s != nil && s.pc != nil {
-		_ = s.pc.c.Close()
+		s.pc.close()
 		s.pc = nil
 	}
 }
@@ -112,12 +141,13 @@ func (t *Transport) CloseIdle() {
 	t.idle = nil
 	t.mu.Unlock()
 	for _, pc := range idle {
-		_ = pc.c.Close()
+		pc.close()
 	}
 }
 
 // get takes the slot's connection (slot non-nil) or a pooled one if it
-// is live, or dials one before deadline.
+// is live, or dials one before deadline; the connection's deadline is
+// set to deadline.
 func (t *Transport) get(ctx context.Context, slot *Slot, deadline time.Time) (*pconn, error) {
 	for {
 		var pc *pconn
@@ -137,13 +167,15 @@ func (t *Transport) get(ctx context.Context, slot *Slot, deadline time.Time) (*p
 		}
 		// Look at the socket only for a connection idle a while: a server
 		// closes idle keep-alive connections after seconds, not
-		// milliseconds, and the retry below covers the rare race.
+		// milliseconds, and the retry in RoundTripPath covers the rare
+		// race. The deadline is set first: the last request's, long past,
+		// would fail the look.
 		idle := time.Since(pc.idleSince)
-		if idle < idleConnTimeout && (idle < peekAfterIdle || !peerClosed(pc.c)) {
+		if pc.c.SetDeadline(deadline) == nil && idle < idleConnTimeout && (idle < peekAfterIdle || !peerClosed(pc.c)) {
 			pc.reused = true
 			return pc, nil
 		}
-		_ = pc.c.Close()
+		pc.close()
 	}
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
@@ -158,6 +190,10 @@ func (t *Transport) get(ctx context.Context, slot *Slot, deadline time.Time) (*p
 			return nil, &TLSError{Err: err}
 		}
 		c = tc
+	}
+	if err := c.SetDeadline(deadline); err != nil {
+		_ = c.Close()
+		return nil, err
 	}
 	return &pconn{c: c, br: bufio.NewReaderSize(c, readBufferSize)}, nil
 }
@@ -182,56 +218,18 @@ func (t *Transport) put(pc *pconn, slot *Slot) {
 	}
 	t.mu.Unlock()
 	if pc != nil {
-		_ = pc.c.Close()
+		pc.close()
 	}
-}
-
-// Watch closes a request's connection when the caller's context ends
-// or the request's deadline passes, whichever comes first. One AfterFunc
-// and one timer: a derived context per request would cost several
-// allocations more, on the hottest path of the engine.
-type Watch struct {
-	pc      *pconn
-	stopCtx func() bool
-	timer   *time.Timer
-	cause   error       // what the deadline means, as the caller named it
-	fired   atomic.Bool // the deadline passed
-	dead    atomic.Bool // the connection was (or is being) closed under the request
-}
-
-// Abort closes the request's connection under it.
-func (w *Watch) Abort() {
-	w.dead.Store(true)
-	_ = w.pc.c.Close()
-}
-
-// Expired returns the deadline's cause if it fired, else nil.
-func (w *Watch) Expired() error {
-	if w.fired.Load() {
-		return w.cause
-	}
-	return nil
-}
-
-// MarkDead keeps the connection out of the pool: the caller is aborting
-// the request itself (a timer of its own that could not be stopped).
-func (w *Watch) MarkDead() { w.dead.Store(true) }
-
-// release stops watching; it reports whether the connection is intact:
-// neither the context nor the deadline fired, and nothing else (the
-// caller's own drain timer) aborted the request.
-func (w *Watch) release() bool {
-	ctxOK := w.stopCtx()
-	timerOK := w.timer.Stop()
-	return ctxOK && timerOK && !w.dead.Load()
 }
 
 // RoundTrip sends one request (head: its header lines, each ending in
 // CRLF, after the request line) and reads the answer's head, all before
 // deadline (whose passing means cause), over slot's connection (nil: the
-// shared pool's). The caller must close the body, which releases the
-// watch. The returned watch also tells, after an error, whether the
-// deadline fired.
+// shared pool's). The caller must close the body, once, which releases
+// the watch and ends the request; the response, its body and the watch
+// belong to the connection, which the next request reuses, so none of
+// them may be used after that. The returned watch also tells, after an
+// error, whether the deadline passed.
 func (t *Transport) RoundTrip(ctx context.Context, slot *Slot, deadline time.Time, cause error, method string, head, body []byte) (*Response, *Watch, error) {
 	return t.RoundTripPath(ctx, slot, deadline, cause, method, t.path, head, body)
 }
@@ -242,39 +240,18 @@ func (t *Transport) RoundTripPath(ctx context.Context, slot *Slot, deadline time
 	for attempt := 0; ; attempt++ {
 		pc, err := t.get(ctx, slot, deadline)
 		if err != nil {
-			w := &Watch{cause: cause}
-			w.fired.Store(!time.Now().Before(deadline))
-			return nil, w, err
+			return nil, &Watch{cause: cause, deadline: deadline}, err
 		}
-		w := &Watch{pc: pc, cause: cause}
-		w.stopCtx = context.AfterFunc(ctx, w.Abort)
-		w.timer = time.AfterFunc(time.Until(deadline), func() { w.fired.Store(true); w.Abort() })
-		buf := reqBufs.Get().(*[]byte)
-		b := append((*buf)[:0], method...)
-		b = append(b, ' ')
-		b = append(b, path...)
-		b = append(b, " HTTP/1.1\r\nHost: "...)
-		b = append(b, t.host...)
-		b = append(b, "\r\n"...)
-		b = append(b, head...)
-		if body != nil {
-			b = append(b, "Content-Length: "...)
-			b = strconv.AppendInt(b, int64(len(body)), 10)
-			b = append(b, "\r\n"...)
-		}
-		b = append(b, "\r\n"...)
-		b = append(b, body...)
-		_, err = pc.c.Write(b)
-		*buf = b
-		if cap(b) <= 64<<10 {
-			reqBufs.Put(buf)
+		w := pc.begin(ctx, deadline, cause)
+		if err = ctx.Err(); err == nil {
+			err = t.write(pc, method, path, head, body)
 		}
 		if err == nil {
 			_, err = pc.br.Peek(1) // wait for the answer's first byte
 		}
 		if err != nil {
-			intact := w.release()
-			_ = pc.c.Close()
+			intact := pc.release()
+			pc.close()
 			// A keep-alive connection the server closed just as we sent
 			// (not a byte of an answer came): taken to mean it never read
 			// the request, so send it once more on a new one. net/http
@@ -286,61 +263,42 @@ func (t *Transport) RoundTripPath(ctx context.Context, slot *Slot, deadline time
 			}
 			return nil, w, err
 		}
-		resp, err := readResponse(pc.br, method)
+		resp, err := pc.readResponse(method)
 		if err != nil {
-			w.release()
-			_ = pc.c.Close()
+			pc.release()
+			pc.close()
 			return nil, w, err
 		}
-		resp.Body = &respBody{rc: resp.Body, w: w, t: t, slot: slot, keep: !resp.close, eof: resp.length == 0}
+		pc.body = respBody{rc: resp.Body, pc: pc, t: t, slot: slot, keep: !resp.close, eof: resp.length == 0}
+		resp.Body = &pc.body
 		return resp, w, nil
 	}
 }
 
+// write sends the request line, Host, head, Content-Length and body in
+// one write: one syscall, and one segment for a small request.
+func (t *Transport) write(pc *pconn, method, path string, head, body []byte) error {
+	buf := reqBufs.Get().(*[]byte)
+	b := append((*buf)[:0], method...)
+	b = append(b, ' ')
+	b = append(b, path...)
+	b = append(b, " HTTP/1.1\r\nHost: "...)
+	b = append(b, t.host...)
+	b = append(b, "\r\n"...)
+	b = append(b, head...)
+	if body != nil {
+		b = append(b, "Content-Length: "...)
+		b = strconv.AppendInt(b, int64(len(body)), 10)
+		b = append(b, "\r\n"...)
+	}
+	b = append(b, "\r\n"...)
+	b = append(b, body...)
+	_, err := pc.c.Write(b)
+	*buf = b
+	if cap(b) <= 64<<10 {
+		reqBufs.Put(buf)
+	}
+	return err
+}
+
 var reqBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
-
-// respBody gives the connection back to the pool once the body was read
-// to its end and closed, unless the request was aborted meanwhile.
-type respBody struct {
-	rc        io.ReadCloser
-	w         *Watch
-	t         *Transport
-	slot      *Slot
-	keep, eof bool
-	closed    bool
-}
-
-func (b *respBody) Read(p []byte) (int, error) {
-	if b.eof {
-		return 0, io.EOF
-	}
-	n, err := b.rc.Read(p)
-	if errors.Is(err, io.EOF) {
-		b.eof = true
-	}
-	return n, err
-}
-
-func (b *respBody) Close() error {
-	if b.closed {
-		return nil
-	}
-	b.closed = true
-	pc := b.w.pc
-	if !b.eof {
-		// An unread rest (a stream still open): the connection cannot be
-		// reused. Close it first, so that closing the body does not wait
-		// to drain it.
-		_ = pc.c.Close()
-		_ = b.rc.Close()
-		b.w.release()
-		return nil
-	}
-	_ = b.rc.Close()
-	if b.w.release() && b.keep {
-		b.t.put(pc, b.slot)
-	} else {
-		_ = pc.c.Close()
-	}
-	return nil
-}
