@@ -30,6 +30,10 @@ type rpcServer struct {
 func (rs *rpcServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	method := r.Header.Get("Mcp-Method")
+	if strings.HasPrefix(method, "tasks/") && r.Header.Get("Mcp-Name") != gjson.GetBytes(body, "params.taskId").String() {
+		http.Error(w, "Mcp-Name is not the taskId", http.StatusBadRequest)
+		return
+	}
 	rs.mu.Lock()
 	if rs.got == nil {
 		rs.got = map[string][]string{}

@@ -147,7 +147,9 @@ func (s *Session) taskCall(ctx context.Context, method, id string, extra []byte)
 	params = append(params, '}')
 	var raw json.RawMessage
 	start := time.Now()
-	_, err := s.call(ctx, method, "", params, &raw)
+	// SEP-2663: the Mcp-Name of a task's requests is its taskId, so that
+	// a load balancer can route them to the instance holding the task.
+	_, err := s.call(ctx, method, id, params, &raw)
 	s.observed(SubRequest{Method: method, Start: start, Err: err})
 	return raw, err
 }
