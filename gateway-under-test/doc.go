@@ -10,19 +10,27 @@
 // It serves server/discover (2026-07-28), initialize and ping (2025), tools/list (the built-in tools plus the tools
 // registered for the caller's teams, cursor-paginated), tools/call,
 // resources/list and resources/read (the teams' documents),
-// resources/templates/list, prompts/list and prompts/get. Its tools:
+// resources/templates/list, prompts/list and prompts/get, and in the
+// 2026-07-28 era the Tasks extension (io.modelcontextprotocol/tasks,
+// SEP-2663, tasks.go: advertised by server/discover; tasks/get,
+// tasks/cancel, tasks/update). Its tools:
 //
 //   - get_team_tools (a read), record_note (a write), generate_report (a
 //     slow read: pg_sleep);
 //   - start_run and wait_for_run: a run is done after Config.RunDelay;
-//     wait_for_run polls it every Config.PollInterval for up to 30 s;
+//     wait_for_run polls it every Config.PollInterval for up to 30 s — or,
+//     when a 2026-07-28 request declares the Tasks extension, answers with
+//     a task (ttlMs Config.TaskTTL, pollIntervalMs Config.PollInterval)
+//     whose every tasks/get checks the run once;
 //   - call_upstream: forwards to a slow upstream HTTP service (package
 //     upstream), as a federating gateway does;
 //   - each team's registered tools (the tools table).
 //
 // /metrics exports the pool (mcp_gateway_db_pool_*), HTTP requests
-// (mcp_gateway_http_*), MCP requests by method (mcp_gateway_mcp_*) and tool
-// calls (mcp_gateway_tool_calls_total).
+// (mcp_gateway_http_*), MCP requests by method (mcp_gateway_mcp_*), tool
+// calls (mcp_gateway_tool_calls_total) and tasks (mcp_gateway_tasks_*,
+// and mcp_gateway_db_pool_task_connections: connections tasks hold
+// between requests).
 //
 // It exists to be load-tested. Each documented connection-leak pattern is
 // reproduced faithfully as a variant, its buggy code next to the fixed

@@ -93,12 +93,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		httpInFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "mcp_gateway_http_requests_in_flight",
 			Help: "HTTP requests being served, by handler."}, []string{"handler"}),
 		mcpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcp_gateway_mcp_requests_total",
-			Help: "MCP requests handled, by JSON-RPC method and result (ok, error: a JSON-RPC error, tool_error: a tool result with isError)."},
+			Help: "MCP requests handled, by JSON-RPC method and result (ok, error: a JSON-RPC error, tool_error: a tool result with isError, task: a tools/call answered with a task)."},
 			[]string{"method", "result"}),
 		mcpDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "mcp_gateway_mcp_request_duration_seconds",
 			Help: "Time to handle an MCP request, by JSON-RPC method.", Buckets: latencyBuckets}, []string{"method"}),
 		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcp_gateway_tool_calls_total",
-			Help: "tools/call requests, by tool (built-in name, or \"registry\" for a team's registered tool) and result (ok, error, tool_error)."},
+			Help: "tools/call requests, by tool (built-in name, or \"registry\" for a team's registered tool) and result (ok, error, tool_error, task)."},
 			[]string{"tool", "result"}),
 	}
 	f(m.httpRequests)
@@ -126,6 +126,7 @@ var mcpMethods = map[string]bool{
 	"resources/list": true, "resources/read": true, "resources/templates/list": true,
 	"prompts/list": true, "prompts/get": true, "server/discover": true,
 	"notifications/initialized": true, "notifications/cancelled": true,
+	"tasks/get": true, "tasks/cancel": true, "tasks/update": true,
 }
 
 // mcpMiddleware measures every MCP request the server receives.
@@ -143,6 +144,8 @@ func (m *metrics) mcpMiddleware(builtin map[string]bool) mcp.Middleware {
 				result = "error"
 			} else if r, ok := res.(*mcp.CallToolResult); ok && r != nil && r.IsError {
 				result = "tool_error"
+			} else if _, ok := res.(*taskResult); ok && method == "tools/call" {
+				result = "task"
 			}
 			if strings.HasPrefix(method, "notifications/") {
 				result = "ok" // notifications have no answer to fail

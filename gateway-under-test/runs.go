@@ -65,7 +65,7 @@ func (g *Gateway) addRunTools(s *mcp.Server, builtin map[string]bool) {
 			return nil, out, nil
 		})
 
-	addTool(s, builtin, &mcp.Tool{Name: "wait_for_run", Description: "Wait until a run started with start_run is done, polling it, for at most max_wait_seconds (default and limit 30)."},
+	addTool(s, builtin, &mcp.Tool{Name: waitForRunTool, Description: "Wait until a run started with start_run is done, polling it, for at most max_wait_seconds (default and limit 30). A 2026-07-28 client that declares the Tasks extension (io.modelcontextprotocol/tasks) gets a task instead, and polls it with tasks/get."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in waitRunIn) (*mcp.CallToolResult, waitRunOut, error) {
 			sc, err := scopeOf(req)
 			if err != nil {
@@ -89,10 +89,20 @@ func (g *Gateway) addRunTools(s *mcp.Server, builtin map[string]bool) {
 					return nil, waitRunOut{}, err
 				}
 			}
+			if slot := taskSlotFrom(ctx); slot != nil {
+				// The client declared the Tasks extension on this request
+				// (tasks.go): the same wait, as a task its tasks/get polls
+				// drive. The result returned here is replaced by the task.
+				slot.task, err = g.createWaitTask(ctx, sc, id, maxWait)
+				return nil, waitRunOut{}, err
+			}
 			out, err := g.waitForRun(ctx, sc, id, maxWait)
 			return nil, out, err
 		})
 }
+
+// waitForRunTool is the tool that runs as a task under the Tasks extension.
+const waitForRunTool = "wait_for_run"
 
 // waitForRun polls the run until it is done or maxWait has passed. Each
 // poll takes a connection, reads, and gives it back before the sleep: no
@@ -139,14 +149,22 @@ func (e errRunNotFound) Error() string { return fmt.Sprintf("run %d not found", 
 // runDone reads the run's status in its own short session.
 func (g *Gateway) runDone(ctx context.Context, sc *Scope, id int64) (bool, error) {
 	var done bool
-	var finishes time.Time
 	err := g.withSession(ctx, func(sess *Session) error {
-		found, err := sess.QueryRow(ctx, sqlRunStatus, []any{id, sc.Email}, &done, &finishes)
-		if err == nil && !found {
-			return errRunNotFound(id)
-		}
+		var err error
+		done, err = runStatus(ctx, sess, sc, id)
 		return err
 	})
+	return done, err
+}
+
+// runStatus reads whether the caller's run id is done, on sess.
+func runStatus(ctx context.Context, sess *Session, sc *Scope, id int64) (bool, error) {
+	var done bool
+	var finishes time.Time
+	found, err := sess.QueryRow(ctx, sqlRunStatus, []any{id, sc.Email}, &done, &finishes)
+	if err == nil && !found {
+		return false, errRunNotFound(id)
+	}
 	return done, err
 }
 

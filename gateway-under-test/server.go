@@ -29,6 +29,7 @@ const (
 	DefaultPageSize        = 50
 	DefaultMaxBodyBytes    = 1 << 20
 	DefaultSessionTimeout  = 10 * time.Minute
+	DefaultTaskTTL         = 60 * time.Second
 
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultBodyReadTimeout   = 10 * time.Second
@@ -64,8 +65,13 @@ type Config struct {
 	UpstreamTimeout time.Duration
 	// RunDelay is how long after start_run a run is done. Default 5 s.
 	RunDelay time.Duration
-	// PollInterval is how often wait_for_run checks its run. Default 500 ms.
+	// PollInterval is how often wait_for_run checks its run, and the
+	// pollIntervalMs its tasks suggest. Default 500 ms.
 	PollInterval time.Duration
+	// TaskTTL is how long a task (wait_for_run under the Tasks extension,
+	// tasks.go) lives from its creation — its ttlMs — before it is
+	// discarded with whatever it still holds. Default 60 s.
+	TaskTTL time.Duration
 	// PageSize is the most items tools/list, resources/list and
 	// prompts/list return per page. Default 50.
 	PageSize int
@@ -115,6 +121,7 @@ func (c Config) withDefaults() Config {
 	def(&c.PoolTimeout, DefaultPoolTimeout)
 	def(&c.RunDelay, DefaultRunDelay)
 	def(&c.PollInterval, DefaultPollInterval)
+	def(&c.TaskTTL, DefaultTaskTTL)
 	def(&c.UpstreamTimeout, DefaultUpstreamTimeout)
 	def(&c.SessionTimeout, DefaultSessionTimeout)
 	def(&c.ReadHeaderTimeout, DefaultReadHeaderTimeout)
@@ -143,6 +150,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("pool size must be at least 1, got %d", c.PoolSize)
 	case c.PoolTimeout < 0 || c.RunDelay < 0 || c.UpstreamTimeout < 0 || c.RequestTimeout < 0:
 		return errors.New("pool timeout, run delay, upstream and request timeouts must not be negative")
+	case c.TaskTTL < 100*time.Millisecond:
+		return fmt.Errorf("task TTL %s: want at least 100ms (a shorter one expires tasks before they are answered)", c.TaskTTL)
 	case c.ReadHeaderTimeout < 0 || c.BodyReadTimeout < 0 || c.IdleTimeout < 0:
 		return errors.New("read-header, body-read and idle timeouts must not be negative")
 	case c.PollInterval < 10*time.Millisecond:
@@ -164,6 +173,7 @@ type Gateway struct {
 	upstream *http.Client
 	// upstreamCall is the upstream's /call endpoint; nil: none configured.
 	upstreamCall *url.URL
+	tasks        *taskStore
 	log          *slog.Logger
 	srv          *http.Server
 	ln           net.Listener
@@ -188,6 +198,7 @@ func Start(ctx context.Context, cfg Config) (*Gateway, error) {
 	}
 	g := &Gateway{cfg: cfg, variants: variants, log: cfg.Logger, served: make(chan error, 1)}
 	g.upstreamCall, _ = upstreamCallURL(cfg.UpstreamURL) // validated above
+	g.tasks = newTaskStore(cfg.TaskTTL, cfg.PollInterval)
 	g.stopping, g.stop = context.WithCancel(context.Background())
 	// Under load every virtual user calls the upstream at once: keep enough
 	// idle connections to it that calls do not churn through local ports.
@@ -218,7 +229,7 @@ func Start(ctx context.Context, cfg Config) (*Gateway, error) {
 // builds a fresh MCP server and metrics registry.
 func (g *Gateway) Handler() http.Handler {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(newPoolCollector(g.store),
+	reg.MustRegister(newPoolCollector(g.store), newTaskCollector(g.tasks),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := newMetrics(reg)
@@ -286,7 +297,8 @@ func (g *Gateway) newMCPServer(m *metrics) *mcp.Server {
 	g.addTools(server, builtin)
 	g.addResources(server)
 	g.addPrompts(server)
-	server.AddReceivingMiddleware(m.mcpMiddleware(builtin), g.registryMiddleware(builtin), sqlCommentMiddleware)
+	addTaskMethods(server)
+	server.AddReceivingMiddleware(m.mcpMiddleware(builtin), g.registryMiddleware(builtin), sqlCommentMiddleware, g.taskMiddleware)
 	return server
 }
 
@@ -397,6 +409,7 @@ func (g *Gateway) Close(ctx context.Context) error {
 		g.log.Warn("requests still in flight at shutdown; closing their connections", "err", serr)
 		err = g.srv.Close()
 	}
+	g.closeTasks() // before the pool: it waits for connections still checked out
 	g.store.close()
 	g.upstream.CloseIdleConnections()
 	return err

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestParseVariants(t *testing.T) {
@@ -130,6 +131,7 @@ func TestConfigValidation(t *testing.T) {
 		{"no DSN", func(c *Config) { c.DSN = "" }, "DSN"},
 		{"negative pool", func(c *Config) { c.PoolSize = -1 }, "pool size"},
 		{"busy polling", func(c *Config) { c.PollInterval = time.Millisecond }, "poll interval"},
+		{"task TTL too short", func(c *Config) { c.TaskTTL = 10 * time.Millisecond }, "task TTL"},
 		{"tiny body limit", func(c *Config) { c.MaxBodyBytes = 10 }, "max body"},
 		{"negative run delay", func(c *Config) { c.RunDelay = -time.Second }, "negative"},
 		{"negative body-read timeout", func(c *Config) { c.BodyReadTimeout = -time.Second }, "negative"},
@@ -212,5 +214,30 @@ func TestDBUnavailable(t *testing.T) {
 	g.dbUnavailable(w, fmt.Errorf("acquire: %w", context.Canceled))
 	if w.Body.Len() != 0 || w.Code != http.StatusOK {
 		t.Errorf("cancelled request answered %d %q", w.Code, w.Body)
+	}
+}
+
+// TestDeclaresTasks: a tools/call becomes a task only when its own _meta
+// declares the Tasks extension in a 2026-07-28 request.
+func TestDeclaresTasks(t *testing.T) {
+	tasks := map[string]any{"extensions": map[string]any{tasksExtension: map[string]any{}}}
+	for _, tc := range []struct {
+		name string
+		meta mcp.Meta
+		want bool
+	}{
+		{"declared", mcp.Meta{mcp.MetaKeyProtocolVersion: modernVersion, mcp.MetaKeyClientCapabilities: tasks}, true},
+		{"later revision", mcp.Meta{mcp.MetaKeyProtocolVersion: "2027-01-01", mcp.MetaKeyClientCapabilities: tasks}, true},
+		{"no capabilities", mcp.Meta{mcp.MetaKeyProtocolVersion: modernVersion}, false},
+		{"other extensions", mcp.Meta{mcp.MetaKeyProtocolVersion: modernVersion,
+			mcp.MetaKeyClientCapabilities: map[string]any{"extensions": map[string]any{"io.example/x": map[string]any{}}}}, false},
+		{"not an object", mcp.Meta{mcp.MetaKeyProtocolVersion: modernVersion,
+			mcp.MetaKeyClientCapabilities: map[string]any{"extensions": map[string]any{tasksExtension: true}}}, false},
+		{"2025 era", mcp.Meta{mcp.MetaKeyClientCapabilities: tasks}, false},
+	} {
+		req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Meta: tc.meta, Name: waitForRunTool}}
+		if got := declaresTasks(req); got != tc.want {
+			t.Errorf("%s: declaresTasks = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
