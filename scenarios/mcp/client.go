@@ -304,12 +304,10 @@ func (s *Session) call(ctx context.Context, op, name string, params []byte, out 
 	}
 	if mediaType == mediaSSE {
 		// Let the stream end so the connection can be reused, but do not
-		// wait for a server that keeps it open.
-		t := time.AfterFunc(drainGrace, w.Abort)
+		// wait for a server that keeps it open: past the grace, the read
+		// fails and the connection is closed, never pooled.
+		w.Shorten(drainGrace)
 		drain(resp.Body)
-		if !t.Stop() {
-			w.MarkDead() // the abort is running: do not pool the connection
-		}
 	}
 	if rr.Error != nil {
 		return "", &Error{Kind: KindJSONRPC, Op: op, Code: rr.Error.Code, Msg: s.redact(s.sessionHint(textutil.Truncate(rr.Error.Message, 200)))}
