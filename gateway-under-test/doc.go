@@ -50,6 +50,16 @@
 //     wait_for_run kept the authentication request's pooled connection for
 //     its whole polling loop. The pool runs dry (acquired = max, acquire
 //     waits and timeouts climb) while PostgreSQL sees only idle sessions.
+//   - VariantHeldWhilePolling (taskpoll.go): its Tasks-era twin — an MCP
+//     server that moved wait_for_run onto the Tasks extension by keeping
+//     the tool call's session on the task: checked out at the task's
+//     creation, reused by every tasks/get, closed only when the task
+//     completes. Open tasks pin the pool (acquired =
+//     mcp_gateway_db_pool_task_connections = open tasks) across their
+//     polls and the time between them, with the same signature as
+//     held-while-waiting; once the pool is pinned even the polls that
+//     would complete the tasks cannot authenticate, and a task cancelled
+//     or no longer polled holds its connection until its TTL.
 //   - VariantHeldAcrossUpstream (callupstream.go): ContextForge #2518 /
 //     #2323. A transaction stays open while call_upstream waits on the
 //     upstream: idle in transaction for the upstream's latency, killed by

@@ -6,20 +6,49 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// How a task's status checks (tasks.go) use the pool: every check — the
-// one at creation, then one per tasks/get — takes a pooled connection,
-// reads the run, and gives it back before the answer is written (runDone),
-// as wait_for_run's loop does between its sleeps. Between polls a task
-// holds nothing, so cancelling it or never polling it again costs no
-// connection.
+// How a task's status checks (tasks.go) use the pool, the held-while-
+// polling bug next to its fix.
+//
+// Fixed: every check — the one at creation, then one per tasks/get —
+// takes a pooled connection, reads the run, and gives it back before the
+// answer is written (runDone), as wait_for_run's loop does between its
+// sleeps. Between polls a task holds nothing, so cancelling it or never
+// polling it again costs no connection.
+//
+// held-while-polling: an MCP server that moved its long wait onto the
+// Tasks extension by keeping the tool call's unit of work on the task
+// object — a task-scoped session, checked out when the task is created,
+// reused by every poll, and closed in the task's completion path. The
+// connection stays checked out across the client's polls and the time
+// between them; a task that is cancelled (the cancel handler only flips
+// the status) or simply no longer polled (nothing drives it to completion)
+// keeps it until its TTL discards the task. The session is in autocommit,
+// so PostgreSQL sees a plain idle session, never one idle in transaction,
+// while open tasks pin the pool: acquired = open tasks, and once they
+// reach the pool's size every other request — new tasks, other tools, and
+// the token scoping of the very polls that would complete the tasks —
+// waits for the pool timeout and fails. Held-while-waiting's signature,
+// from a protocol in which no request stays open.
 
 // openTask readies t's first status check.
 func (g *Gateway) openTask(ctx context.Context, t *waitTask) error {
-	return nil // each check takes its own connection
+	if !g.variants[VariantHeldWhilePolling] {
+		return nil // fixed: each check takes its own connection
+	}
+	// BUG (held-while-polling): the connection the task's checks will use,
+	// taken now and kept until the task completes.
+	sess, err := g.store.NewAutocommitSession(ctx)
+	if err != nil {
+		return err
+	}
+	t.held = sess
+	g.tasks.held.Add(1)
+	return nil
 }
 
 // checkRun reads t's run once: on the task's connection when it keeps
-// one, else on a connection of its own, released at once.
+// one (held-while-polling), else on a connection of its own, released at
+// once (fixed).
 func (g *Gateway) checkRun(ctx context.Context, t *waitTask, sc *Scope) (bool, error) {
 	if t.held != nil {
 		return runStatus(ctx, t.held, sc, t.runID)
@@ -38,7 +67,13 @@ func (g *Gateway) cancelTask(t *waitTask) {
 		return
 	}
 	g.endTask(t, taskCancelled, "cancelled by the client")
-	g.releaseTask(t) // every terminal path releases (between polls nothing is held anyway)
+	if g.variants[VariantHeldWhilePolling] {
+		// BUG (held-while-polling): the close lives on the completion path
+		// only; a cancelled task keeps its connection until its TTL
+		// discards it (expireTask).
+		return
+	}
+	g.releaseTask(t) // fixed: every terminal path releases (between polls nothing is held anyway)
 }
 
 // releaseTask gives back the connection t holds, if any.
@@ -54,7 +89,8 @@ func (g *Gateway) releaseTask(t *waitTask) {
 
 // taskCollector exports the tasks, read at scrape time: how many are open,
 // how they ended, and the pooled connections they hold between requests —
-// a gauge that stays 0 while no task keeps a connection between polls.
+// held-while-polling's own gauge, beside the pool's (acquired = max, acquire
+// waits and timeouts), which is what a probe sees of it.
 type taskCollector struct {
 	tasks                      *taskStore
 	open, created, ended, held *prometheus.Desc
@@ -69,7 +105,7 @@ func newTaskCollector(s *taskStore) *taskCollector {
 		ended: prometheus.NewDesc("mcp_gateway_tasks_ended_total",
 			"Tasks that ended, by status: completed, cancelled, or expired (discarded at their TTL while working).", []string{"status"}, nil),
 		held: prometheus.NewDesc("mcp_gateway_db_pool_task_connections",
-			"Pooled connections held by tasks between their requests (0: every status check releases its own).", nil, nil),
+			"Pooled connections held by tasks between their requests (the held-while-polling leak; 0 when fixed).", nil, nil),
 	}
 }
 

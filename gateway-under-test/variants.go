@@ -21,6 +21,16 @@ const (
 	// polling loop: the pool runs dry while the server sees plain idle
 	// sessions (scoping.go).
 	VariantHeldWhileWaiting Variant = "held-while-waiting"
+	// VariantHeldWhilePolling is held-while-waiting's Tasks-era twin (MCP
+	// 2026-07-28, the Tasks extension): an MCP server that moved
+	// wait_for_run onto tasks by keeping the tool call's unit of work on
+	// the task object — a task-scoped session checked out at the task's
+	// creation, reused by every tasks/get poll and closed only on the
+	// completion path. Open tasks pin the pool across their polls and the
+	// time between them while PostgreSQL sees plain idle sessions; a
+	// cancelled or abandoned task holds its connection until its TTL
+	// (taskpoll.go).
+	VariantHeldWhilePolling Variant = "held-while-polling"
 	// VariantHeldAcrossUpstream reproduces ContextForge #2518 / #2323: a
 	// transaction stays open while call_upstream waits on the upstream
 	// (callupstream.go).
@@ -33,7 +43,7 @@ const (
 )
 
 // Variants lists every known variant, for help texts and validation.
-var Variants = []Variant{VariantFixed, VariantCommitInFinally, VariantHeldWhileWaiting, VariantHeldAcrossUpstream, VariantSessionOutsideRequest}
+var Variants = []Variant{VariantFixed, VariantCommitInFinally, VariantHeldWhileWaiting, VariantHeldWhilePolling, VariantHeldAcrossUpstream, VariantSessionOutsideRequest}
 
 // VariantSet is the set of variants enabled at once.
 type VariantSet map[Variant]bool
