@@ -63,7 +63,10 @@ type Transport struct {
 // per connection instead of once per request (watch.go).
 type pconn struct {
 	c         net.Conn
-	br        *bufio.Reader
+	br        *bufio.Reader // reads pc (Read), so that it can write first
+	raw       syscall.RawConn
+	pending   []byte // a request to write before reading (writeRead)
+	rio       rawIO
 	idleSince time.Time
 	reused    bool
 
@@ -82,6 +85,16 @@ type pconn struct {
 	reg     uint32        // counts registrations: the callback's tag
 	state   atomic.Uint32 // reg<<2 | phase (watch.go)
 	sid     string        // the last Mcp-Session-Id read, reused while it repeats
+}
+
+// Read reads the connection for br; a request pending is written first,
+// in the same wait (writeRead), when the socket is a plain TCP one.
+func (pc *pconn) Read(p []byte) (int, error) {
+	if b := pc.pending; b != nil {
+		pc.pending = nil
+		return pc.writeRead(b, p)
+	}
+	return pc.c.Read(p)
 }
 
 // close closes the connection and drops its context registration, which
@@ -195,7 +208,9 @@ func (t *Transport) get(ctx context.Context, slot *Slot, deadline time.Time) (*p
 		_ = c.Close()
 		return nil, err
 	}
-	return &pconn{c: c, br: bufio.NewReaderSize(c, readBufferSize)}, nil
+	pc := &pconn{c: c, raw: rawConn(c)}
+	pc.br = bufio.NewReaderSize(pc, readBufferSize)
+	return pc, nil
 }
 
 // TLSError is a failed TLS handshake (an unknown authority, a name
@@ -244,10 +259,7 @@ func (t *Transport) RoundTripPath(ctx context.Context, slot *Slot, deadline time
 		}
 		w := pc.begin(ctx, deadline, cause)
 		if err = ctx.Err(); err == nil {
-			err = t.write(pc, method, path, head, body)
-		}
-		if err == nil {
-			_, err = pc.br.Peek(1) // wait for the answer's first byte
+			err = t.send(pc, method, path, head, body)
 		}
 		if err != nil {
 			intact := pc.release()
@@ -275,9 +287,10 @@ func (t *Transport) RoundTripPath(ctx context.Context, slot *Slot, deadline time
 	}
 }
 
-// write sends the request line, Host, head, Content-Length and body in
-// one write: one syscall, and one segment for a small request.
-func (t *Transport) write(pc *pconn, method, path string, head, body []byte) error {
+// send writes the request line, Host, head, Content-Length and body in
+// one write (one syscall, and one segment for a small request), and waits
+// for the answer's first byte.
+func (t *Transport) send(pc *pconn, method, path string, head, body []byte) error {
 	buf := reqBufs.Get().(*[]byte)
 	b := append((*buf)[:0], method...)
 	b = append(b, ' ')
@@ -293,7 +306,14 @@ func (t *Transport) write(pc *pconn, method, path string, head, body []byte) err
 	}
 	b = append(b, "\r\n"...)
 	b = append(b, body...)
-	_, err := pc.c.Write(b)
+	var err error
+	if pc.raw != nil && pc.br.Buffered() == 0 {
+		pc.pending = b // written by the read below, in its wait
+		_, err = pc.br.Peek(1)
+		pc.pending = nil
+	} else if _, err = pc.c.Write(b); err == nil {
+		_, err = pc.br.Peek(1)
+	}
 	*buf = b
 	if cap(b) <= 64<<10 {
 		reqBufs.Put(buf)

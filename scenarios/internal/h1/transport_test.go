@@ -276,3 +276,29 @@ func TestShorten(t *testing.T) {
 	}
 	slot.Close()
 }
+
+// TestLargeRequest: a request larger than the socket's buffer (the first
+// write cannot take it all) is still sent whole, and answered.
+func TestLargeRequest(t *testing.T) {
+	var got atomic.Int64
+	s, tr := newServer(t, func(c net.Conn, req *http.Request) {
+		got.Store(req.ContentLength)
+		_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id: s-1\r\nContent-Length: 2\r\n\r\n{}")
+	})
+	slot := new(Slot)
+	defer slot.Close()
+	body := make([]byte, 16<<20)
+	for range 2 {
+		resp, _, err := tr.RoundTrip(context.Background(), slot, time.Now().Add(10*time.Second), errCause, "POST", nil, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, err := io.ReadAll(resp.Body); err != nil || string(b) != "{}" || got.Load() != int64(len(body)) {
+			t.Fatalf("%q %v; the server read %d bytes", b, err, got.Load())
+		}
+		resp.Body.Close()
+	}
+	if n := s.accepts.Load(); n != 1 {
+		t.Errorf("%d connections, want 1", n)
+	}
+}
