@@ -29,7 +29,8 @@ type TaskStats struct {
 	Completed int64 `json:"completed"`
 	Failed    int64 `json:"failed"`
 	// Cancelled: by the server; GivenUp: cancelled by the step
-	// (cancelAfter) or past its task timeout.
+	// (cancelAfter), past its task timeout, or left when a poll failed
+	// (the step failed with it).
 	Cancelled int64 `json:"cancelled"`
 	GivenUp   int64 `json:"given_up"`
 }

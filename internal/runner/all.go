@@ -21,7 +21,7 @@ const AllProfile = "all"
 // leak pattern the reference gateway reproduces, in this order. incident
 // (commit-in-finally again, at the incident's scale: 7 minutes) is not
 // among them.
-var AllPatterns = []string{"ci", "waiting", "upstream", "outside"}
+var AllPatterns = []string{"ci", "waiting", "polling", "upstream", "outside"}
 
 // AllProfiles loads the profiles of AllPatterns.
 func AllProfiles() ([]Profile, error) {

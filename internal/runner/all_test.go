@@ -51,20 +51,21 @@ var patternSignatures = map[string]func(t *testing.T, c *reports.Comparison, dir
 	},
 	// held-while-waiting: the service pool pinned at its max with acquires
 	// waiting, while nothing is idle in a transaction; the fix frees it.
-	"waiting": func(t *testing.T, c *reports.Comparison, _ string) {
-		b, a := c.Before.Probe, c.After.Probe
-		if !b.AppPoolSampled || b.AppPoolMax == 0 || b.AppPoolMaxAcquired < b.AppPoolMax || b.AppPoolSaturatedSeconds < 2 || b.AppPoolAcquireWaits == 0 {
-			t.Errorf("before: want the service pool pinned at its max for seconds with acquires waiting; got %.0f/%.0f acquired, at max %.1fs, %.0f waits",
-				b.AppPoolMaxAcquired, b.AppPoolMax, b.AppPoolSaturatedSeconds, b.AppPoolAcquireWaits)
+	"waiting": poolPinned,
+	// held-while-polling (held-while-waiting's Tasks-era twin): the same
+	// pool signature, and the tasks: created before but never completed
+	// (their polls starve), all completed after.
+	"polling": func(t *testing.T, c *reports.Comparison, dir string) {
+		poolPinned(t, c, dir)
+		bt, at := c.Before.Load.Features, c.After.Load.Features
+		if bt == nil || bt.Tasks == nil || bt.Tasks.Created == 0 || bt.Tasks.Completed >= bt.Tasks.Created {
+			t.Errorf("before: want tasks created and left uncompleted; got %+v", bt)
 		}
-		if b.StuckEpisodes != 0 || b.MaxStuckIdleInTx != 0 || b.TimeoutTerminated != 0 {
-			t.Errorf("before: held-while-waiting holds idle connections, not transactions; saw %d stuck episodes, %d killed", b.StuckEpisodes, b.TimeoutTerminated)
+		if at == nil || at.Tasks == nil || at.Tasks.Created == 0 || at.Tasks.Completed != at.Tasks.Created {
+			t.Errorf("after: want every task completed; got %+v", at)
 		}
-		if a.AppPoolSaturatedSeconds >= b.AppPoolSaturatedSeconds/2 {
-			t.Errorf("after: pool at its max %.1fs, want far less than before's %.1fs", a.AppPoolSaturatedSeconds, b.AppPoolSaturatedSeconds)
-		}
-		if !slices.ContainsFunc(c.Checks, func(ch reports.Check) bool { return ch.Name == "after does not pin the service pool" }) {
-			t.Errorf("the verdict has no pool check for a leak without transactions: %+v", c.Checks)
+		if c.After.Load.Latency["tasks/get"].Count == 0 {
+			t.Error("after: no tasks/get polls measured")
 		}
 	},
 	// held-across-upstream: sessions idle in transaction on the upstream
@@ -95,6 +96,26 @@ var patternSignatures = map[string]func(t *testing.T, c *reports.Comparison, dir
 			}
 		}
 	},
+}
+
+// poolPinned is held-while-waiting's signature: the service pool pinned
+// at its max with acquires waiting, while nothing is idle in a
+// transaction; the fix frees it.
+func poolPinned(t *testing.T, c *reports.Comparison, _ string) {
+	b, a := c.Before.Probe, c.After.Probe
+	if !b.AppPoolSampled || b.AppPoolMax == 0 || b.AppPoolMaxAcquired < b.AppPoolMax || b.AppPoolSaturatedSeconds < 2 || b.AppPoolAcquireWaits == 0 {
+		t.Errorf("before: want the service pool pinned at its max for seconds with acquires waiting; got %.0f/%.0f acquired, at max %.1fs, %.0f waits",
+			b.AppPoolMaxAcquired, b.AppPoolMax, b.AppPoolSaturatedSeconds, b.AppPoolAcquireWaits)
+	}
+	if b.StuckEpisodes != 0 || b.MaxStuckIdleInTx != 0 || b.TimeoutTerminated != 0 {
+		t.Errorf("before: held-while-waiting holds idle connections, not transactions; saw %d stuck episodes, %d killed", b.StuckEpisodes, b.TimeoutTerminated)
+	}
+	if a.AppPoolSaturatedSeconds >= b.AppPoolSaturatedSeconds/2 {
+		t.Errorf("after: pool at its max %.1fs, want far less than before's %.1fs", a.AppPoolSaturatedSeconds, b.AppPoolSaturatedSeconds)
+	}
+	if !slices.ContainsFunc(c.Checks, func(ch reports.Check) bool { return ch.Name == "after does not pin the service pool" }) {
+		t.Errorf("the verdict has no pool check for a leak without transactions: %+v", c.Checks)
+	}
 }
 
 func topCulprit(p *probes.Summary, want string) bool {
@@ -229,7 +250,7 @@ func TestSignoffAllGoesOnAfterAFailure(t *testing.T) {
 // TestPatternProfiles: the built-in profiles of --profile all each compare
 // their own pattern with fixed, and the stack knobs they rely on are read.
 func TestPatternProfiles(t *testing.T) {
-	want := map[string]string{"ci": "commit-in-finally", "waiting": "held-while-waiting", "upstream": "held-across-upstream", "outside": "session-outside-request"}
+	want := map[string]string{"ci": "commit-in-finally", "waiting": "held-while-waiting", "polling": "held-while-polling", "upstream": "held-across-upstream", "outside": "session-outside-request"}
 	profiles, err := AllProfiles()
 	if err != nil {
 		t.Fatal(err)
@@ -240,7 +261,7 @@ func TestPatternProfiles(t *testing.T) {
 		}
 	}
 	if slices.Contains(AllPatterns, "incident") || slices.Contains(ProfileNames(), AllProfile) {
-		t.Errorf("--profile all is ci, waiting, upstream and outside, and no file may be called all.yaml: %v, %v", AllPatterns, ProfileNames())
+		t.Errorf("--profile all is the patterns but incident, and no file may be called all.yaml: %v, %v", AllPatterns, ProfileNames())
 	}
 	out, err := LookupProfile("outside")
 	if err != nil || !out.Stack.GatewayTokenUsage {

@@ -82,7 +82,7 @@ const (
 	TaskCompleted = taskCompleted
 	TaskFailed    = taskFailed
 	TaskCancelled = taskCancelled // by the server
-	TaskGivenUp   = "given_up"    // cancelled by the step, or past its timeout
+	TaskGivenUp   = "given_up"    // cancelled by the step, past its timeout, or left after a failed poll
 )
 
 // The Tasks extension's methods; each is also the Op of its errors.

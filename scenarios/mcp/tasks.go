@@ -123,6 +123,7 @@ func (s *Session) followTask(ctx context.Context, op string, created []byte, o *
 			return &Error{Kind: KindTimeout, Op: op, Err: errRequestTimeout, Msg: fmt.Sprintf("the task did not end within %s", timeout)}
 		}
 		if res, err = s.taskCall(ctx, MethodTasksGet, id, nil); err != nil {
+			end(TaskGivenUp) // the step ends here: nobody follows the task any more
 			return err
 		}
 		next, err := s.parseTask(MethodTasksGet, res)
