@@ -163,6 +163,9 @@ Variants (--variant; the leak variants combine, comma-separated, but not with fi
                         PostgreSQL's idle_in_transaction_session_timeout kills it
   held-while-waiting    wait_for_run keeps the request's authentication connection
                         while it polls (up to 30 s): the pool runs dry
+  held-while-polling    its MCP 2026-07-28 Tasks twin: a wait_for_run task keeps the
+                        connection it took at creation across every tasks/get poll,
+                        until it completes (a cancelled or abandoned task: its TTL)
   held-across-upstream  ContextForge #2518 / #2323: call_upstream keeps a transaction
                         open while the upstream answers
   session-outside-request
