@@ -292,3 +292,57 @@ func TestListCache(t *testing.T) {
 		t.Errorf("with the cache off a fresh read was not sent: %d", n)
 	}
 }
+
+// TestRoundTripsBadInput: broken task and input_required answers are
+// protocol errors that quote the server (token masked), not hangs.
+func TestRoundTripsBadInput(t *testing.T) {
+	const token = "tok-roundtrips-9"
+	tests := []struct {
+		name, call, get string // tools/call's and tasks/get's results
+		opts                RequestOptions
+		want                string
+	}{
+		{"task without taskId", `{"resultType":"task","status":"working","note":"` + token + `"}`, ``, RequestOptions{Task: &TaskOptions{}},
+			`the task has no taskId; the server answered {"resultType":"task","status":"working","note":"xxxxx`},
+		{"unknown task status", `{"resultType":"task","taskId":"a","status":"sleeping"}`, ``, RequestOptions{Task: &TaskOptions{}}, `unknown task status "sleeping"`},
+		{"poll answers another task", `{"resultType":"task","taskId":"a","status":"working","pollIntervalMs":10}`,
+			`{"taskId":"b","status":"working"}`, RequestOptions{Task: &TaskOptions{}}, `tasks/get for "a" answered task "b"`},
+		{"completed without result", `{"resultType":"task","taskId":"a","status":"working","pollIntervalMs":10}`,
+			`{"taskId":"a","status":"completed"}`, RequestOptions{Task: &TaskOptions{}}, `a completed task carries no result object`},
+		{"input_required with neither", `{"resultType":"input_required"}`, ``, RequestOptions{Inputs: Inputs{"x": json.RawMessage(`{}`)}},
+			`must carry inputRequests or requestState`},
+		{"requestState not a string", `{"resultType":"input_required","requestState":7}`, ``, RequestOptions{Inputs: Inputs{"x": json.RawMessage(`{}`)}},
+			`requestState is not a string`},
+		{"inputRequests not an object", `{"resultType":"input_required","inputRequests":[1]}`, ``, RequestOptions{Inputs: Inputs{"x": json.RawMessage(`{}`)}},
+			`inputRequests is not an object`},
+		{"unknown resultType", `{"resultType":"later"}`, ``, RequestOptions{Task: &TaskOptions{}}, `unknown resultType "later"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rs := &rpcServer{handle: func(method string, _ []byte) string {
+				if method == MethodTasksGet {
+					return tt.get
+				}
+				return tt.call
+			}}
+			hs := httptest.NewServer(rs)
+			defer hs.Close()
+			c := NewClient(hs.URL, ClientOptions{ProtocolVersion: Version20260728})
+			defer c.CloseIdleConnections()
+			s := c.NewSession(token)
+			defer s.CloseConn()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := s.Initialize(ctx); err != nil {
+				t.Fatal(err)
+			}
+			o := tt.opts
+			s.Next(&o)
+			err := s.CallTool(ctx, "t", nil)
+			var e *Error
+			if !errors.As(err, &e) || e.Kind != KindProtocol || !strings.Contains(e.Msg, tt.want) || strings.Contains(err.Error(), token) {
+				t.Errorf("got %v, want a protocol error containing %q, token masked", err, tt.want)
+			}
+		})
+	}
+}
