@@ -299,8 +299,8 @@ func TestRoundTripsBadInput(t *testing.T) {
 	const token = "tok-roundtrips-9"
 	tests := []struct {
 		name, call, get string // tools/call's and tasks/get's results
-		opts                RequestOptions
-		want                string
+		opts            RequestOptions
+		want            string
 	}{
 		{"task without taskId", `{"resultType":"task","status":"working","note":"` + token + `"}`, ``, RequestOptions{Task: &TaskOptions{}},
 			`the task has no taskId; the server answered {"resultType":"task","status":"working","note":"xxxxx`},
