@@ -36,7 +36,7 @@ func (e *engine) liveSnapshot() live.Snapshot {
 	for _, sr := range e.runs {
 		sc := sr.sc
 		s.Scenarios = append(s.Scenarios, live.Scenario{Name: sr.cs.Name, Iterations: sc.iterations.Load(),
-			Dropped: sc.dropped.Load(), VUs: sc.active.Load(), VUsMax: sc.peak.Load()})
+			Dropped: sc.dropped.Load(), VUs: sc.active.Load(), VUsMax: sc.peak.Load(), Features: sc.features.snapshot()})
 	}
 	return s
 }

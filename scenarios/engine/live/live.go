@@ -20,6 +20,8 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/leakbench/leakbench/internal/rundir"
 )
 
 // Series is one series of the engine's: an MCP method (and tool or prompt
@@ -56,6 +58,8 @@ type Scenario struct {
 	Name                string
 	Iterations, Dropped int64
 	VUs, VUsMax         int64
+	// Features are its 2026-07-28 feature counts (nil: none used).
+	Features *rundir.FeatureStats
 }
 
 // Snapshot is what a scrape reports.
@@ -107,6 +111,9 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 		descHTTPReqs, descHTTPFailed, descHTTPDuration} {
 		ch <- d
 	}
+	for _, d := range featureDescs {
+		ch <- d
+	}
 }
 
 func (c collector) Collect(ch chan<- prometheus.Metric) {
@@ -138,13 +145,14 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descDropped, prometheus.CounterValue, float64(sc.Dropped), sc.Name)
 		ch <- prometheus.MustNewConstMetric(descVUs, prometheus.GaugeValue, float64(sc.VUs), sc.Name)
 		ch <- prometheus.MustNewConstMetric(descVUsMax, prometheus.GaugeValue, float64(sc.VUsMax), sc.Name)
+		collectFeatures(ch, sc.Name, sc.Features)
 	}
 }
 
 // MetricNames lists the names of the live metrics, as a scrape shows them
 // before suffixes (_sum, _count): what a dashboard may query.
 func MetricNames() []string {
-	ch := make(chan *prometheus.Desc, 32)
+	ch := make(chan *prometheus.Desc, 64)
 	collector{}.Describe(ch)
 	close(ch)
 	var names []string

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/leakbench/leakbench/internal/rundir"
 )
 
 // TestServe: a scrape shows each kind of series under its own names and
@@ -27,7 +29,9 @@ func TestServe(t *testing.T) {
 				{Scenario: "a", Kind: KindHTTP, Method: "GET", Name: "health", Status: 503, Requests: 4, Failures: map[string]int64{"http_5xx": 4}, Hist: h},
 				{Scenario: "a", Kind: KindIteration, Hist: h},
 			},
-			Scenarios: []Scenario{{Name: "a", Iterations: 7, Dropped: 1, VUs: 2, VUsMax: 5}},
+			Scenarios: []Scenario{{Name: "a", Iterations: 7, Dropped: 1, VUs: 2, VUsMax: 5, Features: &rundir.FeatureStats{
+				CacheHits: map[string]int64{"tools/list": 9}, InputRoundTrips: 4, Tasks: &rundir.TaskStats{Created: 3, Completed: 2},
+				Listen: &rundir.ListenStats{Streams: 2, Events: map[string]int64{"notifications/tools/list_changed": 6}}}}},
 		}
 	}
 	s, err := Serve("127.0.0.1:0", snap, nil)
@@ -52,6 +56,11 @@ func TestServe(t *testing.T) {
 		`leakbench_iteration_duration_seconds_count{scenario="a"} 3`,
 		`leakbench_iterations_total{scenario="a"} 7`, `leakbench_dropped_iterations_total{scenario="a"} 1`,
 		`leakbench_vus{scenario="a"} 2`, `leakbench_vus_max{scenario="a"} 5`,
+		`leakbench_mcp_cache_hits_total{method="tools/list",scenario="a"} 9`,
+		`leakbench_mcp_input_round_trips_total{scenario="a"} 4`,
+		`leakbench_mcp_tasks_total{scenario="a",state="created"} 3`, `leakbench_mcp_tasks_total{scenario="a",state="completed"} 2`,
+		`leakbench_mcp_listen_streams_total{scenario="a"} 2`,
+		`leakbench_mcp_listen_events_total{method="notifications/tools/list_changed",scenario="a"} 6`,
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("scrape lacks %s:\n%s", want, body)
@@ -69,7 +78,7 @@ func TestServe(t *testing.T) {
 	}
 	var nilServer *Server
 	nilServer.Close()
-	if names := MetricNames(); len(names) != 12 || !slices.Contains(names, "leakbench_http_req_duration_seconds") {
+	if names := MetricNames(); len(names) != 17 || !slices.Contains(names, "leakbench_http_req_duration_seconds") || !slices.Contains(names, "leakbench_mcp_tasks_total") {
 		t.Errorf("MetricNames() = %v", names)
 	}
 }
