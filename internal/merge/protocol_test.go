@@ -18,20 +18,7 @@ func TestRunSumsProtocols(t *testing.T) {
 	root := t.TempDir()
 	dirs := writeShards(t, root, 2, 3*time.Second)
 	for i, spoke := range []map[string]int64{{"2026-07-28": 500}, {"2026-07-28": 480, "2025-11-25": 20}} {
-		path := filepath.Join(dirs[i], rundir.SeriesFile)
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var st rundir.SeriesState
-		if err := json.Unmarshal(raw, &st); err != nil {
-			t.Fatal(err)
-		}
-		st.Scenarios[0].Protocol = spoke
-		raw, _ = json.Marshal(st)
-		if err := os.WriteFile(path, raw, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		editSeries(t, dirs[i], func(st *rundir.SeriesState) { st.Scenarios[0].Protocol = spoke })
 	}
 	out, err := merge.Run(context.Background(), merge.Options{Dirs: dirs, Out: filepath.Join(root, "out")})
 	if err != nil {
@@ -53,20 +40,7 @@ func TestRunSumsFeatures(t *testing.T) {
 			Listen: &rundir.ListenStats{Streams: 5, Events: map[string]int64{"notifications/tools/list_changed": 7}}},
 		{CacheHits: map[string]int64{"tools/list": 1, "resources/read": 2}, Tasks: &rundir.TaskStats{Created: 2, GivenUp: 2}},
 	} {
-		path := filepath.Join(dirs[i], rundir.SeriesFile)
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var st rundir.SeriesState
-		if err := json.Unmarshal(raw, &st); err != nil {
-			t.Fatal(err)
-		}
-		st.Scenarios[0].Features = f
-		raw, _ = json.Marshal(st)
-		if err := os.WriteFile(path, raw, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		editSeries(t, dirs[i], func(st *rundir.SeriesState) { st.Scenarios[0].Features = f })
 	}
 	out, err := merge.Run(context.Background(), merge.Options{Dirs: dirs, Out: filepath.Join(root, "out")})
 	if err != nil {
@@ -76,5 +50,24 @@ func TestRunSumsFeatures(t *testing.T) {
 	if f == nil || f.CacheHits["tools/list"] != 11 || f.CacheHits["resources/read"] != 2 || f.InputRoundTrips != 3 ||
 		f.Tasks.Created != 6 || f.Tasks.Completed != 4 || f.Tasks.GivenUp != 2 || f.Listen.Streams != 5 || f.Listen.Events["notifications/tools/list_changed"] != 7 {
 		t.Errorf("merged features %+v (tasks %+v, listen %+v)", f, f.Tasks, f.Listen)
+	}
+}
+
+// editSeries rewrites a shard's series.json through edit.
+func editSeries(t *testing.T, dir string, edit func(*rundir.SeriesState)) {
+	t.Helper()
+	path := filepath.Join(dir, rundir.SeriesFile)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st rundir.SeriesState
+	if err := json.Unmarshal(raw, &st); err != nil {
+		t.Fatal(err)
+	}
+	edit(&st)
+	raw, _ = json.Marshal(st)
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
