@@ -136,7 +136,9 @@ func New(u *url.URL, dialTimeout time.Duration, maxIdle int, tlsConf *tls.Config
 // Slot holds one caller's own keep-alive connection, instead of the
 // shared pool: a virtual user's, as a real client has. Its zero value is
 // empty (the next request dials). It is not safe for concurrent use: one
-// request at a time.
+// request at a time. Close it when done: until then its connection stays
+// registered with the context of its last request (to abort a request
+// under it), which keeps it reachable while that context lives.
 type Slot struct{ pc *pconn }
 
 // Close closes the slot's connection, if it holds one.
