@@ -65,6 +65,7 @@ func (v *vu) httpRequest(soft, hard context.Context, c *step) bool {
 	ctx := v.traced(hard, c, httpName(h)) // a new trace per request (requestlog.go)
 	start := v.reqStart()
 	resp, err := v.s.HTTP(ctx, req, v.bodyBuf)
+	v.s.ClearTrace()
 	v.bodyBuf = resp.Body
 	d := time.Since(start)
 	var answer []byte

@@ -201,12 +201,20 @@ func BenchmarkEngineActiveUsersCPU(b *testing.B) {
 	}
 }
 
+// wrkScript makes wrk send the request the engine sends, header for
+// header and byte for byte in size: the engine's User-Agent and the trace
+// context every engine request carries (the Traceparent header and its
+// copy in params._meta, with which leakbench joins stuck sessions to
+// requests), so that the server does the same work for both and the
+// comparison measures the load generators, not the requests.
 const wrkScript = `wrk.method = "POST"
-wrk.body = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}'
+wrk.body = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},"name":"echo","arguments":{"text":"hello"}}}'
+wrk.headers["User-Agent"] = "leakbench/0.1.0"
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Accept"] = "application/json, text/event-stream"
 wrk.headers["Mcp-Session-Id"] = "s-1"
 wrk.headers["Mcp-Protocol-Version"] = "2025-06-18"
+wrk.headers["Traceparent"] = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 `
 
 // runWrk runs wrk with the tools/call request above and returns its

@@ -49,7 +49,10 @@ type reqInfo struct {
 // traced returns ctx with a new trace for the next request (step c, nil:
 // none; name: its tool or prompt name) and notes it for record.
 func (v *vu) traced(ctx context.Context, c *step, name string) context.Context {
-	ctx, tid := newTrace(ctx)
+	tid, sid := newIDs()
+	// Set on the session rather than carried by a context: a context per
+	// request would cost two allocations (v.record clears it).
+	v.s.SetTrace(tid, sid)
 	v.req = reqInfo{trace: tid, step: -1, name: name, sent: time.Now()}
 	if c != nil {
 		v.req.step = c.idx
@@ -57,15 +60,23 @@ func (v *vu) traced(ctx context.Context, c *step, name string) context.Context {
 	return ctx
 }
 
-// newTrace returns ctx with a new sampled span context of random ids (the
-// runtime's per-thread generator: cheap, and not the scenario's seeded
-// one, whose sequence stays as it was), and its trace id.
-func newTrace(ctx context.Context) (context.Context, trace.TraceID) {
+// newIDs returns a new trace id and span id, random (the runtime's
+// per-thread generator: cheap, and not the scenario's seeded one, whose
+// sequence stays as it was) and never all zero.
+func newIDs() (trace.TraceID, trace.SpanID) {
 	var tid trace.TraceID
 	var sid trace.SpanID
 	binary.LittleEndian.PutUint64(tid[:8], rand.Uint64())
 	binary.LittleEndian.PutUint64(tid[8:], rand.Uint64()|1) // never all zero: invalid
 	binary.LittleEndian.PutUint64(sid[:], rand.Uint64()|1)
+	return tid, sid
+}
+
+// newTrace returns ctx with a new sampled span context of random ids (the
+// runtime's per-thread generator: cheap, and not the scenario's seeded
+// one, whose sequence stays as it was), and its trace id.
+func newTrace(ctx context.Context) (context.Context, trace.TraceID) {
+	tid, sid := newIDs()
 	return trace.ContextWithSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{
 		TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled})), tid
 }

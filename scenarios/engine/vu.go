@@ -275,6 +275,7 @@ func (v *vu) request(soft, hard context.Context, c *step) bool {
 		err = v.s.Discover(ctx)
 	}
 	if err == nil && v.cacheHit(c.op) {
+		v.s.ClearTrace()
 		return true // served from the user's cache: nothing was sent
 	}
 	err = v.judge(c, v.s.Result(), err) // captures and checks (answers.go)
@@ -329,6 +330,7 @@ func (v *vu) reqStart() time.Time {
 }
 
 func (v *vu) record(op uint8, name uint32, start time.Time, err error) {
+	v.s.ClearTrace() // the request's trace (traced) ends with it
 	v.sr.e.m.record(v.sh, seriesKey{scen: v.cs.idx, op: op, name: name}, time.Since(start), err)
 	if l := v.sr.e.reqlog; l != nil && op != opDelete { // a DELETE carries no trace
 		l.add(v, op, err)
@@ -345,6 +347,7 @@ func (v *vu) endSession(hard context.Context) {
 	}
 	v.stopListening()
 	v.setOptions(nil)
+	v.s.ClearTrace() // a DELETE carries no trace
 	start := time.Now()
 	err := v.s.Close(hard)
 	v.record(opDelete, 0, start, err)
@@ -358,6 +361,7 @@ func (v *vu) endSession(hard context.Context) {
 func (v *vu) closeSession(hard context.Context) {
 	defer v.s.CloseConn() // the user's own connection, if it has one
 	v.stopListening()
+	v.s.ClearTrace()
 	if v.s.ID() == "" {
 		return
 	}
@@ -406,6 +410,9 @@ func (v *vu) sleep(ctx context.Context, d time.Duration) bool {
 
 // isCanceled reports whether err is the run's own context ending.
 func isCanceled(err error) bool {
+	if err == nil {
+		return false // before errors.As: its target would escape, an allocation per request
+	}
 	var e *mcp.Error
 	return errors.As(err, &e) && e.Kind == mcp.KindCanceled
 }

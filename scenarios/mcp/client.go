@@ -204,11 +204,16 @@ type Session struct {
 	pin       string // the protocol setting (ClientOptions.ProtocolVersion)
 	era       Era    // the era Initialize settled on; EraNone before
 	nextID    int64
-	sessioned bool         // the last request carried a session id
-	badToken  bool         // the token holds a line break: nothing can be sent
-	slot      *h1.Slot     // the session's own connection; nil: the shared pool
-	tokens    TokenSource  // nil: token is fixed
-	trace     traceCarrier // the trace context of the request being sent (trace.go)
+	sessioned bool // the last request carried a session id
+	badToken  bool // the token holds a line break: nothing can be sent
+	// rawOnce keeps the result of the request being sent in last, as
+	// keep does, for CallTool to look into without decoding it into a
+	// struct of its own (requests.go); it takes no room of its own.
+	rawOnce bool
+	slot    *h1.Slot     // the session's own connection; nil: the shared pool
+	tokens  TokenSource  // nil: token is fixed
+	trace   traceCarrier // the trace context of the request being sent (trace.go)
+	ids     traceIDs     // a trace context set with SetTrace (trace.go)
 
 	// The request being sent speaks 2026-07-28: meta (the client's
 	// _meta members) goes into its params, and method and name into its
@@ -276,9 +281,10 @@ func (s *Session) call(ctx context.Context, op, name string, params []byte, out 
 		s.x.pending, s.x.pendingType, s.x.cached = nil, "", false
 	}
 	s.inject(ctx)
-	// One allocation for the whole body, _meta included.
-	body := make([]byte, 0, 96+len(op)+len(params)+len(s.meta)+len(s.trace.parent)+len(s.trace.state))
-	body = append(body, `{"jsonrpc":"2.0","id":`...)
+	// The body, _meta included, is built in a pooled buffer: the
+	// transport copies it out before send returns.
+	bb := getBuf()
+	body := append((*bb)[:0], `{"jsonrpc":"2.0","id":`...)
 	body = strconv.AppendInt(body, id, 10)
 	body = append(body, `,"method":"`...)
 	body = append(body, op...) // one of our own method constants: no escaping needed
@@ -289,6 +295,7 @@ func (s *Session) call(ctx context.Context, op, name string, params []byte, out 
 		s.rpcMethod, s.name = op, name
 	}
 	resp, w, err := s.send(ctx, op, http.MethodPost, body, true)
+	putBuf(bb, body)
 	s.trace, s.rpcMethod, s.name = traceCarrier{}, "", "" // only this request's headers carry them
 	if err != nil {
 		return "", err
@@ -325,7 +332,7 @@ func (s *Session) call(ctx context.Context, op, name string, params []byte, out 
 			s.noteTTL(op, rr.Result) // cache.go
 		}
 	}
-	if s.keep {
+	if s.keep || s.rawOnce {
 		s.last = rr.Result // a copy of its own (decodeMessage)
 	}
 	if out != nil {
@@ -403,6 +410,21 @@ func (s *Session) send(ctx context.Context, op, method string, body []byte, abor
 }
 
 var headBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// bufs recycles the buffers request bodies and params are built in, so
+// that a request allocates none (getBuf, putBuf).
+var bufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+func getBuf() *[]byte { return bufs.Get().(*[]byte) }
+
+// putBuf gives back bp, holding b (bp's buffer, perhaps grown), unless it
+// grew too large to keep alive.
+func putBuf(bp *[]byte, b []byte) {
+	if cap(b) <= 64<<10 {
+		*bp = b[:0]
+		bufs.Put(bp)
+	}
+}
 
 // statusError builds the error for a non-2xx answer, with a sanitized
 // snippet of its body for diagnosis.

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -274,7 +273,7 @@ func (s *Session) modernAnswer(op string, result []byte, sessionID string) (stri
 		return "", s.sessionDemanded(op, sessionID)
 	}
 	// Decode only if the key may be there, as unmarshalResult does.
-	if isObject(result) && !bytes.Contains(result, []byte(`\u`)) && !containsFold(result, `"resulttype"`) {
+	if lacksKey(result, `"resulttype"`) {
 		return "", nil
 	}
 	var rt struct {

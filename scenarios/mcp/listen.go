@@ -71,7 +71,7 @@ type Listener struct {
 // its era, session id and token are what the stream sends).
 func (s *Session) Listener(hooks ListenHooks) *Listener {
 	l := &Listener{s: *s, slot: new(h1.Slot), hooks: hooks, retry: listenRetry}
-	l.s.x, l.s.keep, l.s.last, l.s.slot = nil, false, nil, l.slot
+	l.s.x, l.s.keep, l.s.last, l.s.slot, l.s.ids = nil, false, nil, l.slot, traceIDs{}
 	return l
 }
 

@@ -48,11 +48,23 @@ func (s *Session) ListPrompts(ctx context.Context) error { return s.listPages(ct
 // with isError: true is an *Error of kind KindTool carrying the tool's
 // message.
 func (s *Session) CallTool(ctx context.Context, name string, args []byte) error {
-	var res toolOutcome
-	if err := s.request(ctx, methodCallTool, name, nameParams(name, args), &res); err != nil {
+	bp := getBuf()
+	params := appendNameParams((*bp)[:0], name, args)
+	// The result is looked into here rather than decoded into a struct
+	// by call: a struct passed on as its out would be allocated for
+	// every call, and most results carry no isError to decode.
+	s.rawOnce = true
+	err := s.request(ctx, methodCallTool, name, params, nil)
+	putBuf(bp, params)
+	res := s.last
+	s.rawOnce = false
+	if !s.keep {
+		s.last = nil
+	}
+	if err != nil {
 		return err
 	}
-	return s.toolError(&res)
+	return s.toolResult(res)
 }
 
 // GetPrompt gets prompt name filled with args, a JSON object of strings
@@ -101,6 +113,19 @@ type objectResult struct{}
 // listPage is the part of a */list result the client needs.
 type listPage struct {
 	NextCursor string `json:"nextCursor"`
+}
+
+// toolResult checks a tools/call result: an *Error of kind KindTool for
+// isError: true (a malformed result is KindProtocol).
+func (s *Session) toolResult(result []byte) error {
+	if len(result) == 0 || lacksKey(result, `"iserror"`) {
+		return nil // no isError member: nothing to decode
+	}
+	var res toolOutcome
+	if err := json.Unmarshal(result, &res); err != nil {
+		return &Error{Kind: KindProtocol, Op: methodCallTool, Msg: s.redact("malformed " + methodCallTool + " result: " + jsonErrMsg(err))}
+	}
+	return s.toolError(&res)
 }
 
 func (s *Session) toolError(res *toolOutcome) error {
@@ -156,11 +181,7 @@ func (s *Session) listPages(ctx context.Context, op string) error {
 // out. *objectResult, *listPage and *toolOutcome skip decoding when the key
 // they look for cannot be there.
 func unmarshalResult(data []byte, out any) error {
-	// The key cannot be there if no spelling of it is: encoding/json
-	// matches keys case-insensitively, and \u escapes could spell it.
-	quick := func(key string) bool {
-		return isObject(data) && !bytes.Contains(data, []byte(`\u`)) && !containsFold(data, key)
-	}
+	quick := func(key string) bool { return lacksKey(data, key) }
 	switch out.(type) {
 	case *objectResult:
 		if isObject(data) {
@@ -176,6 +197,14 @@ func unmarshalResult(data []byte, out any) error {
 		}
 	}
 	return json.Unmarshal(data, out)
+}
+
+// lacksKey reports whether data, a valid JSON object, cannot hold key
+// (quoted, lower case) anywhere: no spelling of it is there, as
+// encoding/json matches keys case-insensitively and \u escapes could
+// spell it.
+func lacksKey(data []byte, key string) bool {
+	return isObject(data) && !bytes.Contains(data, []byte(`\u`)) && !containsFold(data, key)
 }
 
 // containsFold reports whether data holds lower (ASCII, lower case) in any
@@ -198,7 +227,11 @@ func isObject(data []byte) bool {
 // nameParams builds {"name":name,"arguments":args} (arguments left out when
 // args is nil).
 func nameParams(name string, args []byte) []byte {
-	p := make([]byte, 0, 24+len(name)+len(args))
+	return appendNameParams(make([]byte, 0, 24+len(name)+len(args)), name, args)
+}
+
+// appendNameParams appends nameParams(name, args) to p.
+func appendNameParams(p []byte, name string, args []byte) []byte {
 	p = append(p, `{"name":`...)
 	p = textutil.AppendJSONString(p, name)
 	if args != nil {

@@ -55,36 +55,46 @@ type rpcMessage struct {
 // event carrying it; other events, server requests and notifications are
 // skipped. Format errors are *protocolError; I/O errors are returned as they
 // come, so the caller can tell a dropped connection from a malformed answer.
-func parseResponse(mediaType string, body io.Reader, id int64) (*rpcResponse, error) {
-	r := &limitedReader{r: body, n: MaxBodyBytes}
+func parseResponse(mediaType string, body io.Reader, id int64) (rpcResponse, error) {
 	switch mediaType {
 	case mediaJSON:
-		buf := bodyBufs.Get().(*bytes.Buffer)
+		buf := bodyBufs.Get().(*bodyBuf)
 		defer putBodyBuf(buf)
 		buf.Reset()
-		if _, err := buf.ReadFrom(r); err != nil {
-			return nil, err
+		buf.lr = limitedReader{r: body, n: MaxBodyBytes}
+		_, err := buf.ReadFrom(&buf.lr)
+		buf.lr.r = nil
+		if err != nil {
+			return rpcResponse{}, err
 		}
 		// decodeMessage copies what it returns: buf can be reused.
-		resp, ok, err := decodeMessage(buf.Bytes(), id, true)
+		resp, ok, err := decodeMessage(buf.Bytes(), id, true, &buf.msg)
 		if err != nil {
-			return nil, err
+			return rpcResponse{}, err
 		}
 		if !ok {
-			return nil, protocolErrorf("JSON body holds no response to request %d", id)
+			return rpcResponse{}, protocolErrorf("JSON body holds no response to request %d", id)
 		}
 		return resp, nil
 	case mediaSSE:
-		return parseSSE(r, id)
+		return parseSSE(&limitedReader{r: body, n: MaxBodyBytes}, id)
 	default:
-		return nil, protocolErrorf("unexpected Content-Type %q", textutil.Truncate(mediaType, 64))
+		return rpcResponse{}, protocolErrorf("unexpected Content-Type %q", textutil.Truncate(mediaType, 64))
 	}
 }
 
-// bodyBufs recycles the buffers JSON answers are read into.
-var bodyBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+// bodyBuf is a buffer a JSON answer is read into, with the reader that
+// bounds it: kept together so that neither is allocated per answer.
+type bodyBuf struct {
+	bytes.Buffer
+	lr  limitedReader
+	msg rpcMessage // decodeMessage's scratch
+}
 
-func putBodyBuf(b *bytes.Buffer) {
+// bodyBufs recycles them.
+var bodyBufs = sync.Pool{New: func() any { return new(bodyBuf) }}
+
+func putBodyBuf(b *bodyBuf) {
 	if b.Cap() <= 64<<10 { // do not keep the odd huge answer alive
 		bodyBufs.Put(b)
 	}
@@ -120,15 +130,18 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 // is the response to request id. In strict mode (a JSON body, which must be
 // our response) anything else is a protocol error; otherwise (an SSE event)
 // requests, notifications and responses to other ids are skipped.
-func decodeMessage(data []byte, id int64, strict bool) (*rpcResponse, bool, error) {
+//
+// m is scratch space for the message (its fields are overwritten); what
+// is returned does not point into it.
+func decodeMessage(data []byte, id int64, strict bool, m *rpcMessage) (rpcResponse, bool, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
-		return nil, false, protocolErrorf("empty JSON-RPC message")
+		return rpcResponse{}, false, protocolErrorf("empty JSON-RPC message")
 	}
 	if data[0] == '[' {
 		var batch []rpcMessage
 		if err := json.Unmarshal(data, &batch); err != nil {
-			return nil, false, protocolErrorf("malformed JSON-RPC batch: %v", jsonErrMsg(err))
+			return rpcResponse{}, false, protocolErrorf("malformed JSON-RPC batch: %v", jsonErrMsg(err))
 		}
 		for i := range batch {
 			resp, ok, err := matchMessage(&batch[i], id, false)
@@ -137,20 +150,20 @@ func decodeMessage(data []byte, id int64, strict bool) (*rpcResponse, bool, erro
 			}
 		}
 		if strict {
-			return nil, false, protocolErrorf("JSON-RPC batch holds no response to request %d", id)
+			return rpcResponse{}, false, protocolErrorf("JSON-RPC batch holds no response to request %d", id)
 		}
-		return nil, false, nil
+		return rpcResponse{}, false, nil
 	}
-	var m rpcMessage
-	if !scanMessage(data, &m) {
+	*m = rpcMessage{}
+	if !scanMessage(data, m) {
 		// Anything the fast path does not take as it is: encoding/json,
 		// whose errors say what is wrong.
-		m = rpcMessage{}
-		if err := json.Unmarshal(data, &m); err != nil {
-			return nil, false, protocolErrorf("malformed JSON-RPC message: %v", jsonErrMsg(err))
+		*m = rpcMessage{}
+		if err := json.Unmarshal(data, m); err != nil {
+			return rpcResponse{}, false, protocolErrorf("malformed JSON-RPC message: %v", jsonErrMsg(err))
 		}
 	}
-	return matchMessage(&m, id, strict)
+	return matchMessage(m, id, strict)
 }
 
 // scanMessage reads a well-formed JSON-RPC message object into m the way
@@ -166,7 +179,7 @@ func scanMessage(data []byte, m *rpcMessage) bool {
 	}
 	// A string over data, not a copy of it: every value kept is copied
 	// out below ([]byte(...), strings.Clone) before data's buffer is
-	// reused for the next answer.
+	// reused for the next answer (the id, read at once, is not kept).
 	root := gjson.Parse(unsafe.String(unsafe.SliceData(data), len(data)))
 	if !root.IsObject() {
 		return false
@@ -192,7 +205,11 @@ func scanMessage(data []byte, m *rpcMessage) bool {
 		case "method":
 			m.Method = str(v)
 		case "id":
-			m.ID = json.RawMessage(v.Raw) // []byte(string): a copy
+			// Over data, not a copy: matchMessage reads the id before
+			// data's buffer is reused, and nothing keeps it.
+			if v.Raw != "" {
+				m.ID = unsafe.Slice(unsafe.StringData(v.Raw), len(v.Raw))
+			}
 		case "result":
 			m.Result = json.RawMessage(v.Raw) // a copy: the body's buffer is reused
 		case "error":
@@ -210,41 +227,41 @@ func scanMessage(data []byte, m *rpcMessage) bool {
 	return ok
 }
 
-func matchMessage(m *rpcMessage, id int64, strict bool) (*rpcResponse, bool, error) {
+func matchMessage(m *rpcMessage, id int64, strict bool) (rpcResponse, bool, error) {
 	if m.JSONRPC != "2.0" {
-		return nil, false, protocolErrorf("jsonrpc member is %q, want \"2.0\"", textutil.Truncate(m.JSONRPC, 32))
+		return rpcResponse{}, false, protocolErrorf("jsonrpc member is %q, want \"2.0\"", textutil.Truncate(m.JSONRPC, 32))
 	}
 	if m.Method != "" {
 		if strict {
-			return nil, false, protocolErrorf("expected a response, got a %q message", textutil.Truncate(m.Method, 64))
+			return rpcResponse{}, false, protocolErrorf("expected a response, got a %q message", textutil.Truncate(m.Method, 64))
 		}
-		return nil, false, nil // a server request or notification
+		return rpcResponse{}, false, nil // a server request or notification
 	}
 	hasResult, hasError := len(m.Result) > 0, m.Error != nil
 	if hasResult == hasError {
-		return nil, false, protocolErrorf("JSON-RPC response must have exactly one of result and error")
+		return rpcResponse{}, false, protocolErrorf("JSON-RPC response must have exactly one of result and error")
 	}
 	idRaw := bytes.TrimSpace(m.ID)
 	switch {
 	case hasError && (len(idRaw) == 0 || string(idRaw) == "null"):
 		// The server could not read our request's id; the error is ours.
 	case len(idRaw) == 0:
-		return nil, false, protocolErrorf("JSON-RPC response without id")
+		return rpcResponse{}, false, protocolErrorf("JSON-RPC response without id")
 	default:
 		got, err := strconv.ParseInt(string(idRaw), 10, 64)
 		if err != nil || got != id {
 			if strict {
-				return nil, false, protocolErrorf("response id %s does not match request id %d", textutil.Truncate(string(idRaw), 32), id)
+				return rpcResponse{}, false, protocolErrorf("response id %s does not match request id %d", textutil.Truncate(string(idRaw), 32), id)
 			}
-			return nil, false, nil
+			return rpcResponse{}, false, nil
 		}
 	}
-	return &rpcResponse{Result: m.Result, Error: m.Error}, true, nil
+	return rpcResponse{Result: m.Result, Error: m.Error}, true, nil
 }
 
 // parseSSE reads a text/event-stream (WHATWG HTML §9.2.6) until the event
 // carrying the response to request id.
-func parseSSE(r io.Reader, id int64) (*rpcResponse, error) {
+func parseSSE(r io.Reader, id int64) (rpcResponse, error) {
 	br := bufio.NewReaderSize(r, 4096)
 	var (
 		scratch []byte // long lines
@@ -252,13 +269,14 @@ func parseSSE(r io.Reader, id int64) (*rpcResponse, error) {
 		hasData bool
 		event   []byte
 		first   = true
+		msg     rpcMessage // decodeMessage's scratch
 	)
-	dispatch := func() (*rpcResponse, bool, error) {
+	dispatch := func() (rpcResponse, bool, error) {
 		defer func() { data, hasData, event = data[:0], false, event[:0] }()
 		if !hasData || (len(event) > 0 && string(event) != "message") {
-			return nil, false, nil
+			return rpcResponse{}, false, nil
 		}
-		return decodeMessage(data, id, false)
+		return decodeMessage(data, id, false, &msg)
 	}
 	field := func(line []byte) {
 		if len(line) == 0 || line[0] == ':' {
@@ -289,7 +307,7 @@ func parseSSE(r io.Reader, id int64) (*rpcResponse, error) {
 		eof := false
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
-				return nil, err
+				return rpcResponse{}, err
 			}
 			eof = true
 		}
@@ -318,7 +336,7 @@ func parseSSE(r io.Reader, id int64) (*rpcResponse, error) {
 			if err != nil || ok {
 				return resp, err
 			}
-			return nil, protocolErrorf("event stream ended without a response to request %d", id)
+			return rpcResponse{}, protocolErrorf("event stream ended without a response to request %d", id)
 		}
 	}
 }

@@ -79,7 +79,7 @@ func (s *Session) followTask(ctx context.Context, op string, created []byte, o *
 			if !result.IsObject() {
 				return &Error{Kind: KindProtocol, Op: op, Msg: s.redact("a completed task carries no result object; the server answered " + snippet(res))}
 			}
-			if s.keep {
+			if s.keep || s.rawOnce {
 				s.last = []byte(result.Raw)
 			}
 			if out != nil {

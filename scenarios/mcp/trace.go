@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/hex"
 
 	"go.opentelemetry.io/otel/propagation"
 
@@ -24,6 +25,28 @@ var propagator = propagation.TraceContext{}
 
 // traceCarrier receives what the propagator injects.
 type traceCarrier struct{ parent, state string }
+
+// traceIDs is a trace context set by the caller (SetTrace) rather than
+// carried by a context: rendered straight into the request, so that a
+// traced request costs neither a context nor a string.
+type traceIDs struct {
+	trace [16]byte
+	span  [8]byte
+	set   bool
+}
+
+// SetTrace makes the requests that follow carry the trace context of
+// trace id tid and span id sid, sampled (W3C traceparent
+// 00-TID-SID-01), instead of their contexts' span contexts, until
+// ClearTrace: all the round trips of one step, in the engine's use. The
+// ids must not be all zero.
+func (s *Session) SetTrace(tid [16]byte, sid [8]byte) {
+	s.ids = traceIDs{trace: tid, span: sid, set: true}
+}
+
+// ClearTrace ends what SetTrace set: requests carry their contexts'
+// span contexts again.
+func (s *Session) ClearTrace() { s.ids.set = false }
 
 func (c *traceCarrier) Get(key string) string {
 	switch key {
@@ -50,14 +73,31 @@ func (c *traceCarrier) Keys() []string { return []string{"traceparent", "tracest
 // context.
 func (s *Session) inject(ctx context.Context) {
 	s.trace = traceCarrier{}
-	propagator.Inject(ctx, &s.trace)
+	if !s.ids.set {
+		propagator.Inject(ctx, &s.trace)
+	}
+}
+
+// traced reports whether the request being built carries a trace context.
+func (s *Session) traced() bool { return s.ids.set || s.trace.parent != "" }
+
+// appendTraceparent appends the request's traceparent value.
+func (s *Session) appendTraceparent(b []byte) []byte {
+	if !s.ids.set {
+		return append(b, s.trace.parent...)
+	}
+	b = append(b, "00-"...)
+	b = hex.AppendEncode(b, s.ids.trace[:])
+	b = append(b, '-')
+	b = hex.AppendEncode(b, s.ids.span[:])
+	return append(b, "-01"...)
 }
 
 // appendParams appends `,"params":` and params (a JSON object, or nil) to
 // body, with the trace context in its _meta when the session has one, and
 // the 2026-07-28 members (era.go) when the request speaks that revision.
 func (s *Session) appendParams(body, params []byte) []byte {
-	if s.trace.parent == "" && s.meta == nil {
+	if !s.traced() && s.meta == nil {
 		if params != nil {
 			body = append(body, `,"params":`...)
 			body = append(body, params...)
@@ -66,12 +106,12 @@ func (s *Session) appendParams(body, params []byte) []byte {
 	}
 	body = append(body, `,"params":{"_meta":{`...)
 	body = append(body, s.meta...)
-	if s.trace.parent != "" {
+	if s.traced() {
 		if s.meta != nil {
 			body = append(body, ',')
 		}
 		body = append(body, `"traceparent":"`...)
-		body = append(body, s.trace.parent...) // W3C form: hex and dashes, nothing to escape
+		body = s.appendTraceparent(body) // W3C form: hex and dashes, nothing to escape
 		body = append(body, '"')
 		if s.trace.state != "" {
 			body = append(body, `,"tracestate":`...)
@@ -106,11 +146,11 @@ func isEmptyObjectTail(rest []byte) bool {
 
 // appendTraceHeaders appends the trace context's header lines.
 func (s *Session) appendTraceHeaders(h []byte) []byte {
-	if s.trace.parent == "" {
+	if !s.traced() {
 		return h
 	}
 	h = append(h, "Traceparent: "...)
-	h = append(h, s.trace.parent...)
+	h = s.appendTraceparent(h)
 	h = append(h, "\r\n"...)
 	if s.trace.state != "" {
 		h = append(h, "Tracestate: "...)
