@@ -132,3 +132,52 @@ func TestTraceContextSDK(t *testing.T) {
 }
 
 func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestSetTrace: a trace context set on the session is carried, as the
+// propagator renders it, by every request until ClearTrace — over the
+// context's own — and by none after.
+func TestSetTrace(t *testing.T) {
+	var mu sync.Mutex
+	var headers, metas []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var m struct {
+			Params struct {
+				Meta struct {
+					Traceparent string `json:"traceparent"`
+				} `json:"_meta"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal(body, &m)
+		mu.Lock()
+		headers, metas = append(headers, r.Header.Get("Traceparent")), append(metas, m.Params.Meta.Traceparent)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+mcptest.IDOf(body)+`,"result":{"content":[]}}`)
+	}))
+	defer srv.Close()
+	c := NewClient(srv.URL, ClientOptions{})
+	defer c.CloseIdleConnections()
+	s := c.NewSession("")
+	defer s.CloseConn()
+	ctx := context.Background()
+	s.SetTrace(trace.TraceID{0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36},
+		trace.SpanID{0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7})
+	other := trace.ContextWithSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: trace.TraceID{1}, SpanID: trace.SpanID{1}, TraceFlags: trace.FlagsSampled}))
+	for _, cx := range []context.Context{ctx, other} {
+		if err := s.CallTool(cx, "t", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.ClearTrace()
+	if err := s.CallTool(ctx, "t", nil); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{wantTraceparent, wantTraceparent, ""}
+	for i := range want {
+		if headers[i] != want[i] || metas[i] != want[i] {
+			t.Errorf("request %d: header %q, _meta %q; want %q", i, headers[i], metas[i], want[i])
+		}
+	}
+}
