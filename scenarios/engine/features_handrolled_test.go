@@ -11,14 +11,14 @@ import (
 )
 
 // modernFlow uses every 2026-07-28 feature against the hand-written
-// server; %s is the scenario's cache setting.
+// server; the %s are the scenario's listen and cache settings.
 const modernFlow = `timeout: 3s
 scenarios:
   s:
     executor: per-vu-iterations
     vus: 3
     iterations: 3
-    listen: true
+    listen: %v
     %s
     flow:
       - tools/list
@@ -37,57 +37,67 @@ scenarios:
 // server written by hand (neither go-sdk nor the gateway), JSON and SSE
 // answers: paged lists cached by ttlMs, input_required answered on
 // tools/call and prompts/get (by method and by key), tasks polled to
-// completion (with the taskId as Mcp-Name, which the server checks),
-// and listen streams acknowledged and notified.
+// completion (with the taskId as Mcp-Name, which the server checks);
+// and, listening, streams acknowledged and notified, whose list_changed
+// notifications (every 20 ms, several an iteration) make each cached
+// list stale again.
 func TestFeaturesOnHandRolledServer(t *testing.T) {
-	for _, sse := range []bool{false, true} {
-		for _, cache := range []string{"", "cache: ignore"} {
-			t.Run(fmt.Sprintf("sse=%v/%s", sse, cache), func(t *testing.T) {
-				checkLeaks(t)
-				srv, url := serveTestMCP(t, testmcp.Options{Modern: true, Stateless: true, SSE: sse, ListTTL: time.Minute, PageSize: 1,
-					TaskDuration: 150 * time.Millisecond, TaskPollInterval: 30 * time.Millisecond, NotifyEvery: 20 * time.Millisecond})
-				defer srv.Close()
-				pl := mustParse(t, fmt.Sprintf(modernFlow, cache))
-				res, err := RunPlan(context.Background(), pl, RunOptions{Target: url})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if res.Failures != 0 || res.Iterations != 9 {
-					t.Fatalf("failures %d (%v), iterations %d; samples %q", res.Failures, res.ErrorsByKind, res.Iterations, res.ErrorSamples)
-				}
-				if res.Protocol["2026-07-28"] != 3 {
-					t.Errorf("protocol %v, want 3 users on 2026-07-28", res.Protocol)
-				}
-				f := res.Features
-				// A listing is measured once, its pages (3 tools, one a page)
-				// are what the server counts.
-				listings, pages := res.Latency[plan.OpListTools].Count, srv.Count("tools/list")
-				if cache == "" && (f.CacheHits[plan.OpListTools] != 6 || listings != 3 || pages != 9) {
-					t.Errorf("%d listings measured, %d pages sent, %d cache hits; want 3 (one a user), 9 and 6", listings, pages, f.CacheHits[plan.OpListTools])
-				}
-				if cache != "" && (f.CacheHits != nil || listings != 9 || pages != 27) {
-					t.Errorf("cache: ignore measured %d listings of %d pages (hits %v), want 9 of 27", listings, pages, f.CacheHits)
-				}
-				if f.InputRoundTrips != 18 || srv.InputCompleted() != 18 {
-					t.Errorf("%d input round trips, the server completed %d; want 18", f.InputRoundTrips, srv.InputCompleted())
-				}
-				if f.Tasks == nil || f.Tasks.Created != 9 || f.Tasks.Completed != 9 || srv.TasksCreated() != 9 {
-					t.Errorf("tasks %+v (server created %d), want 9 created and completed", f.Tasks, srv.TasksCreated())
-				}
-				if polls := res.Latency[plan.OpTasksGet].Count; polls < 9 || polls != srv.TaskPolls() {
-					t.Errorf("%d tasks/get measured, the server answered %d", polls, srv.TaskPolls())
-				}
-				if call := res.Latency["tools/call:slow_task"]; call.P50Ms < 150 {
-					t.Errorf("a task's tools/call took %.0f ms at p50, less than the task's 150 ms: not end to end", call.P50Ms)
-				}
-				if f.Listen == nil || f.Listen.Streams != 3 || srv.Listens() != 3 || f.Listen.Events["notifications/tools/list_changed"] < 3 {
-					t.Errorf("listen %+v (server opened %d), want 3 streams notified", f.Listen, srv.Listens())
-				}
-				if srv.ListensOpen() != 0 {
-					t.Errorf("%d listen streams still open after the run", srv.ListensOpen())
-				}
-			})
-		}
+	type mode struct {
+		sse, listen bool
+		cache       string
+	}
+	modes := []mode{{false, false, ""}, {false, false, "cache: ignore"}, {true, false, ""}, {true, false, "cache: ignore"}, {false, true, ""}, {true, true, ""}}
+	for _, m := range modes {
+		sse, listen, cache := m.sse, m.listen, m.cache
+		t.Run(fmt.Sprintf("sse=%v/listen=%v/%s", sse, listen, cache), func(t *testing.T) {
+			checkLeaks(t)
+			srv, url := serveTestMCP(t, testmcp.Options{Modern: true, Stateless: true, SSE: sse, ListTTL: time.Minute, PageSize: 1,
+				TaskDuration: 150 * time.Millisecond, TaskPollInterval: 30 * time.Millisecond, NotifyEvery: 20 * time.Millisecond})
+			defer srv.Close()
+			pl := mustParse(t, fmt.Sprintf(modernFlow, listen, cache))
+			res, err := RunPlan(context.Background(), pl, RunOptions{Target: url})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Failures != 0 || res.Iterations != 9 {
+				t.Fatalf("failures %d (%v), iterations %d; samples %q", res.Failures, res.ErrorsByKind, res.Iterations, res.ErrorSamples)
+			}
+			if res.Protocol["2026-07-28"] != 3 {
+				t.Errorf("protocol %v, want 3 users on 2026-07-28", res.Protocol)
+			}
+			f := res.Features
+			// A listing is measured once, its pages (3 tools, one a page)
+			// are what the server counts.
+			listings, pages := res.Latency[plan.OpListTools].Count, srv.Count("tools/list")
+			switch {
+			case cache == "" && !listen && (f.CacheHits[plan.OpListTools] != 6 || listings != 3 || pages != 9):
+				t.Errorf("%d listings measured, %d pages sent, %d cache hits; want 3 (one a user), 9 and 6", listings, pages, f.CacheHits[plan.OpListTools])
+			case (cache != "" || listen) && (f.CacheHits != nil || listings != 9 || pages != 27):
+				t.Errorf("measured %d listings of %d pages (hits %v), want 9 of 27: nothing cached (ignore), or made stale by list_changed", listings, pages, f.CacheHits)
+			}
+			if f.InputRoundTrips != 18 || srv.InputCompleted() != 18 {
+				t.Errorf("%d input round trips, the server completed %d; want 18", f.InputRoundTrips, srv.InputCompleted())
+			}
+			if f.Tasks == nil || f.Tasks.Created != 9 || f.Tasks.Completed != 9 || srv.TasksCreated() != 9 {
+				t.Errorf("tasks %+v (server created %d), want 9 created and completed", f.Tasks, srv.TasksCreated())
+			}
+			if polls := res.Latency[plan.OpTasksGet].Count; polls < 9 || polls != srv.TaskPolls() {
+				t.Errorf("%d tasks/get measured, the server answered %d", polls, srv.TaskPolls())
+			}
+			if call := res.Latency["tools/call:slow_task"]; call.P50Ms < 150 {
+				t.Errorf("a task's tools/call took %.0f ms at p50, less than the task's 150 ms: not end to end", call.P50Ms)
+			}
+			if listen && (f.Listen == nil || f.Listen.Streams != 3 || srv.Listens() != 3 || f.Listen.Events["notifications/tools/list_changed"] < 3 ||
+				res.Latency[plan.OpListen].Count != 3) {
+				t.Errorf("listen %+v (server opened %d, %d measured), want 3 streams opened, measured and notified", f.Listen, srv.Listens(), res.Latency[plan.OpListen].Count)
+			}
+			if !listen && (f.Listen != nil || srv.Listens() != 0) {
+				t.Errorf("a scenario without listen: opened streams: %+v", f.Listen)
+			}
+			if srv.ListensOpen() != 0 {
+				t.Errorf("%d listen streams still open after the run", srv.ListensOpen())
+			}
+		})
 	}
 }
 

@@ -25,9 +25,10 @@ import (
 //     latency is the task's, end to end; tasks are counted by how they
 //     ended;
 //   - notification streams (a scenario's listen: true): each user keeps
-//     one open beside its requests, on a connection of its own; streams,
-//     resumptions and notifications are counted, a refused stream is a
-//     failure of method subscriptions/listen.
+//     one open beside its requests, on a connection of its own; each
+//     opening is a request of method subscriptions/listen (measured to
+//     its answer; a refused one is a failure), and streams, resumptions
+//     and notifications are counted.
 
 // featureCounts are one scenario's counts of those features.
 type featureCounts struct {
@@ -187,15 +188,20 @@ func (v *vu) startListening(hard context.Context) {
 		return
 	}
 	fc := &v.sc.features
+	m, sh, key := v.sr.e.m, v.sh, seriesKey{scen: v.cs.idx, op: opListen}
 	l := v.s.Listener(mcp.ListenHooks{
-		Opened:  func() { fc.streams.Add(1) },
+		// An opening is a request of method subscriptions/listen (the
+		// 2025 GET too), measured to its answer's head.
+		Opened: func(took time.Duration) {
+			fc.streams.Add(1)
+			m.record(sh, key, took, nil)
+		},
 		Resumed: func() { fc.resumed.Add(1) },
 		Message: fc.event,
 	})
 	ctx, cancel := context.WithCancel(hard)
 	ln := &listening{cancel: cancel, done: make(chan struct{})}
 	v.listen = ln
-	m, sh, key := v.sr.e.m, v.sh, seriesKey{scen: v.cs.idx, op: opListen}
 	go func() {
 		defer close(ln.done)
 		switch err := l.Listen(ctx); {

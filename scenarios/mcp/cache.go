@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -26,10 +27,44 @@ const maxCacheEntries = 64
 type listCache struct {
 	stale map[string]time.Time
 	// building is the expiry of the listing being fetched, page by page:
-	// the earliest of its pages' (zero: none seen yet, or a page without
-	// ttlMs made it uncacheable).
-	building    time.Time
-	uncacheable bool
+	// the earliest of its pages' (zero: none seen yet). Whether a page
+	// made it uncacheable is Session.uncacheable, which needs no extras.
+	building time.Time
+	// changed has a bit per list method (changedBit) that a listening
+	// user's stream set on a list_changed notification: the cached list
+	// is stale at once (the spec's immediate invalidation signal).
+	// Written by the stream's goroutine, read by the user's.
+	changed atomic.Uint32
+}
+
+// changedBit is the bit of listCache.changed a notification method
+// sets, and the cache keys it makes stale; 0: none.
+func changedBit(method string) uint32 {
+	switch method {
+	case "notifications/tools/list_changed":
+		return 1 << 0
+	case "notifications/prompts/list_changed":
+		return 1 << 1
+	case "notifications/resources/list_changed":
+		return 1 << 2
+	case "notifications/resources/updated":
+		return 1 << 3
+	}
+	return 0
+}
+
+// changedBitOf is the bit of listCache.changed that makes key stale.
+func changedBitOf(key string) uint32 {
+	switch {
+	case key == methodListTools:
+		return 1 << 0
+	case key == methodListPrompts:
+		return 1 << 1
+	case key == methodListResources:
+		return 1 << 2
+	default: // resources/read and a URI: any resource update
+		return 1 << 3
+	}
 }
 
 // SetCache makes the session honour ttlMs (true) or ignore it and send
@@ -58,7 +93,18 @@ func (s *Session) fresh(key string) bool {
 	if !s.cache || s.era != Era2026 || s.x == nil || s.x.cache.stale == nil {
 		return false
 	}
-	until, ok := s.x.cache.stale[key]
+	c := &s.x.cache
+	if bit := changedBitOf(key); c.changed.Load()&bit != 0 {
+		// The server said this changed: drop what it invalidates.
+		c.changed.And(^bit)
+		for k := range c.stale {
+			if changedBitOf(k) == bit {
+				delete(c.stale, k)
+			}
+		}
+		return false
+	}
+	until, ok := c.stale[key]
 	if ok && time.Now().Before(until) {
 		s.x.cached = true
 		return true
@@ -66,12 +112,18 @@ func (s *Session) fresh(key string) bool {
 	return false
 }
 
-// startListing starts fetching a listing to cache.
+// startListing starts fetching a listing (or a read) to cache.
 func (s *Session) startListing() {
+	s.uncacheable = false
 	if s.x != nil {
-		s.x.cache.building, s.x.cache.uncacheable = time.Time{}, false
+		s.x.cache.building = time.Time{}
 	}
 }
+
+// noCache makes what is being fetched uncacheable: a result of a retry
+// that answered input_required depends on inputs outside the cache key
+// (the caching spec: such results MUST NOT be cached).
+func (s *Session) noCache() { s.uncacheable = true }
 
 // noteTTL notes the ttlMs of a cacheable result (call): for a listing,
 // the earliest expiry of its pages so far.
@@ -86,9 +138,7 @@ func (s *Session) noteTTL(op string, result []byte) {
 	if ttl.Type != gjson.Number || ms <= 0 {
 		// Absent, zero or negative: immediately stale (the spec's
 		// reading of all three).
-		if s.x != nil {
-			s.x.cache.uncacheable = true
-		}
+		s.uncacheable = true
 		return
 	}
 	c := &s.ext().cache
@@ -105,7 +155,7 @@ func (s *Session) store(key string) {
 		return
 	}
 	c := &s.x.cache
-	if c.uncacheable || c.building.IsZero() {
+	if s.uncacheable || c.building.IsZero() {
 		delete(c.stale, key)
 		return
 	}

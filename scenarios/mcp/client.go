@@ -210,10 +210,13 @@ type Session struct {
 	// keep does, for CallTool to look into without decoding it into a
 	// struct of its own (requests.go); it takes no room of its own.
 	rawOnce bool
-	slot    *h1.Slot     // the session's own connection; nil: the shared pool
-	tokens  TokenSource  // nil: token is fixed
-	trace   traceCarrier // the trace context of the request being sent (trace.go)
-	ids     traceIDs     // a trace context set with SetTrace (trace.go)
+	// uncacheable: a page of the listing (or the read) being fetched may
+	// not be cached (cache.go); beside rawOnce, it takes no room either.
+	uncacheable bool
+	slot        *h1.Slot     // the session's own connection; nil: the shared pool
+	tokens      TokenSource  // nil: token is fixed
+	trace       traceCarrier // the trace context of the request being sent (trace.go)
+	ids         traceIDs     // a trace context set with SetTrace (trace.go)
 
 	// The request being sent speaks 2026-07-28: meta (the client's
 	// _meta members) goes into its params, and method and name into its

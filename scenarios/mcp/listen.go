@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -53,9 +54,9 @@ const (
 // ListenHooks are told what a Listener's streams do; they are called
 // from the goroutine running Listen. Nil hooks are skipped.
 type ListenHooks struct {
-	Opened  func()              // a stream was opened (answered with an event stream)
-	Message func(method string) // a notification arrived (its method)
-	Resumed func()              // a 2025 stream was reopened with Last-Event-ID
+	Opened  func(took time.Duration) // a stream was opened (answered with an event stream), in took
+	Message func(method string)      // a notification arrived (its method)
+	Resumed func()                   // a 2025 stream was reopened with Last-Event-ID (after Opened)
 }
 
 // Listener is one user's notification stream.
@@ -65,12 +66,15 @@ type Listener struct {
 	hooks       ListenHooks
 	lastEventID string
 	retry       time.Duration // the pause before reconnecting (the server's SSE retry, else listenRetry)
+	// changed is the session's cache's invalidation bits (cache.go): a
+	// list_changed notification makes the cached list stale at once.
+	changed *atomic.Uint32
 }
 
 // Listener returns a listener for the session as it is now (initialized:
 // its era, session id and token are what the stream sends).
 func (s *Session) Listener(hooks ListenHooks) *Listener {
-	l := &Listener{s: *s, slot: new(h1.Slot), hooks: hooks, retry: listenRetry}
+	l := &Listener{s: *s, slot: new(h1.Slot), hooks: hooks, retry: listenRetry, changed: &s.ext().cache.changed}
 	l.s.x, l.s.keep, l.s.last, l.s.slot, l.s.ids = nil, false, nil, l.slot, traceIDs{}
 	return l
 }
@@ -82,7 +86,6 @@ func (s *Session) Listener(hooks ListenHooks) *Listener {
 func (l *Listener) Listen(ctx context.Context) error {
 	defer l.slot.Close()
 	for ctx.Err() == nil {
-		resumed := l.lastEventID != ""
 		err := l.stream(ctx)
 		switch {
 		case ctx.Err() != nil:
@@ -91,9 +94,6 @@ func (l *Listener) Listen(ctx context.Context) error {
 			return err
 		case err != nil && !streamDropped(err):
 			return err
-		}
-		if resumed && l.hooks.Resumed != nil {
-			l.hooks.Resumed()
 		}
 		if !sleepCtx(ctx, l.retry) {
 			return nil
@@ -123,10 +123,15 @@ func (l *Listener) stream(ctx context.Context) error {
 		body = append(body, s.meta...)
 		body = append(body, `},"notifications":{"toolsListChanged":true,"promptsListChanged":true,"resourcesListChanged":true}}}`...)
 	}
+	if era2026 {
+		l.lastEventID = "" // a subscriptions/listen request is new each time: nothing to resume
+	}
+	resuming := l.lastEventID != ""
 	head, err := l.head(ctx, op, era2026, body != nil)
 	if err != nil {
 		return err
 	}
+	start := time.Now()
 	// The stream stays open as long as the user does: no deadline but
 	// ctx's end.
 	resp, _, err := s.c.tr.RoundTrip(ctx, l.slot, time.Now().Add(24*time.Hour), errRequestTimeout, method, head, body)
@@ -153,7 +158,10 @@ func (l *Listener) stream(ctx context.Context) error {
 			textutil.Truncate(resp.ContentType, 64), snippet(b)))}
 	}
 	if l.hooks.Opened != nil {
-		l.hooks.Opened()
+		l.hooks.Opened(time.Since(start))
+	}
+	if resuming && l.hooks.Resumed != nil {
+		l.hooks.Resumed()
 	}
 	return l.read(op, resp.Body)
 }
@@ -259,6 +267,9 @@ func (l *Listener) dispatch(data []byte) (done bool) {
 	}
 	m := gjson.ParseBytes(data)
 	if method := m.Get("method"); method.Type == gjson.String && !m.Get("id").Exists() {
+		if bit := changedBit(method.Str); bit != 0 {
+			l.changed.Or(bit)
+		}
 		if l.hooks.Message != nil {
 			l.hooks.Message(method.String())
 		}

@@ -101,7 +101,7 @@ func listenFor(t *testing.T, h http.Handler, setting string, d time.Duration) (o
 	var mu sync.Mutex
 	var o, r atomic.Int64
 	l := s.Listener(ListenHooks{
-		Opened:  func() { o.Add(1) },
+		Opened:  func(time.Duration) { o.Add(1) },
 		Resumed: func() { r.Add(1) },
 		Message: func(m string) { mu.Lock(); messages[m]++; mu.Unlock() },
 	})

@@ -79,6 +79,7 @@ func (s *Session) ReadResource(ctx context.Context, uri string) error {
 	key := ""
 	if s.cache {
 		if key = cacheKey(methodReadResource, uri); s.fresh(key) {
+			s.Next(nil) // the step's options were for the request not sent
 			return nil
 		}
 		s.startListing()

@@ -155,6 +155,7 @@ func (s *Session) request(ctx context.Context, op, name string, params []byte, o
 		start := time.Now()
 		_, err := s.call(ctx, op, name, sent, out)
 		if round > 0 {
+			s.noCache() // its result depends on the inputs sent
 			s.observed(SubRequest{Method: op, Retry: true, Start: start, Err: err})
 		}
 		if err != nil {

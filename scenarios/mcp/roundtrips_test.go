@@ -336,13 +336,81 @@ func TestRoundTripsBadInput(t *testing.T) {
 			if err := s.Initialize(ctx); err != nil {
 				t.Fatal(err)
 			}
+			var created, ends int
+			s.Observe(func(r SubRequest) {
+				switch {
+				case r.Task == TaskCreated:
+					created++
+				case r.Task != "":
+					ends++
+				}
+			})
 			o := tt.opts
 			s.Next(&o)
 			err := s.CallTool(ctx, "t", nil)
+			if ends != created {
+				t.Errorf("%d tasks created, %d ended: every task created must be counted as ended", created, ends)
+			}
 			var e *Error
 			if !errors.As(err, &e) || e.Kind != KindProtocol || !strings.Contains(e.Msg, tt.want) || strings.Contains(err.Error(), token) {
 				t.Errorf("got %v, want a protocol error containing %q, token masked", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestCacheEdges: a read answered after an input_required retry is not
+// cached (its result depends on the inputs); a listing with a page
+// without ttlMs is not cached, whichever page it is; a list_changed
+// notification on the user's stream makes the cached list stale at once.
+func TestCacheEdges(t *testing.T) {
+	rs := &rpcServer{handle: func(method string, body []byte) string {
+		switch {
+		case method == "resources/read" && !gjson.GetBytes(body, "params.inputResponses").Exists():
+			return `{"resultType":"input_required","inputRequests":{"k":{"method":"roots/list","params":{}}}}`
+		case method == "resources/read":
+			return `{"contents":[],"ttlMs":60000}`
+		case method == "prompts/list" && !gjson.GetBytes(body, "params.cursor").Exists():
+			return `{"prompts":[],"nextCursor":"p2"}` // no ttlMs
+		}
+		return `{"tools":[],"prompts":[],"ttlMs":60000}`
+	}}
+	s := modernSession(t, rs)
+	s.SetCache(true)
+	ctx := context.Background()
+	for range 2 {
+		s.Next(&RequestOptions{Inputs: Inputs{"roots/list": json.RawMessage(`{"roots":[]}`)}})
+		if err := s.ReadResource(ctx, "a://1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(rs.bodies("resources/read")); n != 4 || s.Cached() {
+		t.Errorf("two reads answered through input_required sent %d requests (cached %v), want 4: such results must not be cached", n, s.Cached())
+	}
+	for range 2 {
+		_ = s.ListPrompts(ctx)
+	}
+	if n := len(rs.bodies("prompts/list")); n != 4 {
+		t.Errorf("a listing whose first page has no ttlMs was cached: %d pages sent, want 4", n)
+	}
+	_ = s.ListTools(ctx)
+	_ = s.ListTools(ctx)
+	if n := len(rs.bodies("tools/list")); n != 1 || !s.Cached() {
+		t.Fatalf("tools/list sent %d times, want 1 and then the cache", n)
+	}
+	l := s.Listener(ListenHooks{})
+	l.dispatch([]byte(`{"jsonrpc":"2.0","method":"notifications/prompts/list_changed"}`))
+	_ = s.ListTools(ctx)
+	if n := len(rs.bodies("tools/list")); n != 1 {
+		t.Errorf("a prompts list change made tools/list stale: %d sent", n)
+	}
+	l.dispatch([]byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}}`))
+	_ = s.ListTools(ctx)
+	if n := len(rs.bodies("tools/list")); n != 2 || s.Cached() {
+		t.Errorf("after tools/list_changed the cached list was served (%d sent), want it fetched again", n)
+	}
+	_ = s.ListTools(ctx)
+	if n := len(rs.bodies("tools/list")); n != 2 {
+		t.Errorf("the fetched list was not cached again: %d sent", n)
 	}
 }
