@@ -286,6 +286,10 @@ func (s *Session) modernAnswer(op string, result []byte, sessionID string) (stri
 	switch t := *rt.ResultType; {
 	case t == resultInputRequired && s.accept&acceptInputs != 0, t == resultTask && s.accept&acceptTask != 0:
 		return t, nil
+	case t == resultTask && op == MethodTasksGet:
+		// SEP-2663 says "complete", but its own examples answer
+		// tasks/get with "task": the task is the result either way.
+		return "", nil
 	case t == resultInputRequired && inputCapable(op):
 		what = "the server asks for input (resultType input_required), which the step does not answer: give it inputs:"
 	case t == resultInputRequired:

@@ -27,10 +27,11 @@ type taskState struct {
 	poll       time.Duration
 }
 
-// parseTask reads a task's id, status and poll interval from res.
-func (s *Session) parseTask(op string, res []byte) (taskState, error) {
+// parseTask reads a task's id, status and poll interval from res; an
+// answer that suggests no interval keeps poll, the last one suggested.
+func (s *Session) parseTask(op string, res []byte, poll time.Duration) (taskState, error) {
 	r := gjson.ParseBytes(res)
-	t := taskState{id: r.Get("taskId").String(), status: r.Get("status").String(), poll: defaultPollInterval}
+	t := taskState{id: r.Get("taskId").String(), status: r.Get("status").String(), poll: poll}
 	if ms := r.Get("pollIntervalMs"); ms.Type == gjson.Number {
 		t.poll = min(max(time.Duration(ms.Float()*float64(time.Millisecond)), minPollInterval), maxPollInterval)
 	}
@@ -52,22 +53,32 @@ func (s *Session) parseTask(op string, res []byte) (taskState, error) {
 // of the request would have; a failed one is the JSON-RPC error it ended
 // with.
 func (s *Session) followTask(ctx context.Context, op string, created []byte, o *RequestOptions, out any) error {
-	t, err := s.parseTask(op, created)
+	t, err := s.parseTask(op, created, defaultPollInterval)
 	if err != nil {
 		return err
 	}
 	s.observed(SubRequest{Task: TaskCreated})
-	end := func(how string) { s.observed(SubRequest{Task: how}) }
+	ended := false
+	end := func(how string) { ended = true; s.observed(SubRequest{Task: how}) }
+	// However the step ends — a poll that failed or made no sense, an
+	// update the inputs could not give, the run stopping — a task no
+	// longer followed is given up.
+	defer func() {
+		if !ended {
+			end(TaskGivenUp)
+		}
+	}()
 	id := t.id
 	timeout := o.Task.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTaskTimeout
 	}
+	// The step gives up at the first of its limits: cancelAfter
+	// (aborted) or the task's timeout.
 	start := time.Now()
-	deadline := start.Add(timeout)
-	var cancelAt time.Time
-	if o.Task.CancelAfter > 0 {
-		cancelAt = start.Add(o.Task.CancelAfter)
+	limit, cancelled := start.Add(timeout), false
+	if c := o.Task.CancelAfter; c > 0 && c < timeout {
+		limit, cancelled = start.Add(c), true
 	}
 	answered := map[string]bool{} // inputRequests keys already answered
 	res := created
@@ -101,32 +112,20 @@ func (s *Session) followTask(ctx context.Context, op string, created []byte, o *
 				return err
 			}
 		}
-		wait := t.poll
-		now := time.Now()
-		switch {
-		case !cancelAt.IsZero() && !now.Add(wait).Before(cancelAt):
-			wait = cancelAt.Sub(now)
-		case !now.Add(wait).Before(deadline):
-			wait = deadline.Sub(now)
-		}
-		if !sleepCtx(ctx, wait) {
+		if !sleepCtx(ctx, min(t.poll, time.Until(limit))) {
 			return &Error{Kind: KindCanceled, Op: op, Err: context.Cause(ctx)}
 		}
-		switch now := time.Now(); {
-		case !cancelAt.IsZero() && !now.Before(cancelAt):
+		if !time.Now().Before(limit) {
 			s.cancelTask(ctx, id)
-			end(TaskGivenUp)
-			return &Error{Kind: KindAborted, Op: op, Err: errAborted, Msg: fmt.Sprintf("task cancelled after %s (cancelAfter)", o.Task.CancelAfter)}
-		case !now.Before(deadline):
-			s.cancelTask(ctx, id)
-			end(TaskGivenUp)
+			if cancelled {
+				return &Error{Kind: KindAborted, Op: op, Err: errAborted, Msg: fmt.Sprintf("task cancelled after %s (cancelAfter)", o.Task.CancelAfter)}
+			}
 			return &Error{Kind: KindTimeout, Op: op, Err: errRequestTimeout, Msg: fmt.Sprintf("the task did not end within %s", timeout)}
 		}
 		if res, err = s.taskCall(ctx, MethodTasksGet, id, nil); err != nil {
-			end(TaskGivenUp) // the step ends here: nobody follows the task any more
 			return err
 		}
-		next, err := s.parseTask(MethodTasksGet, res)
+		next, err := s.parseTask(MethodTasksGet, res, t.poll)
 		if err != nil {
 			return err
 		}

@@ -41,8 +41,12 @@ func compileRoundTrips(pe *Problems, st *Step, c *CompiledStep, path string) {
 	if t := st.Task; t != nil {
 		durIn(pe, st.line, path+".task.cancelAfter", t.CancelAfter, 0, maxTaskTimeout, false)
 		durIn(pe, st.line, path+".task.timeout", t.Timeout, 0, maxTaskTimeout, false)
-		if t.Timeout > 0 && t.CancelAfter >= t.Timeout {
-			pe.Add(st.line, path+".task.cancelAfter", "%s is not before the task's timeout (%s): it would never cancel", t.CancelAfter, t.Timeout)
+		timeout := t.Timeout
+		if timeout == 0 {
+			timeout = Duration(mcp.DefaultTaskTimeout)
+		}
+		if t.CancelAfter >= timeout {
+			pe.Add(st.line, path+".task.cancelAfter", "%s is not before the task's timeout (%s): it would never cancel", t.CancelAfter, timeout)
 		}
 		o.Task = &mcp.TaskOptions{CancelAfter: t.CancelAfter.D(), Timeout: t.Timeout.D()}
 	}
