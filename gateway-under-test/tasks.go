@@ -214,11 +214,24 @@ func declaresTasks(r *mcp.CallToolRequest) bool {
 	if r.ProtocolVersion() < modernVersion {
 		return false // not defined in the 2025 era
 	}
-	caps, _ := r.Params.GetMeta()[mcp.MetaKeyClientCapabilities].(map[string]any)
+	return metaDeclaresTasks(r.Params.GetMeta())
+}
+
+// metaDeclaresTasks reports whether a request's _meta declares the Tasks
+// extension among its client capabilities.
+func metaDeclaresTasks(meta map[string]any) bool {
+	caps, _ := meta[mcp.MetaKeyClientCapabilities].(map[string]any)
 	ext, _ := caps["extensions"].(map[string]any)
 	_, ok := ext[tasksExtension].(map[string]any)
 	return ok
 }
+
+// errTasksUndeclared answers a Tasks method from a request that does not
+// declare the extension: SEP-2663 has the server refuse it with
+// Missing Required Client Capability, naming the extension.
+var errTasksUndeclared = &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities,
+	Message: "the Tasks extension (" + tasksExtension + ") is not declared in this request's clientCapabilities",
+	Data:    json.RawMessage(`{"requiredCapabilities":{"extensions":{"` + tasksExtension + `":{}}}}`)}
 
 // serveTaskMethod answers tasks/get, tasks/cancel and tasks/update.
 func (g *Gateway) serveTaskMethod(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -229,6 +242,9 @@ func (g *Gateway) serveTaskMethod(ctx context.Context, method string, req mcp.Re
 	p, _ := req.GetParams().(*taskParams)
 	if p == nil || p.TaskID == "" {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: method + ": taskId is required"}
+	}
+	if !metaDeclaresTasks(p.GetMeta()) {
+		return nil, errTasksUndeclared
 	}
 	// go-sdk checks Mcp-Name only for the methods it knows; SEP-2663 says
 	// the task id goes there, for intermediaries routing by task.

@@ -87,6 +87,8 @@ func TestTasksProtocol(t *testing.T) {
 	checkRPCError("tasks/get with another user's token", a, err, -32602)
 	a, err = tc.call(ctx, "tasks/get", "", map[string]any{"taskId": id})
 	checkRPCError("tasks/get without Mcp-Name", a, err, -32020)
+	a, err = plain.task(ctx, "tasks/get", id)
+	checkRPCError("tasks/get from a request that does not declare the extension", a, err, -32021)
 	for _, m := range []string{"tasks/get", "tasks/cancel", "tasks/update"} {
 		a, err = tc.task(ctx, m, "no-such-task")
 		checkRPCError(m+" of an unknown task", a, err, -32602)
@@ -145,7 +147,7 @@ func TestTasksProtocol(t *testing.T) {
 		`mcp_gateway_mcp_requests_total{method="tasks/update",result="ok"}`:    1,
 		`mcp_gateway_mcp_requests_total{method="tasks/cancel",result="ok"}`:    1,
 		"mcp_gateway_db_pool_acquired_connections":                             0,
-		`mcp_gateway_mcp_requests_total{method="tasks/get",result="error"}`:    4, // foreign, no Mcp-Name, unknown, expired
+		`mcp_gateway_mcp_requests_total{method="tasks/get",result="error"}`:    5, // foreign, no Mcp-Name, undeclared, unknown, expired
 		`mcp_gateway_mcp_requests_total{method="tasks/cancel",result="error"}`: 1,
 	} {
 		if got := m[series]; got != want {
