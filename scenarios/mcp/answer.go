@@ -4,10 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"strings"
-	"time"
-
-	"github.com/leakbench/leakbench/internal/redact"
 )
 
 // KeepResults makes the session keep the JSON-RPC result of each request
@@ -51,33 +47,10 @@ const mcpAccept = "Accept: application/json, text/event-stream\r\n"
 // buf[:0] (reused from call to call).
 func (s *Session) HTTP(ctx context.Context, req HTTPRequest, buf []byte) (HTTPResponse, error) {
 	const op = "http"
-	switch {
-	case s.c.tr == nil:
-		return HTTPResponse{}, &Error{Kind: KindProtocol, Op: op, Msg: "target is not an http(s) URL"}
-	case s.c.headErr != nil:
-		return HTTPResponse{}, &Error{Kind: KindProtocol, Op: op, Msg: s.c.headErr.Error()}
-	case s.badToken:
-		return HTTPResponse{}, &Error{Kind: KindProtocol, Op: op, Msg: "bearer token contains a line break"}
-	case ctx.Err() != nil:
-		return HTTPResponse{}, &Error{Kind: KindCanceled, Op: op, Err: context.Cause(ctx)}
+	if e := s.ready(ctx, op); e != nil {
+		return HTTPResponse{}, e
 	}
-	if s.tokens != nil {
-		tok, err := s.tokens.Token(ctx)
-		if err != nil {
-			return HTTPResponse{}, &Error{Kind: KindAuth, Op: op, Msg: redact.String(err.Error())}
-		}
-		if strings.ContainsAny(tok, "\r\n") {
-			return HTTPResponse{}, &Error{Kind: KindAuth, Op: op, Msg: "the token endpoint's access token contains a line break"}
-		}
-		s.token = tok
-	}
-	timeout, cause := s.c.timeout, errRequestTimeout
-	if s.timeout > 0 {
-		timeout = s.timeout
-	}
-	if s.abortAfter > 0 && s.abortAfter < timeout {
-		timeout, cause = s.abortAfter, errAborted
-	}
+	deadline, cause := s.deadline(true)
 	hb := headBufs.Get().(*[]byte)
 	h := (*hb)[:0]
 	head := s.c.head
@@ -86,18 +59,14 @@ func (s *Session) HTTP(ctx context.Context, req HTTPRequest, buf []byte) (HTTPRe
 	} else {
 		h = append(h, head...)
 	}
-	if s.token != "" {
-		h = append(h, "Authorization: Bearer "...)
-		h = append(h, s.token...)
-		h = append(h, "\r\n"...)
-	}
+	h = s.appendAuth(h)
 	h = append(h, req.Headers...)
 	// The trace context, as on MCP requests (trace.go): a service's SQL
 	// can carry it back to the probe.
 	s.inject(ctx)
 	h = s.appendTraceHeaders(h)
 	s.trace = traceCarrier{}
-	resp, w, err := s.c.tr.RoundTripPath(ctx, s.slot, time.Now().Add(timeout), cause, req.Method, req.Path, h, req.Body)
+	resp, w, err := s.c.tr.RoundTripPath(ctx, s.slot, deadline, cause, req.Method, req.Path, h, req.Body)
 	*hb = h
 	headBufs.Put(hb)
 	if err != nil {

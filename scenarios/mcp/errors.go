@@ -3,14 +3,19 @@ package mcp
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 	"syscall"
+	"unicode"
 
+	"github.com/leakbench/leakbench/internal/redact"
 	"github.com/leakbench/leakbench/scenarios/internal/h1"
+	"github.com/leakbench/leakbench/scenarios/internal/textutil"
 )
 
 // Error kinds: a small closed set, so that results from different runs and
@@ -234,4 +239,95 @@ func (e *protocolError) Error() string { return e.msg }
 
 func protocolErrorf(format string, args ...any) error {
 	return &protocolError{msg: fmt.Sprintf(format, args...)}
+}
+
+// statusError builds the error for a non-2xx answer, with a sanitized
+// snippet of its body for diagnosis.
+func (s *Session) statusError(op string, resp *h1.Response) error {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, rpcErrorLen))
+	drain(resp.Body)
+	e := &Error{Kind: KindHTTP, Op: op, Status: resp.StatusCode, Msg: s.redact(s.sessionHint(snippet(body)))}
+	// A 2026-07-28 server answers a request it rejects with 4xx and a
+	// JSON-RPC error (an unknown tool, UnsupportedProtocolVersion,
+	// HeaderMismatch, ...): its code tells a modern server from a legacy
+	// one (era.go), and for a 2026-07-28 request it is the answer — a
+	// JSON-RPC error, as the same refusal is in the 2025 era, so that runs
+	// of both eras compare kind by kind.
+	if baseMediaType(resp.ContentType) == mediaJSON {
+		var m struct {
+			JSONRPC string    `json:"jsonrpc"`
+			Error   *rpcError `json:"error"`
+		}
+		if json.Unmarshal(body, &m) == nil && m.JSONRPC == "2.0" && m.Error != nil {
+			e.Code = m.Error.Code
+			if s.meta != nil && resp.StatusCode/100 == 4 {
+				e.Kind, e.Msg = KindJSONRPC, s.redact(s.sessionHint(textutil.Truncate(m.Error.Message, 200)))
+			}
+		}
+	}
+	if resp.StatusCode == http.StatusNotFound && s.sessioned {
+		e.expired = true
+	}
+	return e
+}
+
+// bodyError classifies a failure while reading an answer body.
+func (s *Session) bodyError(ctx context.Context, w *h1.Watch, op string, err error) error {
+	return s.scrub(transportError(ctx, w.Expired(), op, err))
+}
+
+// scrub removes the session's bearer token from e's message and from the
+// text of the error it wraps (which then no longer unwraps: its kind is
+// already decided).
+func (s *Session) scrub(e *Error) *Error {
+	e.Msg = s.redact(e.Msg)
+	if e.Err != nil && s.token != "" {
+		if msg := e.Err.Error(); s.redact(msg) != msg {
+			e.Err = errors.New(s.redact(msg))
+		}
+	}
+	return e
+}
+
+// redact removes the session's bearer token from text that came from the
+// target (a hostile or careless server may echo it back, whole or cut
+// before a "…"), and any other secret redact finds.
+func (s *Session) redact(text string) string { return redact.Literal(text, s.token) }
+
+// snippetLen bounds how much of an answer an error quotes.
+const snippetLen = 256
+
+// rpcErrorLen bounds how much of an error answer is read to find a
+// JSON-RPC error in it.
+const rpcErrorLen = 4 << 10
+
+// snippet is the start of an answer, printable on one line, for an error
+// to quote (not yet redacted).
+func snippet(b []byte) string {
+	msg := cleanSnippet(b[:min(len(b), snippetLen)])
+	if len(b) > snippetLen {
+		msg += "…" // marks the cut, so that redact.Literal sees a token cut there
+	}
+	return msg
+}
+
+// cleanSnippet makes a body prefix printable on one line.
+func cleanSnippet(b []byte) string {
+	s := strings.Map(func(r rune) rune {
+		if r == unicode.ReplacementChar || !unicode.IsPrint(r) {
+			return ' '
+		}
+		return r
+	}, string(b))
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// drain reads what is left of a body (up to a bound), so that the
+// keep-alive connection can be reused.
+func drain(r io.Reader) { _, _ = io.Copy(io.Discard, io.LimitReader(r, drainLimit)) }
+
+// baseMediaType returns the lower-case media type without parameters.
+func baseMediaType(ct string) string {
+	ct, _, _ = strings.Cut(ct, ";")
+	return strings.ToLower(strings.TrimSpace(ct))
 }

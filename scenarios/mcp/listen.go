@@ -15,7 +15,6 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/leakbench/leakbench/internal/redact"
 	"github.com/leakbench/leakbench/scenarios/internal/h1"
 	"github.com/leakbench/leakbench/scenarios/internal/textutil"
 )
@@ -173,37 +172,10 @@ const codeMethodNotFound = -32601
 // request.
 func (l *Listener) head(ctx context.Context, op string, era2026, hasBody bool) ([]byte, error) {
 	s := &l.s
-	switch {
-	case s.c.tr == nil:
-		return nil, &Error{Kind: KindProtocol, Op: op, Msg: "target is not an http(s) URL"}
-	case s.c.headErr != nil:
-		return nil, &Error{Kind: KindProtocol, Op: op, Msg: s.c.headErr.Error()}
-	case s.badToken:
-		return nil, &Error{Kind: KindProtocol, Op: op, Msg: "bearer token contains a line break"}
+	if e := s.ready(ctx, op); e != nil {
+		return nil, e
 	}
-	if s.tokens != nil {
-		tok, err := s.tokens.Token(ctx)
-		if err != nil {
-			return nil, &Error{Kind: KindAuth, Op: op, Msg: redact.String(err.Error())}
-		}
-		if strings.ContainsAny(tok, "\r\n") {
-			return nil, &Error{Kind: KindAuth, Op: op, Msg: "the token endpoint's access token contains a line break"}
-		}
-		s.token = tok
-	}
-	h := append([]byte(nil), s.c.head...)
-	if hasBody {
-		h = append(h, "Content-Type: application/json\r\n"...)
-	}
-	if s.token != "" {
-		h = append(h, "Authorization: Bearer "+s.token+"\r\n"...)
-	}
-	if s.id != "" {
-		h = append(h, "Mcp-Session-Id: "+s.id+"\r\n"...)
-	}
-	if s.version != "" {
-		h = append(h, "Mcp-Protocol-Version: "+s.version+"\r\n"...)
-	}
+	h := s.appendSessionHead(append([]byte(nil), s.c.head...), hasBody)
 	if era2026 {
 		h = append(h, "Mcp-Method: "+MethodListen+"\r\n"...)
 	}
