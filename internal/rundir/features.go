@@ -53,12 +53,7 @@ func (f *FeatureStats) Add(o *FeatureStats) {
 	if o == nil {
 		return
 	}
-	for k, v := range o.CacheHits {
-		if f.CacheHits == nil {
-			f.CacheHits = map[string]int64{}
-		}
-		f.CacheHits[k] += v
-	}
+	addCounts(&f.CacheHits, o.CacheHits)
 	f.InputRoundTrips += o.InputRoundTrips
 	if t := o.Tasks; t != nil {
 		if f.Tasks == nil {
@@ -77,12 +72,17 @@ func (f *FeatureStats) Add(o *FeatureStats) {
 		f.Listen.Streams += l.Streams
 		f.Listen.Resumed += l.Resumed
 		f.Listen.Unsupported += l.Unsupported
-		if len(l.Events) > 0 && f.Listen.Events == nil {
-			f.Listen.Events = map[string]int64{}
+		addCounts(&f.Listen.Events, l.Events)
+	}
+}
+
+// addCounts adds src's counts into *dst, making it when src has any.
+func addCounts(dst *map[string]int64, src map[string]int64) {
+	for k, v := range src {
+		if *dst == nil {
+			*dst = map[string]int64{}
 		}
-		for k, v := range l.Events {
-			f.Listen.Events[k] += v
-		}
+		(*dst)[k] += v
 	}
 }
 
