@@ -22,6 +22,7 @@ import (
 	"github.com/leakbench/leakbench/fixtures"
 	gateway "github.com/leakbench/leakbench/gateway-under-test"
 	"github.com/leakbench/leakbench/gateway-under-test/upstream"
+	"github.com/leakbench/leakbench/internal/testenv"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -76,7 +77,7 @@ func startStack(t testing.TB, cfg fixtures.Config) *fixtures.Env {
 		}
 	})
 	if errors.Is(err, fixtures.ErrMissingBinary) {
-		t.Skipf("PostgreSQL or PgBouncer not installed (run `make deps`): %v", err)
+		testenv.Missing(t, "PostgreSQL or PgBouncer not installed (run `make deps`): %v", err)
 	}
 	if err != nil {
 		t.Fatalf("start stack: %v", err)

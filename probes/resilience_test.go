@@ -18,6 +18,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/internal/testenv"
 	"github.com/leakbench/leakbench/probes/poolmetrics"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -210,7 +211,7 @@ func startOwnPgBouncer(t *testing.T, env *fixtures.Env) *ownPgBouncer {
 		}
 	}
 	if err != nil {
-		t.Skip("pgbouncer not installed")
+		testenv.Missing(t, "pgbouncer not installed")
 	}
 	// Not t.TempDir: its parent is private to us, and PgBouncer runs as
 	// another user when we are root.
@@ -235,7 +236,7 @@ func startOwnPgBouncer(t *testing.T, env *fixtures.Env) *ownPgBouncer {
 	if os.Geteuid() == 0 { // PgBouncer refuses to run as root
 		u, err := user.Lookup("postgres")
 		if err != nil {
-			t.Skip("running as root without a postgres user to run PgBouncer as")
+			testenv.Missing(t, "running as root without a postgres user to run PgBouncer as")
 		}
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)

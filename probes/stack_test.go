@@ -17,6 +17,7 @@ import (
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/jsonl"
 	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/testenv"
 	"github.com/leakbench/leakbench/probes/poolmetrics"
 	"github.com/leakbench/leakbench/probes/querytext"
 	"go.uber.org/goleak"
@@ -48,7 +49,7 @@ func startStack(tb testing.TB, cfg fixtures.Config) *fixtures.Env {
 		}
 	})
 	if errors.Is(err, fixtures.ErrMissingBinary) {
-		tb.Skipf("PostgreSQL or PgBouncer not installed (run `make deps`): %v", err)
+		testenv.Missing(tb, "PostgreSQL or PgBouncer not installed (run `make deps`): %v", err)
 	}
 	if err != nil {
 		tb.Fatalf("start stack: %v", err)

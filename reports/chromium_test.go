@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/testenv"
 )
 
 // chromium finds a headless-capable Chromium: $CHROMIUM, or Debian's
@@ -31,7 +32,7 @@ func chromium(t *testing.T) string {
 			return p
 		}
 	}
-	t.Skip("chromium is not installed (Debian: apt-get install chromium; CI installs it)")
+	testenv.Missing(t, "chromium is not installed (Debian: apt-get install chromium; CI installs it)")
 	return ""
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/leakbench/leakbench/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,12 +70,12 @@ func TestGitBisectFindsTheLeakyCommit(t *testing.T) {
 	}
 	for _, prog := range []string{"git", "go", "pgbouncer"} {
 		if _, err := exec.LookPath(prog); err != nil {
-			t.Skipf("%s not installed (make deps)", prog)
+			testenv.Missing(t, "%s not installed (make deps)", prog)
 		}
 	}
 	if m, _ := filepath.Glob("/usr/lib/postgresql/*/bin/postgres"); len(m) == 0 {
 		if _, err := exec.LookPath("postgres"); err != nil {
-			t.Skip("PostgreSQL not installed (make deps)")
+			testenv.Missing(t, "PostgreSQL not installed (make deps)")
 		}
 	}
 	bin := buildCLI(t)
@@ -136,7 +137,7 @@ func TestGitBisectFindsTheLeakyCommit(t *testing.T) {
 	git("bisect", "reset")
 	if err != nil {
 		if strings.Contains(string(out), "missing program") {
-			t.Skip("PostgreSQL or PgBouncer not installed (make deps)")
+			testenv.Missing(t, "PostgreSQL or PgBouncer not installed (make deps)")
 		}
 		t.Fatalf("git bisect run: %v\n%s", err, out)
 	}

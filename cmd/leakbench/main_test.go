@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"github.com/leakbench/leakbench/internal/testenv"
 	"io"
 	"os"
 	"os/exec"
@@ -89,7 +90,7 @@ func TestSignalStopsRunCleanly(t *testing.T) {
 		t.Skip("integration test: starts a local stack")
 	}
 	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("go toolchain not on PATH")
+		testenv.Missing(t, "go toolchain not on PATH")
 	}
 	bin := buildCLI(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
@@ -123,7 +124,7 @@ func TestSignalStopsRunCleanly(t *testing.T) {
 				cmd.Process.Kill()
 				cmd.Wait()
 				if strings.Contains(strings.Join(seen, "\n"), "missing program") {
-					t.Skip("PostgreSQL or PgBouncer not installed (make deps)")
+					testenv.Missing(t, "PostgreSQL or PgBouncer not installed (make deps)")
 				}
 				t.Fatalf("load never started; stderr:\n%s", strings.Join(seen, "\n"))
 			}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/xml"
 	"errors"
+	"github.com/leakbench/leakbench/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -216,7 +217,7 @@ func TestDeltaTextAfterJSON(t *testing.T) {
 
 func TestResolveRelease(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
+		testenv.Missing(t, "git is not installed")
 	}
 	repo := t.TempDir()
 	git := func(args ...string) {

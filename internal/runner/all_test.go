@@ -13,6 +13,7 @@ import (
 
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/testenv"
 	"github.com/leakbench/leakbench/probes"
 	"github.com/leakbench/leakbench/reports"
 )
@@ -159,7 +160,7 @@ func TestBuiltinProfileSignoffs(t *testing.T) {
 	start := time.Now()
 	m, err := SignoffAll(ctx, SignoffAllOptions{SignoffOptions: SignoffOptions{Out: out, Version: "test", Env: "local"}, Profiles: profiles})
 	if errors.Is(err, fixtures.ErrMissingBinary) {
-		t.Skipf("PostgreSQL or PgBouncer not installed (run `make deps`): %v", err)
+		testenv.Missing(t, "PostgreSQL or PgBouncer not installed (run `make deps`): %v", err)
 	}
 	if err != nil {
 		t.Fatalf("sign-off of every pattern: %v", err)
@@ -228,7 +229,7 @@ func TestSignoffAllGoesOnAfterAFailure(t *testing.T) {
 	out := t.TempDir()
 	m, err := SignoffAll(context.Background(), SignoffAllOptions{SignoffOptions: SignoffOptions{Out: out, Env: "local"}, Profiles: []Profile{bad, second}})
 	if errors.Is(err, fixtures.ErrMissingBinary) {
-		t.Skipf("PostgreSQL or PgBouncer not installed: %v", err)
+		testenv.Missing(t, "PostgreSQL or PgBouncer not installed: %v", err)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/internal/testenv"
 	"github.com/leakbench/leakbench/scenarios/profiles"
 )
 
@@ -40,7 +41,7 @@ func TestRemainingBuiltinSignoffs(t *testing.T) {
 			start := time.Now()
 			c, err := Signoff(ctx, SignoffOptions{Profile: p, Out: t.TempDir(), Version: "test", Env: "local"})
 			if errors.Is(err, fixtures.ErrMissingBinary) {
-				t.Skipf("PostgreSQL or PgBouncer not installed (run `make deps`): %v", err)
+				testenv.Missing(t, "PostgreSQL or PgBouncer not installed (run `make deps`): %v", err)
 			}
 			if err != nil {
 				t.Fatalf("sign-off: %v", err)

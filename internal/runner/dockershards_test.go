@@ -11,6 +11,7 @@ import (
 
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/testenv"
 )
 
 const shardsProfile = `
@@ -41,7 +42,7 @@ func TestDockerShards(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	if err := fixtures.DockerAvailable(ctx); err != nil {
-		t.Skipf("no Docker engine answers: %v", err)
+		testenv.Missing(t, "no Docker engine answers: %v", err)
 	}
 	p, err := ParseProfile([]byte(shardsProfile), "shards.yaml")
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/internal/testenv"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
@@ -37,7 +38,7 @@ func TestCISignoffIn2025Era(t *testing.T) {
 	defer cancel()
 	c, err := Signoff(ctx, SignoffOptions{Profile: p, Out: t.TempDir(), Version: "test", Env: "local"})
 	if errors.Is(err, fixtures.ErrMissingBinary) {
-		t.Skipf("PostgreSQL or PgBouncer not installed (run `make deps`): %v", err)
+		testenv.Missing(t, "PostgreSQL or PgBouncer not installed (run `make deps`): %v", err)
 	}
 	if err != nil {
 		t.Fatalf("sign-off: %v", err)

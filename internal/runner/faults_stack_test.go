@@ -14,6 +14,7 @@ import (
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/jsonl"
 	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/testenv"
 )
 
 // TestFaultsOnTheStack plays a timeline of every kind of fault on a local
@@ -61,7 +62,7 @@ scenarios:
 	}}
 	sum, err := Run(ctx, Options{Profile: p, Variant: "fixed", Name: "faults", Dir: t.TempDir(), Env: "local", Log: logw})
 	if errors.Is(err, fixtures.ErrMissingBinary) {
-		t.Skipf("PostgreSQL or PgBouncer not installed (run `make deps`): %v", err)
+		testenv.Missing(t, "PostgreSQL or PgBouncer not installed (run `make deps`): %v", err)
 	}
 	if !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("run: %v, want it interrupted", err)
@@ -120,7 +121,7 @@ scenarios:
 	dir := t.TempDir()
 	sum, err := Run(context.Background(), Options{Profile: p, Variant: "fixed", Name: "restart", Dir: dir, Env: "local", Log: io.Discard})
 	if errors.Is(err, fixtures.ErrMissingBinary) {
-		t.Skipf("PostgreSQL or PgBouncer not installed (run `make deps`): %v", err)
+		testenv.Missing(t, "PostgreSQL or PgBouncer not installed (run `make deps`): %v", err)
 	}
 	if err != nil {
 		t.Fatalf("run: %v", err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/internal/testenv"
 	"github.com/leakbench/leakbench/reports"
 )
 
@@ -71,7 +72,7 @@ func TestSignoffWholeLoop(t *testing.T) {
 	scraped := scrapeWhileRunning(ctx, "http://"+addr+"/metrics", `leakbench_mcp_reqs_total{method="tools/call",name="get_team_tools",scenario="agents"}`)
 	cmp, err := Signoff(ctx, SignoffOptions{Profile: p, Out: out, Version: "test", MetricsAddr: addr})
 	if errors.Is(err, fixtures.ErrMissingBinary) {
-		t.Skipf("PostgreSQL or PgBouncer not installed (run `make deps`): %v", err)
+		testenv.Missing(t, "PostgreSQL or PgBouncer not installed (run `make deps`): %v", err)
 	}
 	if err != nil {
 		t.Fatalf("signoff: %v", err)

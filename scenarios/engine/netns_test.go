@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/leakbench/leakbench/internal/testenv"
 	"github.com/leakbench/leakbench/internal/testmcp"
 )
 
@@ -40,10 +41,10 @@ func TestNetnsHelper(t *testing.T) {
 // Everything it creates is removed, also when it fails.
 func TestNetnsTarget(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to create a network namespace (CI runs as root)")
+		testenv.Missing(t, "needs root to create a network namespace (CI runs as root)")
 	}
 	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("needs ip (iproute2; .ci/run installs it)")
+		testenv.Missing(t, "needs ip (iproute2; .ci/run installs it)")
 	}
 	checkLeaks(t)
 	id := os.Getpid() % 10000
