@@ -67,6 +67,8 @@ func TestHandRolledServer(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
+					assertRunEnded(t, url)
+					serverSees(t, "connections", srv.Open.Load)
 					if res.Failures != 0 || res.Requests < 3*users {
 						t.Fatalf("requests %d failures %d (%v) %v", res.Requests, res.Failures, res.ErrorsByKind, res.ErrorSamples)
 					}
