@@ -8,7 +8,12 @@ OUT      ?= out/signoff
 VERSION  := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 PKGS     := ./...
 
-.PHONY: all build deps test test-short loadtest bench lint fuzz clean examples
+# The packages whose code runs concurrently: make test-race runs their
+# tests under the race detector.
+RACE_PKGS := ./scenarios/engine/... ./scenarios/mcp/... ./scenarios/internal/h1/... ./probes/... \
+	./internal/runner/... ./internal/merge/... ./internal/faults/... ./scenarios/engine/live/...
+
+.PHONY: all build deps test test-short test-race e2e e2e-long loadtest bench lint fuzz clean examples
 
 all: build
 
@@ -19,12 +24,30 @@ build:
 deps:
 	@./scripts/deps.sh
 
-# test runs unit tests and the integration tests on a real local stack.
+# test runs the unit tests and the integration tests on real PostgreSQL,
+# PgBouncer and Docker (a few minutes). The full sign-offs of the built-in
+# profiles are make e2e's.
 test: deps
-	$(GO) test -count=1 -timeout 25m $(PKGS)
+	$(GO) test -count=1 -timeout 15m $(PKGS)
 
+# test-short runs only what needs no server (seconds).
 test-short:
 	$(GO) test -short -count=1 $(PKGS)
+
+# test-race runs the tests of the concurrent packages under the race
+# detector.
+test-race: deps
+	$(GO) test -race -count=1 -timeout 20m $(RACE_PKGS)
+
+# e2e signs off every built-in profile once, for real, on local stacks
+# (about 8 minutes): ci, waiting, polling, upstream, outside, faults, and
+# ci again in the 2025 era. e2e-long plays the long ones: incident (about
+# 8 minutes).
+e2e: deps
+	$(GO) test -tags e2e -count=1 -timeout 30m -run '^TestE2E' -skip '^TestE2ELong' -v ./internal/runner/
+
+e2e-long: deps
+	$(GO) test -tags e2e -count=1 -timeout 30m -run '^TestE2ELong' -v ./internal/runner/
 
 # loadtest is the CI gate: a before/after sign-off; exit 0 pass, 99 fail.
 loadtest: deps build
@@ -42,6 +65,7 @@ examples: deps build
 lint:
 	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 	$(GO) vet $(PKGS)
+	$(GO) vet -tags e2e ./internal/runner/
 	@if command -v staticcheck >/dev/null 2>&1; then staticcheck $(PKGS); else echo "staticcheck not installed; skipped (go install honnef.co/go/tools/cmd/staticcheck@v0.8.2)"; fi
 
 clean:

@@ -19,11 +19,12 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/leakbench/leakbench/fixtures"
 	gateway "github.com/leakbench/leakbench/gateway-under-test"
 	"github.com/leakbench/leakbench/gateway-under-test/upstream"
 	"github.com/leakbench/leakbench/internal/testenv"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // bearerTransport adds a bearer token to every request.

@@ -17,12 +17,13 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/leakbench/leakbench/fixtures"
-	"github.com/leakbench/leakbench/internal/testenv"
-	"github.com/leakbench/leakbench/probes/poolmetrics"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/goleak"
+
+	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/internal/testenv"
+	"github.com/leakbench/leakbench/probes/poolmetrics"
 )
 
 // testTerminated: pg_terminate_backend on the probe's own backend is a

@@ -14,13 +14,14 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"go.uber.org/goleak"
+
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/jsonl"
 	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/internal/testenv"
 	"github.com/leakbench/leakbench/probes/poolmetrics"
 	"github.com/leakbench/leakbench/probes/querytext"
-	"go.uber.org/goleak"
 )
 
 // stuckSQL is the statement the test sessions sit idle after: the

@@ -29,6 +29,12 @@ have_pg || missing+=(postgresql-15)
 have_pgbouncer || missing+=(pgbouncer)
 # The docker provider makes its Debian base image with debootstrap where no registry answers.
 command -v apt-get >/dev/null 2>&1 && command -v docker >/dev/null 2>&1 && ! command -v debootstrap >/dev/null 2>&1 && ! test -x "$root/usr/sbin/debootstrap" && missing+=(debootstrap)
+# The tests' service of the users' own stack (examples/pyservice): FastAPI,
+# SQLAlchemy and psycopg2 served by uvicorn, Debian's packages for the
+# system python3 (a pyenv python on PATH does not see them).
+if command -v apt-get >/dev/null 2>&1 && [ -z "$root" ] && ! /usr/bin/python3 -c 'import fastapi, sqlalchemy, psycopg2, uvicorn' >/dev/null 2>&1; then
+	missing+=(python3-fastapi python3-sqlalchemy python3-psycopg2 python3-uvicorn)
+fi
 if [ ${#missing[@]} -eq 0 ]; then
 	exit 0
 fi

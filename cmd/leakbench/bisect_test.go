@@ -2,13 +2,14 @@ package main
 
 import (
 	"encoding/json"
-	"github.com/leakbench/leakbench/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/leakbench/leakbench/internal/testenv"
 )
 
 // bisectScenario is a profile small enough for one bisect step in about

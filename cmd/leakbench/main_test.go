@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
-	"github.com/leakbench/leakbench/internal/testenv"
 	"io"
 	"os"
 	"os/exec"
@@ -14,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/leakbench/leakbench/internal/testenv"
 )
 
 // buildCLI builds the leakbench binary once per test binary.

@@ -5,12 +5,13 @@ import (
 	"context"
 	"encoding/xml"
 	"errors"
-	"github.com/leakbench/leakbench/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/leakbench/leakbench/internal/testenv"
 )
 
 func TestCompareFigures(t *testing.T) {

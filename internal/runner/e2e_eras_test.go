@@ -1,3 +1,5 @@
+//go:build e2e
+
 package runner
 
 import (
@@ -14,15 +16,12 @@ import (
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
-// TestCISignoffIn2025Era signs off the ci profile with its users pinned to
+// TestE2ECIProfileIn2025Era signs off the ci profile with its users pinned to
 // the 2025 handshake (protocolVersion: negotiate) — the era clients before
-// 2026-07-28 speak, with sessions — beside TestBuiltinProfileSignoffs,
+// 2026-07-28 speak, with sessions — beside TestE2EPatternProfiles,
 // which plays it in the profile's own 2026-07-28 (auto): the leak and its
 // fix must show in both eras, and the summary must say which was spoken.
-func TestCISignoffIn2025Era(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: two local stacks under load")
-	}
+func TestE2ECIProfileIn2025Era(t *testing.T) {
 	p, err := LookupProfile("ci")
 	if err != nil {
 		t.Fatal(err)
