@@ -148,7 +148,7 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 			fmt.Fprintf(&b, "> **Incomplete run**: %s was killed before it finished; its column is rebuilt from the probe's files and covers only what was recorded.\n\n", s.Name)
 		}
 	}
-	fmt.Fprintf(&b, "| | before (`%s`) | after (`%s`) |\n|---|---|---|\n", c.Before.Environment.Variant, c.After.Environment.Variant)
+	fmt.Fprintf(&b, "| | before (`%s`) | after (`%s`) |\n|---|---|---|\n", columnName(c.Before), columnName(c.After))
 	for _, row := range rowsFor(c.Before, c.After) {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", row.label, row.value(c.Before), row.value(c.After))
 	}
@@ -181,7 +181,7 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 		colw = max(colw, len([]rune(row.value(c.Before)))+2)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-*s  %-*s  %s\n", width, "", colw, "before ("+c.Before.Environment.Variant+")", "after ("+c.After.Environment.Variant+")")
+	fmt.Fprintf(&b, "%-*s  %-*s  %s\n", width, "", colw, "before ("+columnName(c.Before)+")", "after ("+columnName(c.After)+")")
 	for _, row := range rows {
 		label := strings.ReplaceAll(row.label, "`", "")
 		label = strings.ReplaceAll(label, "**", "")

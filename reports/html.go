@@ -186,16 +186,37 @@ func orDash(s string) string {
 
 // environmentRows describe what a run ran against.
 var environmentRows = []metricRow{
-	{"Gateway variant", func(s *Summary) string { return orDash(s.Environment.Variant) }},
+	{"Gateway variant", func(s *Summary) string {
+		if s.Environment.Provider == "external" {
+			return "— (your own service: " + orDash(s.Name) + ")"
+		}
+		return orDash(s.Environment.Variant)
+	}},
 	{"Profile", func(s *Summary) string { return orDash(s.Profile) }},
 	{"PostgreSQL", func(s *Summary) string { return orDash(s.Environment.PostgresVersion) }},
-	{"idle_in_transaction_session_timeout", func(s *Summary) string { return seconds(s.Environment.IdleInTxTimeoutSeconds) }},
-	{"max_connections", func(s *Summary) string { return fmt.Sprint(s.Environment.MaxConnections) }},
-	{"PgBouncer", func(s *Summary) string { return orDash(s.Environment.PgBouncerVersion) }},
-	{"PgBouncer pool mode / pool size", func(s *Summary) string {
-		return orDash(s.Environment.PoolMode) + " / " + fmt.Sprint(s.Environment.PgBouncerPoolSize)
+	{"idle_in_transaction_session_timeout", func(s *Summary) string { return timeoutSetting(s.Environment.IdleInTxTimeoutSeconds) }},
+	{"max_connections", func(s *Summary) string { return positiveOrUnknown(s.Environment.MaxConnections) }},
+	{"PgBouncer", func(s *Summary) string {
+		if !pgbouncerSeen(s) {
+			return "not probed"
+		}
+		return orDash(s.Environment.PgBouncerVersion)
 	}},
-	{"Service (gateway) pool size", func(s *Summary) string { return fmt.Sprint(s.Environment.GatewayPoolSize) }},
+	{"PgBouncer pool mode / pool size", func(s *Summary) string {
+		if !pgbouncerSeen(s) {
+			return "not probed"
+		}
+		return orDash(s.Environment.PoolMode) + " / " + positiveOrUnknown(s.Environment.PgBouncerPoolSize)
+	}},
+	{"Service (gateway) pool size", func(s *Summary) string {
+		if s.Environment.GatewayPoolSize > 0 {
+			return fmt.Sprint(s.Environment.GatewayPoolSize)
+		}
+		if s.Probe != nil && s.Probe.AppPoolSampled && s.Probe.AppPoolMax > 0 {
+			return fmt.Sprintf("%g (from its metrics)", s.Probe.AppPoolMax)
+		}
+		return "unknown (no pool metrics)"
+	}},
 	{"Stack provider / target", func(s *Summary) string {
 		return orDash(s.Environment.Provider) + " / " + orDash(s.Environment.Target)
 	}},
@@ -264,4 +285,12 @@ var endingRows = []metricRow{
 		}
 		return fmt.Sprint(s.Probe.Episodes)
 	}},
+}
+
+// positiveOrUnknown is n, or "unknown" when it was not observed (0).
+func positiveOrUnknown(n int) string {
+	if n <= 0 {
+		return "unknown"
+	}
+	return fmt.Sprint(n)
 }

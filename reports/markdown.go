@@ -188,8 +188,7 @@ func writeEnvironment(b *strings.Builder, s *Summary) {
 		b.WriteString(".\n")
 		return
 	}
-	fmt.Fprintf(b, "\n## Environment\n\nPostgreSQL %s (idle_in_transaction_session_timeout %s, max_connections %d), PgBouncer %s (%s pooling, pool %d), gateway pool %d, provider %s, leakbench %s",
-		orNA(e.PostgresVersion), seconds(e.IdleInTxTimeoutSeconds), e.MaxConnections, orNA(strings.TrimPrefix(e.PgBouncerVersion, "PgBouncer ")), orNA(e.PoolMode), e.PgBouncerPoolSize, e.GatewayPoolSize, orNA(e.Provider), orNA(e.LeakbenchVersion))
+	fmt.Fprintf(b, "\n## Environment\n\n%s, provider %s, leakbench %s", environmentLine(s), orNA(e.Provider), orNA(e.LeakbenchVersion))
 	if e.LeakbenchCommit != "" {
 		fmt.Fprintf(b, " (commit %s)", truncate(e.LeakbenchCommit, 12))
 	}
@@ -219,4 +218,60 @@ func orNA(s string) string {
 		return "n/a"
 	}
 	return s
+}
+
+// environmentLine says what the run saw of the stack: PostgreSQL's
+// settings, PgBouncer and the service's pool — each only as far as it was
+// observed. A PgBouncer nobody gave the console of is "not probed", a
+// service pool no metrics showed is "unknown", a timeout of 0 is "off".
+func environmentLine(s *Summary) string {
+	e := s.Environment
+	var b strings.Builder
+	fmt.Fprintf(&b, "PostgreSQL %s (idle_in_transaction_session_timeout %s", orNA(e.PostgresVersion), timeoutSetting(e.IdleInTxTimeoutSeconds))
+	if e.MaxConnections > 0 {
+		fmt.Fprintf(&b, ", max_connections %d", e.MaxConnections)
+	}
+	b.WriteString("), ")
+	if !pgbouncerSeen(s) {
+		b.WriteString("PgBouncer not probed")
+	} else {
+		fmt.Fprintf(&b, "PgBouncer %s", orNA(strings.TrimPrefix(e.PgBouncerVersion, "PgBouncer ")))
+		var set []string
+		if e.PoolMode != "" {
+			set = append(set, e.PoolMode+" pooling")
+		}
+		if e.PgBouncerPoolSize > 0 {
+			set = append(set, fmt.Sprintf("pool %d", e.PgBouncerPoolSize))
+		}
+		if len(set) > 0 {
+			fmt.Fprintf(&b, " (%s)", strings.Join(set, ", "))
+		}
+	}
+	b.WriteString(", ")
+	external := e.Provider == "external"
+	switch {
+	case e.GatewayPoolSize > 0:
+		fmt.Fprintf(&b, "gateway pool %d", e.GatewayPoolSize)
+	case s.Probe != nil && s.Probe.AppPoolSampled && s.Probe.AppPoolMax > 0:
+		fmt.Fprintf(&b, "service pool %g (from its metrics)", s.Probe.AppPoolMax)
+	case external:
+		b.WriteString("service pool unknown (no pool metrics: --metrics-url)")
+	default:
+		b.WriteString("gateway pool unknown")
+	}
+	return b.String()
+}
+
+// timeoutSetting is a timeout setting in seconds, 0 meaning off.
+func timeoutSetting(sec float64) string {
+	if sec <= 0 {
+		return "off"
+	}
+	return seconds(sec)
+}
+
+// pgbouncerSeen: the run knew a PgBouncer — its version was read, or the
+// probe sampled its console.
+func pgbouncerSeen(s *Summary) bool {
+	return s.Environment.PgBouncerVersion != "" || (s.Probe != nil && s.Probe.PgBouncerSampled)
 }

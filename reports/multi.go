@@ -174,7 +174,7 @@ func (m *MultiSignoff) WriteMarkdown(w io.Writer) error {
 		if c == nil || c.Before == nil || c.After == nil {
 			continue
 		}
-		fmt.Fprintf(&b, "\n| | before (`%s`) | after (`%s`) |\n|---|---|---|\n", mdEscape(c.Before.Environment.Variant), mdEscape(c.After.Environment.Variant))
+		fmt.Fprintf(&b, "\n| | before (`%s`) | after (`%s`) |\n|---|---|---|\n", mdEscape(columnName(c.Before)), mdEscape(columnName(c.After)))
 		for _, row := range rowsFor(c.Before, c.After) {
 			fmt.Fprintf(&b, "| %s | %s | %s |\n", row.label, row.value(c.Before), row.value(c.After))
 		}

@@ -88,6 +88,19 @@ func plotRuns(runs ...*Run) []*plots.Run {
 func (r *Run) Incomplete() bool { return r.Summary.Incomplete }
 
 // Label names the run in reports: "before (commit-in-finally)".
+// columnName is what a sign-off or compare calls a run in its columns:
+// the reference gateway's variant, or, for the user's own service (no
+// variant), the run's own name.
+func columnName(s *Summary) string {
+	if s.Environment.Variant != "" {
+		return s.Environment.Variant
+	}
+	if s.Name != "" {
+		return s.Name
+	}
+	return "—"
+}
+
 func (r *Run) Label() string {
 	name := r.Summary.Name
 	if name == "" {

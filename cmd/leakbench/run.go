@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -22,6 +23,7 @@ func cmdRun(ctx context.Context, args []string) (err error) {
 	out := fs.String("out", "", "run directory to write (required)")
 	force := fs.Bool("force", false, "replace the contents of a non-empty --out directory")
 	env := fs.String("env", "auto", "where the stack runs: auto (docker when an engine answers, else local), docker, local, or external (your own service: --target, and --probe-dsn to probe its database; --target alone implies external)")
+	runName := fs.String("name", "", "external: the name of your service in reports, summary.json, compare and JUnit (default: the target's host and port)")
 	target := fs.String("target", "", "external: your MCP endpoint, any http(s) URL (https://staging.example.com/mcp); without --probe-dsn the run is load only and thresholds decide the exit code")
 	metricsURL := fs.String("metrics-url", "", "external: your service's Prometheus endpoint, for its pool metrics (optional)")
 	fs.StringVar(metricsURL, "scrape", "", "external: the same as --metrics-url")
@@ -116,11 +118,16 @@ func cmdRun(ctx context.Context, args []string) (err error) {
 	if err := hist.prepare(p.Name, *variant); err != nil {
 		return err
 	}
-	name := *variant
-	if *env == "external" {
-		name = "external" // your own service: the reference gateway's variants do not apply
+	name, runVariant := *variant, *variant
+	switch {
+	case *env == "external":
+		// Your own service: it is named after itself, and the reference
+		// gateway's variants do not apply to it.
+		name, runVariant = externalName(*runName, *target), ""
+	case *runName != "":
+		return fmt.Errorf("%w: --name names your own service (--target); a reference run is named after its variant", errUsage)
 	}
-	sum, err := runner.Run(ctx, runner.Options{Profile: p, Variant: *variant, Name: name, Dir: *out, Force: *force, Log: os.Stderr, Version: version, Env: *env, External: ext, MetricsAddr: *metricsAddr, KeepQueryText: *keepQueryText, Target: topts, Shard: seg, StartAt: at, Shards: *shards})
+	sum, err := runner.Run(ctx, runner.Options{Profile: p, Variant: runVariant, Name: name, Dir: *out, Force: *force, Log: os.Stderr, Version: version, Env: *env, External: ext, MetricsAddr: *metricsAddr, KeepQueryText: *keepQueryText, Target: topts, Shard: seg, StartAt: at, Shards: *shards})
 	if err != nil {
 		return err
 	}
@@ -163,4 +170,17 @@ func readTokens(path string) ([]string, error) {
 		return nil, fmt.Errorf("tokens file %s holds no token", path)
 	}
 	return toks, nil
+}
+
+// externalName is what a run against the user's own service is called:
+// --name, else the target's host and port (never its credentials, path or
+// query, which may carry secrets).
+func externalName(name, target string) string {
+	if name != "" {
+		return name
+	}
+	if u, err := url.Parse(target); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return "external"
 }

@@ -301,7 +301,9 @@ func fillEnvironment(e *reports.Environment, env *fixtures.Env) {
 	e.Provider = env.Provider
 	e.PostgresVersion = env.PostgresVersion
 	e.PgBouncerVersion = env.PgBouncerVersion
-	e.IdleInTxTimeoutSeconds = env.Config.IdleInTxTimeout.Seconds()
+	// 0 is PostgreSQL's own word for off; the stack's config says it
+	// with a negative duration.
+	e.IdleInTxTimeoutSeconds = max(0, env.Config.IdleInTxTimeout.Seconds())
 	e.MaxConnections = env.Config.MaxConnections
 	e.PoolMode = env.Config.PoolMode
 	e.PgBouncerPoolSize = env.Config.PgBouncerPoolSize
