@@ -24,7 +24,29 @@ import "strings"
 // (pg_stat_get_backend_*) would be cheaper but cannot tell an idle
 // session from one idle in an aborted transaction: PostgreSQL clears
 // xact_start when a transaction block fails.
-const activitySQL = `SELECT s.*, d.xact_commit, d.xact_rollback, {{dbcols}} FROM (
+//
+// The per-application counts (the database's view of each service's pool)
+// come as one JSON array of [name, by address, active, idle, idle in
+// transaction, aborted, other, latest state_change] rows: a handful of
+// applications, one small text a sample.
+const activitySQL = `WITH a AS MATERIALIZED (
+    SELECT a.*, (a.state LIKE 'idle in transaction%' OR a.pid = ANY($2::int4[])) AS w
+    FROM pg_stat_get_activity(NULL) AS a
+    WHERE a.datid = (SELECT oid FROM pg_database WHERE datname = $1)
+      AND a.backend_type = 'client backend' AND a.pid <> pg_backend_pid()
+)
+SELECT s.*, d.xact_commit, d.xact_rollback, {{dbcols}},
+  (SELECT coalesce(json_agg(json_build_array(g.app, g.byaddr, g.active, g.idle, g.iit, g.iita, g.other,
+      to_char(g.last AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))), '[]')::text
+   FROM (SELECT coalesce(nullif(a.application_name, ''), host(a.client_addr), 'local socket') AS app,
+       coalesce(a.application_name, '') = '' AS byaddr,
+       count(*) FILTER (WHERE a.state = 'active') AS active, count(*) FILTER (WHERE a.state = 'idle') AS idle,
+       count(*) FILTER (WHERE a.state = 'idle in transaction') AS iit,
+       count(*) FILTER (WHERE a.state = 'idle in transaction (aborted)') AS iita,
+       count(*) FILTER (WHERE a.state IS NULL OR a.state NOT IN ('active', 'idle', 'idle in transaction', 'idle in transaction (aborted)')) AS other,
+       max(a.state_change) AS last
+     FROM a GROUP BY 1, 2 ORDER BY 1) AS g)
+FROM (
   SELECT now(), min(a.xact_start), count(*),
     count(*) FILTER (WHERE a.state = 'active'), count(*) FILTER (WHERE a.state = 'idle'),
     count(*) FILTER (WHERE a.state = 'idle in transaction'),
@@ -34,13 +56,7 @@ const activitySQL = `SELECT s.*, d.xact_commit, d.xact_rollback, {{dbcols}} FROM
     array_agg(coalesce(a.state, '')) FILTER (WHERE a.w), array_agg(coalesce(a.query, '')) FILTER (WHERE a.w),
     array_agg(coalesce(a.application_name, '')) FILTER (WHERE a.w),
     array_agg(coalesce(host(a.client_addr), '')) FILTER (WHERE a.w)
-  FROM (
-    SELECT a.*, (a.state LIKE 'idle in transaction%' OR a.pid = ANY($2::int4[])) AS w
-    FROM pg_stat_get_activity(NULL) AS a
-    WHERE a.datid = (SELECT oid FROM pg_database WHERE datname = $1)
-      AND a.backend_type = 'client backend' AND a.pid <> pg_backend_pid()
-    OFFSET 0 -- not flattened: w is computed once a row, not once an aggregate
-  ) AS a
+  FROM a
 ) AS s
 LEFT JOIN pg_stat_database AS d ON $3 AND d.datname = $1`
 

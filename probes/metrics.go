@@ -29,11 +29,17 @@ type probeMetrics struct {
 	maxWait        prometheus.Gauge
 	appAcquired    prometheus.Gauge
 	appMax         prometheus.Gauge
+	// appBackends is the database's view of each service's pool; reset
+	// every sample, so an application that left drops out.
+	appBackends *prometheus.GaugeVec
 }
 
 // releaseBuckets span healthy code (milliseconds) to the incident's
 // 120 s timeout.
 var releaseBuckets = []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}
+
+// stateNames label the states in StateCounts' order.
+var stateNames = [5]string{stateActive, stateIdle, stateIdleInTx, stateIdleInTxAborted, "other"}
 
 func newProbeMetrics() *probeMetrics {
 	const ns = "leakbench_probe"
@@ -63,10 +69,13 @@ func newProbeMetrics() *probeMetrics {
 			Help: "Connections checked out of the service's own pool, as last scraped."}),
 		appMax: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "app_pool_max_connections",
 			Help: "Size limit of the service's own pool, as last scraped."}),
+		appBackends: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "application_backends",
+			Help: "Client backends of the watched database by application (application_name, else client address) and pg_stat_activity state: each service's pool as the database sees it."},
+			[]string{"application", "state"}),
 	}
 	m.reg.MustRegister(m.samples, m.gaps, m.sampleDuration, m.backends, m.stuck, m.oldest, m.episodes, m.release,
-		m.clWaiting, m.maxWait, m.appAcquired, m.appMax)
-	for i, state := range []string{stateActive, stateIdle, stateIdleInTx, stateIdleInTxAborted, "other"} {
+		m.clWaiting, m.maxWait, m.appAcquired, m.appMax, m.appBackends)
+	for i, state := range stateNames {
 		m.byState[i] = m.backends.WithLabelValues(state)
 	}
 	for _, r := range []string{EndReleased, EndTimeout, EndTerminated, EndOpenAtEnd} {
@@ -87,6 +96,12 @@ func (m *probeMetrics) sample(s *Sample) {
 		}
 		m.stuck.Set(float64(s.StuckIdleInTx))
 		m.oldest.Set(s.OldestIdleInTxSeconds)
+		m.appBackends.Reset()
+		for _, a := range s.Apps {
+			for i, n := range [5]int{a.Active, a.Idle, a.IdleInTx, a.IdleInTxAborted, a.Other} {
+				m.appBackends.WithLabelValues(a.Name, stateNames[i]).Set(float64(n))
+			}
+		}
 	}
 	if p := s.PgBouncer; p != nil {
 		m.clWaiting.Set(float64(p.ClWaiting))

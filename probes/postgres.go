@@ -64,6 +64,7 @@ type activity struct {
 	oldestXact time.Time // zero: no open transaction
 	db         *DatabaseSample
 	rows       []backendRow // idle in transaction, or asked for
+	apps       []AppConns   // the backends by application
 }
 
 // dbCounters are pg_stat_database's cumulative counters.
@@ -158,6 +159,7 @@ func (s *pgSampler) read(ctx context.Context, tracked []int32) (activity, error)
 		pids                           []int32
 		backendStarts, stateChanges    []pgtype.Timestamptz
 		states, queries, apps, addrs   []string
+		appsJSON                       string
 	)
 	if !rows.Next() {
 		if err := rows.Err(); err != nil {
@@ -167,7 +169,7 @@ func (s *pgSampler) read(ctx context.Context, tracked []int32) (activity, error)
 	}
 	err = rows.Scan(&a.now, &oldestXact, &total, &active, &idle, &iit, &iita,
 		&pids, &backendStarts, &stateChanges, &states, &queries, &apps, &addrs,
-		&commit, &rollback, &idleInTxMs, &fatal, &killed, &abandoned)
+		&commit, &rollback, &idleInTxMs, &fatal, &killed, &abandoned, &appsJSON)
 	if err != nil {
 		return a, s.link.failed(fmt.Errorf("read activity: %w", err))
 	}
@@ -184,6 +186,9 @@ func (s *pgSampler) read(ctx context.Context, tracked []int32) (activity, error)
 	for i, pid := range pids {
 		s.rows = append(s.rows, backendRow{PID: pid, BackendStart: utc(backendStarts[i]), StateChange: utc(stateChanges[i]),
 			State: states[i], Query: queries[i], ApplicationName: apps[i], ClientAddr: addrs[i]})
+	}
+	if a.apps, err = parseApps(appsJSON); err != nil {
+		return a, fmt.Errorf("postgres: backends by application: %w", err)
 	}
 	a.now = a.now.UTC()
 	a.states = StateCounts{Active: int(active), Idle: int(idle), IdleInTx: int(iit), IdleInTxAborted: int(iita),

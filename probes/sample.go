@@ -15,6 +15,7 @@ type (
 	DatabaseSample = rundir.DatabaseSample
 	PoolSample     = rundir.PoolSample
 	AppPoolSample  = rundir.AppPoolSample
+	AppConns       = rundir.AppConns
 )
 
 // pg_stat_activity.state values.
@@ -45,7 +46,7 @@ type backendRow struct {
 // counts and pg_stat_database change as read, the oldest transaction's
 // age, and the idle-in-transaction ages from the rows.
 func measure(s *Sample, a activity, stuckAfter time.Duration) {
-	s.Time, s.States, s.Database = a.now, a.states, a.db
+	s.Time, s.States, s.Database, s.Apps = a.now, a.states, a.db, a.apps
 	if !a.oldestXact.IsZero() {
 		s.OldestXactSeconds = max(a.now.Sub(a.oldestXact).Seconds(), 0)
 	}

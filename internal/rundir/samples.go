@@ -35,6 +35,11 @@ type Sample struct {
 	// that answered, in the sample taken just after a scrape finished;
 	// nil in the others.
 	AppPool *AppPoolSample `json:"app_pool,omitempty"`
+	// Apps are the watched database's client backends (the probe's own
+	// aside) grouped by application — application_name, else the client
+	// address — as the database sees them: how many each has, by state.
+	// This is the service's pool seen from the server, for any stack.
+	Apps []AppConns `json:"apps,omitempty"`
 	// Gap: the PostgreSQL read failed; the counts are zero and episode
 	// tracking skipped this sample.
 	Gap bool `json:"gap,omitempty"`
@@ -55,6 +60,24 @@ type StateCounts struct {
 	// Other: fastpath function call, disabled (track_activities off), or a
 	// state the probe may not see.
 	Other int `json:"other"`
+}
+
+// AppConns is one application's backends at one sample.
+type AppConns struct {
+	// Name is the backends' application_name; when they set none, their
+	// client address (ByAddress), or "local socket" for Unix-socket
+	// clients.
+	Name      string `json:"name"`
+	ByAddress bool   `json:"by_address,omitempty"`
+	StateCounts
+	// LastStateChange is the latest state_change among the application's
+	// backends: since then none of them started or ended a statement.
+	LastStateChange time.Time `json:"last_state_change"`
+}
+
+// Total is how many backends the application has.
+func (a AppConns) Total() int {
+	return a.Active + a.Idle + a.IdleInTx + a.IdleInTxAborted + a.Other
 }
 
 // OpenEpisode is an episode still going on.
