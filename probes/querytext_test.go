@@ -27,7 +27,10 @@ var secrets = []string{"sk_live_SECRET123", "alice@example.com", "hunter2-PASSWO
 // with KeepQueryText the probe's own files do. No file holds a raw control
 // character either way.
 func TestQueryTextsOnStack(t *testing.T) {
-	env := probes.StartStackForTest(t, fixtures.Config{IdleInTxTimeout: 5 * time.Second, Users: 10})
+	// The sessions stay idle in transaction until the deferred ROLLBACK,
+	// after the report is rendered: the timeout must outlast that on a
+	// loaded machine (under -race it took more than 5 s).
+	env := probes.StartStackForTest(t, fixtures.Config{IdleInTxTimeout: time.Minute, Users: 10})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	t.Setenv(reports.StepSummaryEnv, "")
