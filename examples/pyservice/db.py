@@ -53,6 +53,7 @@ def init(settings, gt: groundtruth.Log):
         pool_size=settings.pool_size,
         max_overflow=0,
         pool_timeout=settings.pool_timeout,
+        hide_parameters=True,  # exception texts would show the bearer token
         future=True,
     )
     gt.attach(engine)
