@@ -28,12 +28,12 @@ func derivePool(dir string, s *Summary) {
 		return
 	}
 	defer f.Close()
-	var acc poolAcc
+	acc := newPoolAcc(s)
 	if _, err := jsonl.Each(f, -1, acc.add); err != nil {
 		return
 	}
 	if acc.n > 0 {
-		s.Pool = acc.done(intervalFrom(s, acc.n, acc.firstTime, acc.lastTime))
+		s.Pool = acc.done(intervalFrom(s, acc.n, acc.firstTime, acc.lastTime), readLoadPoints(dir))
 	}
 	deriveForensics(&Run{Dir: dir, Summary: s})
 }
@@ -93,7 +93,7 @@ func saturation(f *Forensics, s *Summary) {
 // derive fills what the report computes from the time series.
 func derive(r *Run) {
 	if len(r.Samples) > 0 {
-		r.Summary.Pool = poolState(r.Samples, intervalOf(r))
+		r.Summary.Pool = poolState(r.Summary, r.Samples, r.Load, intervalOf(r))
 	}
 	deriveForensics(r) // after the pool: it reads Summary.Pool
 }
@@ -153,16 +153,47 @@ func (sp *spell) done(interval float64) float64 {
 	return sp.longest
 }
 
-func poolState(samples []Sample, interval float64) *PoolState {
-	var acc poolAcc
+// poolState judges the pools of the run whose summary is s from its
+// samples (and its load's per-second points, for the requests that failed
+// while a service was pinned).
+func poolState(s *Summary, samples []Sample, load []rundir.LoadPoint, interval float64) *PoolState {
+	acc := newPoolAcc(s)
 	for i := range samples {
 		acc.add(&samples[i])
 	}
-	return acc.done(interval)
+	return acc.done(interval, load)
+}
+
+// readLoadPoints reads dir's load.jsonl, nil when there is none: a point a
+// second, small for any run.
+func readLoadPoints(dir string) []rundir.LoadPoint {
+	f, err := os.Open(filepath.Join(dir, rundir.LoadFile))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var points []rundir.LoadPoint
+	_, _ = jsonl.Read(f, &points) // a torn last line: the points before it
+	return points
+}
+
+// newPoolAcc is an empty poolAcc for the run whose summary is s: its
+// stuck threshold and load window decide when a service is pinned.
+func newPoolAcc(s *Summary) *poolAcc {
+	stuckAfter := 1.0
+	if s.Probe != nil && s.Probe.StuckAfterSeconds > 0 {
+		stuckAfter = s.Probe.StuckAfterSeconds
+	}
+	var from, to time.Time
+	if s.Load != nil {
+		from, to = s.Load.Started, s.Load.Ended
+	}
+	return &poolAcc{svc: newServiceAcc(stuckAfter, from, to)}
 }
 
 // poolAcc is poolState a sample at a time.
 type poolAcc struct {
+	svc                 *serviceAcc
 	p                   PoolState
 	n                   int
 	firstTime, lastTime time.Time
@@ -196,9 +227,10 @@ func (acc *poolAcc) add(s *Sample) {
 		acc.apps++
 		acc.last, acc.lastApp = *a, s.Time
 	}
+	acc.svc.add(s)
 }
 
-func (acc *poolAcc) done(interval float64) *PoolState {
+func (acc *poolAcc) done(interval float64, load []rundir.LoadPoint) *PoolState {
 	p := acc.p
 	p.PgBouncerWaitingSeconds = acc.waiting.done(interval)
 	if acc.apps > 1 {
@@ -212,13 +244,24 @@ func (acc *poolAcc) done(interval float64) *PoolState {
 		p.AppPoolCanceledAcquires = max(0, last.CanceledAcquiresTotal-first.CanceledAcquiresTotal)
 		p.AppPoolUnclosedSessions = last.UnclosedSessions
 	}
+	p.Services = acc.svc.done(load)
+	pinned := pinnedService(p.Services)
+	p.Pinned = pinned != nil
 	switch {
 	case p.AppPoolSaturatedSeconds >= MinExhaustedSeconds:
 		p.Reason = fmt.Sprintf("service pool at its max (%g/%g) for %s", p.AppPoolMaxAcquired, p.AppPoolMax, seconds(p.AppPoolSaturatedSeconds))
+		p.JudgedFrom = "service pool metrics"
 	case p.PgBouncerWaitingSeconds >= MinExhaustedSeconds:
 		p.Reason = fmt.Sprintf("PgBouncer clients queued for %s (up to %d at once)", seconds(p.PgBouncerWaitingSeconds), p.PgBouncerMaxClWaiting)
+		p.JudgedFrom = "PgBouncer"
 	case p.WorstWaitSeconds >= MinExhaustedSeconds:
 		p.Reason = fmt.Sprintf("a PgBouncer client waited %s", seconds(p.WorstWaitSeconds))
+		p.JudgedFrom = "PgBouncer"
+	case pinned != nil && !p.PgBouncerSampled && !p.AppPoolSampled:
+		// Neither PgBouncer nor the service's metrics were there to ask:
+		// the database's view is the evidence, and the reason says so.
+		p.Reason = pinnedPhrase(pinned) + " — judged from the database's view (no PgBouncer or pool metrics sampled)"
+		p.JudgedFrom = "database view"
 	}
 	p.Exhausted = p.Reason != ""
 	return &p

@@ -66,7 +66,7 @@ func TestPoolState(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := poolState(tt.samples, 0.1)
+			p := poolState(&Summary{}, tt.samples, nil, 0.1)
 			if p.Reason != tt.reason || p.Exhausted != (tt.reason != "") {
 				t.Errorf("exhausted %v, reason %q; want reason %q", p.Exhausted, p.Reason, tt.reason)
 			}
@@ -87,11 +87,11 @@ func TestPoolState(t *testing.T) {
 	// A long wait alone is exhaustion, however few samples saw it.
 	s := series(ms, []int{0, 1, 0}, nil)
 	s[1].PgBouncer.MaxWaitSeconds = 1.5
-	if p := poolState(s, 0.1); !p.Exhausted || p.Reason != "a PgBouncer client waited 1.5 s" || p.WorstWaitSeconds != 1.5 {
+	if p := poolState(&Summary{}, s, nil, 0.1); !p.Exhausted || p.Reason != "a PgBouncer client waited 1.5 s" || p.WorstWaitSeconds != 1.5 {
 		t.Errorf("a 1.5 s wait: %+v", p)
 	}
 	// Counters are taken as increases over the run.
-	if p := poolState(series(time.Second, nil, []int{1, 2, 3, 4}), 1); p.AppPoolAcquireWaits != 3 || !p.AppPoolSampled || p.PgBouncerSampled || p.Reason != "" {
+	if p := poolState(&Summary{}, series(time.Second, nil, []int{1, 2, 3, 4}), nil, 1); p.AppPoolAcquireWaits != 3 || !p.AppPoolSampled || p.PgBouncerSampled || p.Reason != "" {
 		t.Errorf("counters: %+v", p)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -130,7 +131,7 @@ func TestWriteRunDerivesPoolState(t *testing.T) {
 		}
 	}
 	again, err := ReadRun(dir)
-	if err != nil || again.Pool == nil || *again.Pool != *s.Pool {
+	if err != nil || again.Pool == nil || !reflect.DeepEqual(again.Pool, s.Pool) {
 		t.Errorf("summary.json pool state %+v (%v), want %+v", again.Pool, err, s.Pool)
 	}
 }

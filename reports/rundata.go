@@ -167,7 +167,13 @@ func LoadRun(dir string) (*Run, error) {
 	if r.Summary == nil || r.Summary.Incomplete {
 		rb = newRebuilder(dir, r.Summary)
 	}
-	var pool poolAcc
+	// What the records are judged by does not depend on them: the
+	// summary's settings (a rebuilt summary's are known before).
+	settings := r.Summary
+	if rb != nil {
+		settings = &Summary{Probe: rb.probe()}
+	}
+	pool := newPoolAcc(settings)
 	kept := plots.NewKeeper()
 	err = read(rundir.SamplesFile, func(rd io.Reader) (int, error) {
 		return jsonl.Each(rd, -1, func(s *Sample) {
@@ -180,12 +186,6 @@ func LoadRun(dir string) (*Run, error) {
 	})
 	if err != nil {
 		return nil, err
-	}
-	// What the episodes are judged by does not depend on the records: the
-	// summary's settings (a rebuilt summary's are known before).
-	settings := r.Summary
-	if rb != nil {
-		settings = &Summary{Probe: rb.probe()}
 	}
 	stuckAfter := 0.0
 	if settings.Probe != nil {
@@ -221,7 +221,7 @@ func LoadRun(dir string) (*Run, error) {
 	// derive, from the stream.
 	r.SampleCount = pool.n
 	if pool.n > 0 {
-		r.Summary.Pool = pool.done(intervalFrom(r.Summary, pool.n, pool.firstTime, pool.lastTime))
+		r.Summary.Pool = pool.done(intervalFrom(r.Summary, pool.n, pool.firstTime, pool.lastTime), r.Load)
 	}
 	if r.EpisodeCount > 0 || r.Summary.Probe != nil {
 		r.Summary.Forensics = finishForensics(fb, r.Summary) // after the pool: it reads Summary.Pool

@@ -109,4 +109,46 @@ type PoolState struct {
 	// AppPoolUnclosedSessions: sessions the service opened and never
 	// closed, at the last sample.
 	AppPoolUnclosedSessions float64 `json:"app_pool_unclosed_sessions"`
+
+	// Services are the applications whose backends the database showed
+	// (the probe's samples' apps): each service's pool as the database
+	// sees it, the pinned ones first.
+	Services []ServiceConns `json:"services,omitempty"`
+	// Pinned: a service's connections were pinned (ServiceConns.Pinned).
+	Pinned bool `json:"pinned,omitempty"`
+	// JudgedFrom says what Exhausted was judged from: "service pool
+	// metrics", "PgBouncer" or "database view" (neither of the others was
+	// sampled, so the service's connections as the database saw them);
+	// empty when healthy.
+	JudgedFrom string `json:"judged_from,omitempty"`
+}
+
+// ServiceConns is one application's connections as the database saw them
+// over the run. Pinned is the pool at its maximum with none of it working:
+// the application had Max backends, none active, and none had started or
+// ended a statement for at least the stuck threshold, while the load ran.
+type ServiceConns struct {
+	// Name is the application_name, or the client address (ByAddress)
+	// for backends that set none.
+	Name      string `json:"name"`
+	ByAddress bool   `json:"by_address,omitempty"`
+	// Max is the most backends it had at one sample; MaxIdleInTx the
+	// most of them idle in transaction (either state).
+	Max         int  `json:"max"`
+	MaxIdleInTx int  `json:"max_idle_in_tx"`
+	Pinned      bool `json:"pinned"`
+	// PinnedSeconds is the time pinned, in stretches of at least the
+	// stuck threshold; PinnedSpans how many; the longest one began at
+	// PinnedFrom and lasted LongestPinnedSeconds, with every backend idle
+	// in transaction throughout when PinnedAllIdleInTx.
+	PinnedSeconds        float64   `json:"pinned_seconds"`
+	PinnedSpans          int       `json:"pinned_spans"`
+	LongestPinnedSeconds float64   `json:"longest_pinned_seconds"`
+	PinnedFrom           time.Time `json:"pinned_from,omitzero"`
+	PinnedAllIdleInTx    bool      `json:"pinned_all_idle_in_tx"`
+	// RequestsWhilePinned and FailuresWhilePinned count what the virtual
+	// users sent, and what failed, in the seconds that ended while it was
+	// pinned (load.jsonl); 0 without a load.
+	RequestsWhilePinned int64 `json:"requests_while_pinned"`
+	FailuresWhilePinned int64 `json:"failures_while_pinned"`
 }

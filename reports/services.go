@@ -1,0 +1,215 @@
+package reports
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/leakbench/leakbench/internal/rundir"
+)
+
+// The database's view of each service's pool: most services expose no
+// pool metrics and sit behind no PgBouncer leakbench can read, but the
+// database still sees their connections — backends per application, by
+// state, in every sample. A pool at its maximum with none of its
+// connections working is pinned, whatever the stack.
+//
+// Pinned, precisely: the application has as many backends as it ever had
+// in the run (its maximum), none of them active, and none of them has
+// started or ended a statement since a moment at least the stuck
+// threshold ago (the latest state_change among them) — while the load
+// runs. The last condition keeps a healthy pool whose connections are
+// idle between quick queries from counting, and the load window keeps a
+// pool left idle at its size after the load from counting.
+
+// ServiceConns is summary.json's pool.services[]: one application's
+// connections as the database saw them.
+type ServiceConns = rundir.ServiceConns
+
+// maxPinSpans bounds the pinned stretches kept per application (for the
+// failures counted while pinned); the longest are kept.
+const maxPinSpans = 256
+
+// serviceAcc follows each application's backends a sample at a time.
+type serviceAcc struct {
+	stuckAfter float64
+	from, to   time.Time // the load window; zero: the whole run
+	apps       map[string]*appTrack
+}
+
+type appTrack struct {
+	out ServiceConns
+	// The stretch being followed: pinned since pinFrom as of pinLast,
+	// every backend idle in transaction throughout (allIIT).
+	pinning          bool
+	pinFrom, pinLast time.Time
+	allIIT           bool
+	spans            []pinSpan
+	seen             bool // in the current sample
+}
+
+type pinSpan struct {
+	from, to time.Time
+	allIIT   bool
+}
+
+func newServiceAcc(stuckAfter float64, from, to time.Time) *serviceAcc {
+	if stuckAfter <= 0 {
+		stuckAfter = 1
+	}
+	return &serviceAcc{stuckAfter: stuckAfter, from: from, to: to, apps: map[string]*appTrack{}}
+}
+
+func (acc *serviceAcc) inLoad(t time.Time) bool {
+	return (acc.from.IsZero() || !t.Before(acc.from)) && (acc.to.IsZero() || !t.After(acc.to))
+}
+
+func (acc *serviceAcc) add(s *Sample) {
+	if s.Gap {
+		return // nothing was read: neither pinned nor not
+	}
+	for _, t := range acc.apps {
+		t.seen = false
+	}
+	for _, a := range s.Apps {
+		key := a.Name
+		if a.ByAddress {
+			key = "addr:" + a.Name
+		}
+		t := acc.apps[key]
+		if t == nil {
+			t = &appTrack{out: ServiceConns{Name: a.Name, ByAddress: a.ByAddress}}
+			acc.apps[key] = t
+		}
+		t.seen = true
+		acc.addApp(t, s.Time, a)
+	}
+	for _, t := range acc.apps {
+		if !t.seen {
+			acc.closeStretch(t) // no backend at all: not pinned
+		}
+	}
+}
+
+func (acc *serviceAcc) addApp(t *appTrack, now time.Time, a rundir.AppConns) {
+	total := a.Total()
+	o := &t.out
+	o.MaxIdleInTx = max(o.MaxIdleInTx, a.IdleInTx+a.IdleInTxAborted)
+	if total > o.Max {
+		// A new maximum: time pinned at a lower level was not "at its
+		// maximum".
+		o.Max = total
+		t.pinning, t.spans = false, nil
+	}
+	pinned := total == o.Max && total > 0 && a.Active == 0 && !a.LastStateChange.IsZero() && acc.inLoad(now)
+	if !pinned {
+		acc.closeStretch(t)
+		return
+	}
+	from := a.LastStateChange
+	if !acc.from.IsZero() && from.Before(acc.from) {
+		from = acc.from
+	}
+	iit := a.IdleInTx+a.IdleInTxAborted == total
+	if !t.pinning || from.After(t.pinFrom) {
+		// Some backend ran a statement since the stretch began: a new
+		// one starts at that moment.
+		acc.closeStretch(t)
+		t.pinning, t.pinFrom, t.allIIT = true, from, true
+	}
+	t.pinLast = now
+	t.allIIT = t.allIIT && iit
+}
+
+// closeStretch ends the stretch being followed, keeping it if it lasted
+// the stuck threshold.
+func (acc *serviceAcc) closeStretch(t *appTrack) {
+	if !t.pinning {
+		return
+	}
+	t.pinning = false
+	if t.pinLast.Sub(t.pinFrom).Seconds() < acc.stuckAfter {
+		return
+	}
+	t.spans = append(t.spans, pinSpan{t.pinFrom, t.pinLast, t.allIIT})
+	if len(t.spans) > maxPinSpans {
+		slices.SortFunc(t.spans, func(x, y pinSpan) int { return cmp.Compare(y.to.Sub(y.from), x.to.Sub(x.from)) })
+		t.spans = t.spans[:maxPinSpans]
+		slices.SortFunc(t.spans, func(x, y pinSpan) int { return x.from.Compare(y.from) })
+	}
+}
+
+// done returns the applications seen, the pinned ones first, then by
+// their maximum; load's per-second points count the requests that ended
+// while each was pinned.
+func (acc *serviceAcc) done(load []rundir.LoadPoint) []ServiceConns {
+	if len(acc.apps) == 0 {
+		return nil
+	}
+	out := make([]ServiceConns, 0, len(acc.apps))
+	for _, t := range acc.apps {
+		acc.closeStretch(t)
+		o := t.out
+		for _, sp := range t.spans {
+			d := sp.to.Sub(sp.from).Seconds()
+			o.PinnedSeconds += d
+			o.PinnedSpans++
+			if d > o.LongestPinnedSeconds {
+				o.LongestPinnedSeconds, o.PinnedFrom, o.PinnedAllIdleInTx = d, sp.from, sp.allIIT
+			}
+		}
+		o.Pinned = o.PinnedSpans > 0
+		if o.Pinned {
+			o.RequestsWhilePinned, o.FailuresWhilePinned = requestsDuring(load, t.spans)
+		}
+		out = append(out, o)
+	}
+	slices.SortFunc(out, func(x, y ServiceConns) int {
+		return cmp.Or(cmp.Compare(y.PinnedSeconds, x.PinnedSeconds), cmp.Compare(y.Max, x.Max), cmp.Compare(x.Name, y.Name))
+	})
+	return out
+}
+
+// requestsDuring counts the requests and failures of the seconds of load
+// that ended inside one of spans (a point covers the second before its
+// time).
+func requestsDuring(load []rundir.LoadPoint, spans []pinSpan) (requests, failures int64) {
+	for _, p := range load {
+		for _, sp := range spans {
+			if !p.Time.Before(sp.from.Add(time.Second)) && !p.Time.After(sp.to) {
+				requests += p.Requests
+				failures += p.Failures
+				break
+			}
+		}
+	}
+	return requests, failures
+}
+
+// pinnedService is the application pinned longest, nil when none was.
+func pinnedService(services []ServiceConns) *ServiceConns {
+	if len(services) > 0 && services[0].Pinned {
+		return &services[0]
+	}
+	return nil
+}
+
+// pinnedPhrase says what was pinned, for the verdict and the checks:
+// "pyservice's connections pinned at 10 for 27.4 s (all idle in
+// transaction; 212 of 450 requests failed meanwhile)".
+func pinnedPhrase(c *ServiceConns) string {
+	who := c.Name
+	if c.ByAddress {
+		who = "the clients at " + c.Name
+	}
+	state := "none working"
+	if c.PinnedAllIdleInTx {
+		state = "all idle in transaction"
+	}
+	s := fmt.Sprintf("%s's connections pinned at %d for %s (%s", who, c.Max, seconds(c.PinnedSeconds), state)
+	if c.RequestsWhilePinned > 0 {
+		s += fmt.Sprintf("; %d of %d requests failed meanwhile", c.FailuresWhilePinned, c.RequestsWhilePinned)
+	}
+	return s + ")"
+}
