@@ -294,6 +294,7 @@ func Start(ctx context.Context, opts Options) (*Service, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("pyservice: start %s: %w", Python, err)
 	}
+	_ = lf.Close() // the service has its own copy now
 	s.cmd, s.Pid = cmd, cmd.Process.Pid
 	go func() {
 		s.waitErr = cmd.Wait()

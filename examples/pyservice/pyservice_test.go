@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -473,6 +474,7 @@ type snapshot struct {
 type watcher struct {
 	cancel context.CancelFunc
 	done   chan struct{}
+	once   sync.Once
 	mu     sync.Mutex
 	snaps  []snapshot
 	err    error
@@ -517,11 +519,13 @@ func watch(t *testing.T, probeDSN string) *watcher {
 }
 
 func (w *watcher) stop() []snapshot {
-	w.cancel()
-	<-w.done
-	if w.err != nil {
-		w.t.Errorf("sample pg_stat_activity: %v", w.err)
-	}
+	w.once.Do(func() {
+		w.cancel()
+		<-w.done
+		if w.err != nil {
+			w.t.Errorf("sample pg_stat_activity: %v", w.err)
+		}
+	})
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.snaps
@@ -647,4 +651,71 @@ func roundAll(ds []time.Duration) []time.Duration {
 		out[i] = d.Round(10 * time.Millisecond)
 	}
 	return out
+}
+
+// TestReadGroundTruth parses the log's lines: a complete one, one still
+// open when the service stopped, one outside any request; and names a
+// broken line.
+func TestReadGroundTruth(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "gt.jsonl")
+	lines := `{"pid":27916,"checkout":"2026-12-01T19:53:02.102212Z","checkin":"2026-12-01T19:53:03.620369Z","held_seconds":1.518157,"variant":"held-while-waiting","request":{"id":"req-000006","http_method":"POST","path":"/mcp","method":"tools/call","tool":"wait_for_run","rpc_id":6,"session":"c8f8","user":"a@x","traceparent":"00-0123456789abcdef0123456789abcdef-0123456789abcdef-01","start":"2026-12-01T19:53:02.101377Z","end":"2026-12-01T19:53:03.619568Z","status":200,"error":null}}
+{"pid":27917,"checkout":"2026-12-01T19:53:04.000000Z","checkin":null,"held_seconds":null,"variant":"fixed","request":{"id":"req-000007","http_method":"DELETE","path":"/mcp","method":null,"tool":null,"rpc_id":null,"session":null,"user":null,"traceparent":null,"start":"2026-12-01T19:53:03.9Z","end":null,"status":null,"error":null},"open_at_exit":true}
+
+{"pid":27918,"checkout":"2026-12-01T19:53:05Z","checkin":"2026-12-01T19:53:05.5Z","held_seconds":0.5,"variant":"fixed","request":null}
+`
+	if err := os.WriteFile(good, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cos, err := ReadGroundTruth(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cos) != 3 {
+		t.Fatalf("%d checkouts, want 3", len(cos))
+	}
+	c := cos[0]
+	if c.Pid != 27916 || c.Held() != 1518157*time.Microsecond || c.Request.Tool != "wait_for_run" || c.Request.User != "a@x" ||
+		string(c.Request.RPCID) != "6" || c.Request.Status != 200 || c.Request.End.Sub(c.Request.Start) != 1518191*time.Microsecond {
+		t.Errorf("first line parsed as %+v / %+v", c, *c.Request)
+	}
+	if o := cos[1]; !o.OpenAtExit || !o.CheckedIn.IsZero() || o.Held() != 0 || !o.Request.End.IsZero() || o.Request.Method != "" {
+		t.Errorf("open checkout parsed as %+v / %+v", o, *o.Request)
+	}
+	if cos[2].Request != nil || cos[2].Held() != 500*time.Millisecond {
+		t.Errorf("checkout outside a request parsed as %+v", cos[2])
+	}
+
+	bad := filepath.Join(dir, "bad.jsonl")
+	if err := os.WriteFile(bad, []byte(lines+`{"pid":1,"checkout":"2026-12`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadGroundTruth(bad); err == nil || !strings.Contains(err.Error(), "bad.jsonl:5") {
+		t.Errorf("a cut line: error %v, want one naming bad.jsonl:5", err)
+	}
+}
+
+// TestStartBadDSN: a service that cannot reach its database says so and
+// leaves nothing behind.
+func TestStartBadDSN(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Python")
+	}
+	if _, err := Check(); err != nil {
+		testenv.Missing(t, "%v", err)
+	}
+	before, _ := filepath.Glob(filepath.Join(os.TempDir(), "pyservice-*"))
+	svc, err := Start(context.Background(), Options{DSN: "postgres://nobody:secret@127.0.0.1:1/none?sslmode=disable&connect_timeout=2"})
+	if err == nil {
+		svc.Close()
+		t.Fatal("started on a DSN nothing answers")
+	}
+	t.Logf("error: %v", err)
+	if !strings.Contains(err.Error(), "cannot use the database") || strings.Contains(err.Error(), "secret") {
+		t.Errorf("error %v: want the service's reason, without the password", err)
+	}
+	after, _ := filepath.Glob(filepath.Join(os.TempDir(), "pyservice-*"))
+	if len(after) > len(before) {
+		t.Errorf("temporary directories left behind: %v (before: %v)", after, before)
+	}
 }
