@@ -86,9 +86,12 @@ func Compare(before, after *Summary, beforeDir, afterDir string) *Comparison {
 			detail = fmt.Sprintf("no session idle in transaction, but the service's pool sat at its max (%.0f/%.0f) for %s with %.0f acquires waiting: connections held while idle",
 				before.Probe.AppPoolMaxAcquired, before.Probe.AppPoolMax, seconds(before.Probe.AppPoolSaturatedSeconds), before.Probe.AppPoolAcquireWaits)
 		}
+		if before.Probe.StuckEpisodes == 0 && !poolPinned(before.Probe) && pinnedOf(before) != nil {
+			detail = "no session idle in transaction past the stuck threshold, but " + pinnedPhrase(pinnedOf(before)) + " (database view)"
+		}
 		c.Checks = append(c.Checks, Check{
 			Name:   "before reproduces the leak",
-			Pass:   before.Probe.StuckEpisodes > 0 || poolPinned(before.Probe),
+			Pass:   before.Probe.StuckEpisodes > 0 || poolPinned(before.Probe) || pinnedOf(before) != nil,
 			Detail: detail,
 		})
 		// A leak that holds connections without a transaction (held while
@@ -108,6 +111,9 @@ func Compare(before, after *Summary, beforeDir, afterDir string) *Comparison {
 		c.Checks = append(c.Checks, leakCheck(after))
 		if after.Forensics != nil {
 			c.Checks = append(c.Checks, releaseCheck(after))
+		}
+		if ch, ok := pinnedCheck(after, "after does not pin the service pool (database view)"); ok {
+			c.Checks = append(c.Checks, ch)
 		}
 	}
 	c.Pass = true
@@ -138,9 +144,9 @@ func (c *Comparison) Write(dir string) error {
 // WriteMarkdown writes the sign-off: verdict, table, checks, culprits.
 func (c *Comparison) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
-	verdict := "PASS — the leak shows in before and is gone in after"
+	verdict := "PASS — " + comparedFacts(c.Before, "before") + "; " + comparedFacts(c.After, "after")
 	if !c.Pass {
-		verdict = "FAIL — see the checks below"
+		verdict = "FAIL — " + comparedFacts(c.Before, "before") + "; " + comparedFacts(c.After, "after") + ": see the checks below"
 	}
 	fmt.Fprintf(&b, "# leakbench sign-off: %s\n\n", verdict)
 	for _, s := range []*Summary{c.Before, c.After} {
@@ -216,10 +222,10 @@ func leakCheck(after *Summary) Check {
 			Pass:   p.StuckEpisodes == 0 && p.MaxStuckIdleInTx == 0,
 			Detail: fmt.Sprintf("%d stuck episodes, at most %d stuck at once, longest hold %s", p.StuckEpisodes, p.MaxStuckIdleInTx, seconds(p.LongestHoldSeconds))}
 	}
-	detail := fmt.Sprintf("%d leaked (held ≥ %s and never released: %s), %d killed by the timeout, longest hold %s",
+	detail := fmt.Sprintf("%d leaked (idle in transaction ≥ %s and never released by the service: %s), %d killed by the timeout, longest hold %s",
 		f.Leaked, seconds(f.StuckAfterSeconds), reasons(f.LeakedByReason), p.TimeoutTerminated, seconds(p.LongestHoldSeconds))
 	if f.SlowReleases > 0 {
-		detail += fmt.Sprintf("; %d released late by the service (not a leak, judged below)", f.SlowReleases)
+		detail += fmt.Sprintf("; %d held — released by the service, late (judged below)", f.SlowReleases)
 	}
 	return Check{Name: "after leaks no session", Pass: f.Leaked == 0, Detail: detail}
 }
@@ -233,11 +239,32 @@ func releaseCheck(after *Summary) Check {
 	p99 := releaseP99(after)
 	detail := fmt.Sprintf("release p99 %s (limit %s)", seconds(p99), seconds(f.ReleaseLimitSeconds))
 	if f.SlowReleases > 0 {
-		detail += fmt.Sprintf("; %d stuck episodes released by the service itself, the longest after %s — slowness, not a leak",
+		detail += fmt.Sprintf("; %d sessions held past the stuck threshold and released by the service itself, the longest after %s — held, not leaked",
 			f.SlowReleases, seconds(f.SlowReleaseMaxSeconds))
 	}
 	if f.Saturated {
 		detail += "; the run was saturated: " + f.SaturatedReason
 	}
 	return Check{Name: "after releases promptly", Pass: p99 < f.ReleaseLimitSeconds, Detail: detail}
+}
+
+// comparedFacts says in the verdict's words what one side of a comparison
+// showed: "before: connections leaked, pool pinned", "after: none of it".
+func comparedFacts(s *Summary, side string) string {
+	var words []string
+	if s.Probe != nil && leakedCount(s) > 0 {
+		words = append(words, fmt.Sprintf("%d leaked", leakedCount(s)))
+	}
+	if s.Probe != nil && heldCount(s) > 0 {
+		words = append(words, fmt.Sprintf("%d held", heldCount(s)))
+	}
+	if c := pinnedOf(s); c != nil {
+		words = append(words, fmt.Sprintf("pool pinned for %s", seconds(c.PinnedSeconds)))
+	} else if p := s.Pool; p != nil && p.Exhausted {
+		words = append(words, "pool exhausted")
+	}
+	if len(words) == 0 {
+		return side + ": nothing leaked or held, pool not pinned"
+	}
+	return side + ": " + strings.Join(words, ", ")
 }

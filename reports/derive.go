@@ -34,6 +34,7 @@ func derivePool(dir string, s *Summary) {
 	}
 	if acc.n > 0 {
 		s.Pool = acc.done(intervalFrom(s, acc.n, acc.firstTime, acc.lastTime), readLoadPoints(dir))
+		s.Pool.PinnedAllowed = pinnedAllowedBy(dir)
 	}
 	deriveForensics(&Run{Dir: dir, Summary: s})
 }
@@ -162,6 +163,12 @@ func poolState(s *Summary, samples []Sample, load []rundir.LoadPoint, interval f
 		acc.add(&samples[i])
 	}
 	return acc.done(interval, load)
+}
+
+// pinnedAllowedBy: dir's profile allows a pinned pool (probe.allow_pinned).
+func pinnedAllowedBy(dir string) bool {
+	c, err := rundir.ReadConfig(dir)
+	return err == nil && c.Profile.Probe.AllowPinned
 }
 
 // readLoadPoints reads dir's load.jsonl, nil when there is none: a point a

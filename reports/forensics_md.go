@@ -18,12 +18,12 @@ func writeForensics(b *strings.Builder, heading string, s *Summary) {
 	}
 	fmt.Fprintf(b, "\n%s\n\n", heading)
 	if f.StuckEpisodes > 0 {
-		fmt.Fprintf(b, "%d stuck episodes (held ≥ %s): **%d leaked** (nobody released them: %s), %d released late by the service",
+		fmt.Fprintf(b, "%d stuck episodes (idle in transaction ≥ %s): **%d leaked** (never released by the service: %s), **%d held** (released by the service, late",
 			f.StuckEpisodes, seconds(f.StuckAfterSeconds), f.Leaked, reasons(f.LeakedByReason), f.SlowReleases)
 		if f.SlowReleases > 0 {
-			fmt.Fprintf(b, " (the longest after %s: slowness, not a leak)", seconds(f.SlowReleaseMaxSeconds))
+			fmt.Fprintf(b, "; the longest after %s", seconds(f.SlowReleaseMaxSeconds))
 		}
-		b.WriteString(".\n")
+		b.WriteString(").\n")
 	}
 	if f.Saturated {
 		fmt.Fprintf(b, "The run was **saturated**: %s.\n", f.SaturatedReason)

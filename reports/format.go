@@ -18,7 +18,7 @@ type metricRow struct {
 // tableRows are the table's lines, in the incident's order.
 var tableRows = []metricRow{
 	{"Stuck `idle in transaction` (max at one instant)", func(s *Summary) string { return probeInt(s, func(p *probes.Summary) int { return p.MaxStuckIdleInTx }) }},
-	{"Stuck episodes (held ≥ stuck threshold)", func(s *Summary) string { return probeInt(s, func(p *probes.Summary) int { return p.StuckEpisodes }) }},
+	{"Stuck episodes (idle in transaction ≥ stuck threshold)", func(s *Summary) string { return probeInt(s, func(p *probes.Summary) int { return p.StuckEpisodes }) }},
 	{"Killed by idle_in_transaction_session_timeout", func(s *Summary) string {
 		return probeInt(s, func(p *probes.Summary) int { return p.TimeoutTerminated })
 	}},
@@ -35,6 +35,7 @@ var tableRows = []metricRow{
 		return seconds(s.Probe.ReleaseP50Seconds) + " / " + seconds(s.Probe.ReleaseP99Seconds) + " / " + seconds(s.Probe.ReleaseMaxSeconds)
 	}},
 	{"Pool state / worst wait", poolRow},
+	{"Service connections (database view)", servicesRow},
 	{"Requests", func(s *Summary) string {
 		if s.Load == nil {
 			return "n/a"
@@ -77,6 +78,12 @@ func poolRow(s *Summary) string {
 		return fmt.Sprintf("%d clients waiting (max) / worst wait %s", s.Probe.PgBouncerMaxClWaiting, seconds(s.Probe.PgBouncerMaxWaitSeconds))
 	}
 	if !p.PgBouncerSampled && !p.AppPoolSampled {
+		switch {
+		case p.JudgedFrom == "database view":
+			return "exhausted, judged from the database's view — " + strings.TrimSuffix(p.Reason, " — judged from the database's view (no PgBouncer or pool metrics sampled)")
+		case len(p.Services) > 0:
+			return "no PgBouncer or pool metrics sampled; the database's view: not pinned"
+		}
 		return "not sampled"
 	}
 	state := "healthy"
@@ -87,6 +94,35 @@ func poolRow(s *Summary) string {
 		return state
 	}
 	return state + " / worst wait " + seconds(p.WorstWaitSeconds)
+}
+
+// servicesRow is the service's pool as the database saw it: the
+// application with the most at stake (pinned longest, else the most
+// connections), "max 10, pinned at 10 for 27.4 s, all idle in
+// transaction".
+func servicesRow(s *Summary) string {
+	if s.Pool == nil || len(s.Pool.Services) == 0 {
+		return "not sampled"
+	}
+	c := s.Pool.Services[0]
+	name := c.Name
+	if c.ByAddress {
+		name += " (no application_name: grouped by client address)"
+	}
+	out := fmt.Sprintf("%s: max %d", name, c.Max)
+	if c.Pinned {
+		state := "none working"
+		if c.PinnedAllIdleInTx {
+			state = "all idle in transaction"
+		}
+		out += fmt.Sprintf(", pinned at %d for %s, %s", c.Max, seconds(c.PinnedSeconds), state)
+	} else {
+		out += ", not pinned"
+	}
+	if n := len(s.Pool.Services) - 1; n > 0 {
+		out += fmt.Sprintf("; %d other %s", n, map[bool]string{true: "application", false: "applications"}[n == 1])
+	}
+	return out
 }
 
 func rate(r *rundir.LoadResult) float64 {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/leakbench/leakbench/internal/junit"
 	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/reports/internal/synthetic"
 	"github.com/leakbench/leakbench/reports/plots"
 )
 
@@ -160,6 +161,71 @@ func TestGoldenSignoff(t *testing.T) {
 	var back Comparison
 	if err := json.Unmarshal(readFile(t, filepath.Join(out, rundir.CompareFile)), &back); err != nil || back.SchemaVersion != SchemaVersion {
 		t.Errorf("compare.json: %v, schema_version %d", err, back.SchemaVersion)
+	}
+}
+
+// TestGoldenForensics renders a seeded synthetic sign-off
+// (synthetic.WriteRun) whose runs have what the recorded one lacks: the
+// service pool's metrics, trace contexts joined to a request index, and
+// a lock cascade, so that the report's pool, forensics-join and cascade
+// sections are golden too. The goldens are checked for those sections
+// besides: an -update from output that lost one would pass the byte
+// comparison.
+func TestGoldenForensics(t *testing.T) {
+	t.Setenv(StepSummaryEnv, "")
+	out := t.TempDir()
+	if err := errors.Join(synthetic.WriteRun(filepath.Join(out, "before"), 1, true),
+		synthetic.WriteRun(filepath.Join(out, "after"), 2, false)); err != nil {
+		t.Fatal(err)
+	}
+	cmp, err := RenderSignoff(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cmp.Pass {
+		t.Errorf("verdict fails on the synthetic sign-off: %+v", cmp.Checks)
+	}
+	before := filepath.Join(out, "before")
+	run := readFile(t, filepath.Join(before, rundir.ReportFile))
+	golden(t, "forensics-run.md", run)
+	golden(t, "forensics-run.summary.json", readFile(t, filepath.Join(before, rundir.SummaryFile)))
+	golden(t, "forensics-run.junit.xml", readFile(t, filepath.Join(before, rundir.JUnitFile)))
+	compare := readFile(t, filepath.Join(out, rundir.ReportFile))
+	golden(t, "forensics-compare.md", compare)
+	golden(t, "forensics-compare.json", readFile(t, filepath.Join(out, rundir.CompareFile)))
+
+	for _, want := range []string{
+		"service pool at its max",                   // the pool, from the service's metrics
+		"Joined to the request that left them:",     // the join to requests.jsonl
+		"tools/call get_team_tools | timeout",       // a stuck episode's request, by tool and outcome
+		"(not joined)",                              // a trace id not in the index
+		"(no trace context)",                        // an episode without one
+		"released late by the service (the longest", // held, not leaked
+		"Blocked by stuck sessions: **",             // the cascade, summed
+		"agents #",                                  // a worst episode's user and iteration
+	} {
+		if !bytes.Contains(run, []byte(want)) {
+			t.Errorf("the synthetic run's report.md lacks %q: the section it stands for is not golden-tested", want)
+		}
+	}
+	if !bytes.Contains(compare, []byte("Blocked by stuck sessions: **")) || !bytes.Contains(compare, []byte("Joined to the request that left them:")) {
+		t.Errorf("the sign-off's report.md lacks the forensics of before:\n%s", compare)
+	}
+	s, err := ReadRun(before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := s.Forensics
+	switch {
+	case s.Pool == nil || !s.Pool.AppPoolSampled || !s.Pool.Exhausted:
+		t.Errorf("pool %+v: want the service pool sampled and exhausted", s.Pool)
+	case f == nil || !f.RequestsIndexed || f.Joined == 0 || f.Joined >= f.Traced || f.Traced >= f.StuckEpisodes:
+		t.Errorf("forensics %+v: want some stuck episodes joined, some traced but not joined, some untraced", f)
+	case f.EpisodesBlocking == 0 || f.BlockedBackends <= f.EpisodesBlocking || f.BlockedWaitSeconds <= 0:
+		t.Errorf("cascade: %d episodes blocked %d backends for %.1f s; want some blocking more than one", f.EpisodesBlocking, f.BlockedBackends, f.BlockedWaitSeconds)
+	}
+	if _, err := os.Stat(filepath.Join(before, rundir.PlotsDir, plots.AppPool+"."+plots.PNG)); err != nil {
+		t.Errorf("no service pool plot: %v", err)
 	}
 }
 

@@ -27,15 +27,23 @@ func RunChecks(s *Summary) []Check {
 	}
 	checks = append(checks,
 		Check{
-			Name:   "no session stuck idle in transaction",
-			Pass:   p.StuckEpisodes == 0 && p.MaxStuckIdleInTx == 0,
-			Detail: fmt.Sprintf("%d stuck episodes (held ≥ %s), at most %d stuck at once, longest hold %s", p.StuckEpisodes, seconds(p.StuckAfterSeconds), p.MaxStuckIdleInTx, seconds(p.LongestHoldSeconds)),
+			Name:   "no session leaked",
+			Pass:   leakedCount(s) == 0,
+			Detail: fmt.Sprintf("%s; longest hold %s", leakedPhrase(s), seconds(p.LongestHoldSeconds)),
+		},
+		Check{
+			Name:   "no session held past the stuck threshold",
+			Pass:   heldCount(s) == 0,
+			Detail: fmt.Sprintf("%s; at most %d stuck at once", heldPhrase(s), p.MaxStuckIdleInTx),
 		},
 		Check{
 			Name:   "no session killed by idle_in_transaction_session_timeout",
 			Pass:   p.TimeoutTerminated == 0,
 			Detail: fmt.Sprintf("%d sessions terminated at the %s timeout", p.TimeoutTerminated, seconds(p.IdleInTxTimeoutSeconds)),
 		})
+	if ch, ok := pinnedCheck(s, "service pool not pinned (database view)"); ok {
+		checks = append(checks, ch)
+	}
 	if pool := s.Pool; pool != nil && (pool.PgBouncerSampled || pool.AppPoolSampled) {
 		detail := "healthy"
 		if pool.Exhausted {

@@ -73,21 +73,14 @@ func writeRunMarkdown(b *strings.Builder, s *Summary, r *Run) {
 	}
 }
 
-// runVerdict is one run's headline: whether it leaked.
+// runVerdict is one run's headline, in the verdict's vocabulary
+// (verdict.go): leaked, held, pool pinned — or none of them.
 func runVerdict(s *Summary) string {
-	var bad []string
-	if p := s.Probe; p != nil && (p.StuckEpisodes > 0 || p.MaxStuckIdleInTx > 0 || p.TimeoutTerminated > 0) {
-		bad = append(bad, fmt.Sprintf("connections leak: %d sessions stuck idle in transaction (up to %d at once), %d killed by idle_in_transaction_session_timeout",
-			p.StuckEpisodes, p.MaxStuckIdleInTx, p.TimeoutTerminated))
-	}
-	if s.Pool != nil && s.Pool.Exhausted {
-		bad = append(bad, "pool exhausted: "+s.Pool.Reason)
-	}
-	if s.Pool != nil && s.Pool.AppPoolUnclosedSessions > 0 {
-		bad = append(bad, fmt.Sprintf("%g sessions never closed", s.Pool.AppPoolUnclosedSessions))
-	}
+	bad := problems(s)
+	fails := failing(s)
 	if s.EndReason != EndCompleted {
 		bad = append(bad, "the run did not complete ("+s.EndReason+")")
+		fails = true
 	}
 	loadOnly := s.Probe == nil && s.Environment.LoadOnly
 	if loadOnly && s.Load != nil {
@@ -95,18 +88,21 @@ func runVerdict(s *Summary) string {
 		for _, t := range s.Load.Thresholds {
 			if !t.Pass {
 				bad = append(bad, fmt.Sprintf("threshold %s %s not met (observed %s)", t.Metric, t.Expression, t.ObservedString()))
+				fails = true
 			}
 		}
 	}
 	switch {
-	case len(bad) > 0:
+	case fails:
 		return "FAIL — " + strings.Join(bad, "; ")
+	case len(bad) > 0:
+		return "PASS — " + strings.Join(bad, "; ")
 	case loadOnly:
 		return "PASS — load only (no database probed): every threshold met"
 	case s.Probe == nil:
 		return "NO DATA — the probe recorded nothing"
 	}
-	return "PASS — no leak seen: no stuck session, pool healthy"
+	return "PASS — nothing leaked or held, pool not pinned"
 }
 
 func writeChecks(b *strings.Builder, checks []Check) {

@@ -222,6 +222,7 @@ func LoadRun(dir string) (*Run, error) {
 	r.SampleCount = pool.n
 	if pool.n > 0 {
 		r.Summary.Pool = pool.done(intervalFrom(r.Summary, pool.n, pool.firstTime, pool.lastTime), r.Load)
+		r.Summary.Pool.PinnedAllowed = pinnedAllowedBy(dir)
 	}
 	if r.EpisodeCount > 0 || r.Summary.Probe != nil {
 		r.Summary.Forensics = finishForensics(fb, r.Summary) // after the pool: it reads Summary.Pool

@@ -65,6 +65,10 @@ type ProbeSettings struct {
 	// latency's 99th percentile must stay below it. Zero: StuckAfter.
 	// Leaked episodes (nobody released them) are gated strictly apart.
 	SlowRelease time.Duration `json:"slow_release,omitempty" yaml:"slow_release"`
+	// AllowPinned lets a run pass whose service pool was pinned (its
+	// connections at their maximum, none working, as the database saw
+	// them): it is still reported. For a load meant to fill the pool.
+	AllowPinned bool `json:"allow_pinned,omitempty" yaml:"allow_pinned"`
 }
 
 // WriteConfig writes c into dir's config.json, whole or not at all.

@@ -121,6 +121,9 @@ type PoolState struct {
 	// sampled, so the service's connections as the database saw them);
 	// empty when healthy.
 	JudgedFrom string `json:"judged_from,omitempty"`
+	// PinnedAllowed: the profile relaxed the pinned check
+	// (probe.allow_pinned), so a pinned pool is reported but passes.
+	PinnedAllowed bool `json:"pinned_allowed,omitempty"`
 }
 
 // ServiceConns is one application's connections as the database saw them

@@ -4,7 +4,14 @@
 package synthetic
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/leakbench/leakbench/internal/rundir"
@@ -91,4 +98,115 @@ func Run(seed uint64, leaky bool) *plots.Run {
 	ps := probes.Summarize(probes.Config{Interval: interval, StuckAfter: 2 * time.Second}, 5*time.Second, r.Samples, r.Episodes)
 	r.Summary.Probe = &ps
 	return r
+}
+
+// tokenScopingSQL is the incident's token-scoping lookup: the last query
+// of the sessions the leaky gateway leaves idle in transaction.
+const tokenScopingSQL = "SELECT email_team_members.team_id, email_team_members.role FROM email_team_members WHERE email_team_members.user_email = $1"
+
+// WriteRun writes Run(seed, leaky) into dir as the run directory leakbench
+// run leaves before its reports are rendered (summary.json without the
+// derived pool and forensics, samples.jsonl, episodes.jsonl, load.jsonl),
+// with what a run of leakbench's own load adds and the recorded sign-off
+// in reports/testdata lacks, so that every section of a report renders:
+//   - the service pool's metrics in every sample (Run's);
+//   - trace contexts: seven in eight episodes carry one in their last
+//     query's sqlcommenter comment, and requests.jsonl indexes the
+//     requests that sent most of them (one traced id in sixteen is
+//     another client's), so the forensics join names requests, and
+//     leaves some episodes not joined or without a trace context;
+//   - a lock cascade: one in twenty of the stuck episodes blocked one to
+//     three backends;
+//   - in a leaky run, a few sessions the service released late (held
+//     past the stuck threshold, then committed) beside the leaked ones.
+//
+// The same seed writes the same bytes.
+func WriteRun(dir string, seed uint64, leaky bool) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	r := Run(seed, leaky)
+	rng := rand.New(rand.NewPCG(seed, 2))
+	const stuckAfter = 2.0
+	var reqs []rundir.Request
+	for i := range r.Episodes {
+		e := &r.Episodes[i]
+		e.PID = int32(2000 + i)
+		e.BackendStart = e.Start.Add(-time.Duration(1+rng.IntN(5)) * time.Second)
+		if leaky && e.EndReason == probes.EndReleased && i%25 == 1 {
+			e.HoldSeconds = stuckAfter + 0.5 + rng.Float64()
+			e.End = e.Start.Add(time.Duration(e.HoldSeconds * float64(time.Second)))
+		}
+		e.EndExact = e.EndReason == probes.EndReleased
+		e.Query, e.Fingerprint = tokenScopingSQL, tokenScopingSQL
+		e.ApplicationName, e.ClientAddr = "mcp-gateway", "127.0.0.1"
+		if i%8 == 7 {
+			continue // no trace context: a statement the service sent by itself
+		}
+		e.TraceID = fmt.Sprintf("%016x%016x", rng.Uint64(), rng.Uint64())
+		e.SpanID = fmt.Sprintf("%016x", rng.Uint64())
+		e.Query += fmt.Sprintf(" /*traceparent='00-%s-%s-01'*/", e.TraceID, e.SpanID)
+		stuck := e.HoldSeconds >= stuckAfter
+		if stuck && i%20 == 0 {
+			e.Blocked = 1 + rng.IntN(3)
+			e.BlockedWaitSeconds = float64(e.Blocked) * e.HoldSeconds * (0.5 + rng.Float64()/2)
+		}
+		if i%16 == 3 {
+			continue // a trace id leakbench did not send: not in the index
+		}
+		q := rundir.Request{TraceID: e.TraceID, User: i % 60, Scenario: "agents", Iteration: int64(i / 60), Step: 1,
+			Method: "tools/call", Name: "get_team_tools", Start: e.Start.Add(-20 * time.Millisecond),
+			Seconds: 0.02 + rng.Float64()*0.03, Outcome: rundir.RequestOK}
+		if i%3 == 0 {
+			q.Name = "record_note"
+		}
+		if stuck && e.EndReason != probes.EndReleased {
+			// The leaky gateway's request outlives its answer: the client
+			// gave up at the request timeout.
+			q.Seconds, q.Outcome = 1, rundir.RequestTimeout
+		}
+		reqs = append(reqs, q)
+	}
+	slices.SortFunc(reqs, func(a, b rundir.Request) int { return a.Start.Compare(b.Start) })
+	ps := probes.Summarize(probes.Config{Interval: 100 * time.Millisecond, StuckAfter: stuckAfter * time.Second}, 5*time.Second, r.Samples, r.Episodes)
+	s := r.Summary
+	s.Probe = &ps
+	s.Environment.Target = "http://127.0.0.1:8080/mcp"
+	l := s.Load
+	l.EndReason = rundir.EndCompleted
+	l.ErrorsByKind = map[string]int64{"timeout": 0}
+	var p50, p95, p99 float64
+	for _, p := range r.Load {
+		l.Requests += p.Requests
+		l.Failures += p.Failures
+		l.ErrorsByKind["timeout"] += p.Failures
+		p50, p95, p99 = max(p50, p.P50Ms), max(p95, p.P95Ms), max(p99, p.P99Ms)
+	}
+	l.Iterations = l.Requests / 2
+	l.PeakUsers = l.Config.Users
+	l.Latency = map[string]rundir.LatencyStats{"all": {Count: l.Requests - l.Failures, MinMs: 2, MeanMs: p50, P50Ms: p50, P90Ms: p95 * 0.9, P95Ms: p95, P99Ms: p99, MaxMs: p99 * 1.1}}
+	if err := errors.Join(writeLines(filepath.Join(dir, rundir.SamplesFile), r.Samples),
+		writeLines(filepath.Join(dir, rundir.EpisodesFile), r.Episodes),
+		writeLines(filepath.Join(dir, rundir.LoadFile), r.Load),
+		writeLines(filepath.Join(dir, rundir.RequestsFile), reqs)); err != nil {
+		return err
+	}
+	return rundir.WriteFileFunc(filepath.Join(dir, rundir.SummaryFile), func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(s)
+	})
+}
+
+// writeLines writes recs to path, one JSON object a line.
+func writeLines[T any](path string, recs []T) error {
+	return rundir.WriteFileFunc(path, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		for i := range recs {
+			if err := enc.Encode(&recs[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

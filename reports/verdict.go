@@ -1,0 +1,163 @@
+package reports
+
+import (
+	"fmt"
+	"strings"
+)
+
+// One vocabulary for the verdict, the same in the headline, the checks,
+// the forensics, JUnit and compare:
+//   - leaked: a session the service never released — PostgreSQL's
+//     idle_in_transaction_session_timeout killed it, it was terminated, or
+//     it was still open when the run ended;
+//   - held: a session the service released itself, but only after the
+//     stuck threshold (idle in a transaction all that time);
+//   - pool pinned: the service's connections at their maximum with none of
+//     them working (ServiceConns.Pinned, the database's view).
+// A held session is never called a leak, and a pinned pool is never
+// called slowness.
+
+// leakedCount is how many sessions nobody released, from the forensics
+// when there are, else from the probe's count of timeout kills.
+func leakedCount(s *Summary) int {
+	if f := s.Forensics; f != nil {
+		return f.Leaked
+	}
+	if s.Probe != nil {
+		return s.Probe.TimeoutTerminated
+	}
+	return 0
+}
+
+// heldCount is how many stuck sessions the service released itself, late.
+func heldCount(s *Summary) int {
+	if f := s.Forensics; f != nil {
+		return f.SlowReleases
+	}
+	if p := s.Probe; p != nil {
+		return max(0, p.StuckEpisodes-p.TimeoutTerminated)
+	}
+	return 0
+}
+
+// pinnedService of a run: the service pinned longest, nil when none was.
+func pinnedOf(s *Summary) *ServiceConns {
+	if s.Pool == nil {
+		return nil
+	}
+	return pinnedService(s.Pool.Services)
+}
+
+// pinnedAllowed: the profile relaxed the pinned check (probe.allow_pinned).
+func pinnedAllowed(s *Summary) bool { return s.Pool != nil && s.Pool.PinnedAllowed }
+
+func leakedPhrase(s *Summary) string {
+	n := leakedCount(s)
+	reason := ""
+	if f := s.Forensics; f != nil {
+		reason = " (" + reasons(f.LeakedByReason) + ")"
+	} else if s.Probe != nil {
+		reason = fmt.Sprintf(" (%d killed by idle_in_transaction_session_timeout)", s.Probe.TimeoutTerminated)
+	}
+	return fmt.Sprintf("%d %s never released by the service%s", n, sessionsWord(n), reason)
+}
+
+func heldPhrase(s *Summary) string {
+	n := heldCount(s)
+	threshold := 1.0
+	longest := 0.0
+	if f := s.Forensics; f != nil {
+		threshold, longest = f.StuckAfterSeconds, f.SlowReleaseMaxSeconds
+	} else if s.Probe != nil {
+		threshold, longest = s.Probe.StuckAfterSeconds, s.Probe.LongestHoldSeconds
+	}
+	out := fmt.Sprintf("%d %s idle in transaction past the %s stuck threshold, released late by the service", n, sessionsWord(n), seconds(threshold))
+	if longest > 0 {
+		out += " (the longest after " + seconds(longest) + ")"
+	}
+	if cite := heldAcross(s); cite != "" {
+		out += "; " + cite
+	}
+	return out
+}
+
+// heldAcross names the request the held sessions belonged to, when the
+// join to it is exact (trace context): "held across requests: tools/call
+// wait_for_run".
+func heldAcross(s *Summary) string {
+	f := s.Forensics
+	if f == nil || f.Joined == 0 || len(f.ByRequest) == 0 {
+		return ""
+	}
+	g := f.ByRequest[0]
+	if g.Method == "" || strings.HasPrefix(g.Method, "(") {
+		return ""
+	}
+	return "held across requests: " + requestLabel(g.Method, g.Name)
+}
+
+// problems are a run's facts, in the vocabulary above, for its headline:
+// empty when none was seen.
+func problems(s *Summary) []string {
+	var out []string
+	if s.Probe != nil {
+		if leakedCount(s) > 0 {
+			out = append(out, "connections leaked: "+leakedPhrase(s))
+		}
+		if heldCount(s) > 0 {
+			out = append(out, "connections held: "+heldPhrase(s))
+		}
+	}
+	if c := pinnedOf(s); c != nil {
+		word := "pool pinned: "
+		if pinnedAllowed(s) {
+			word = "pool pinned (allowed by the profile): "
+		}
+		out = append(out, word+pinnedPhrase(c))
+	}
+	if p := s.Pool; p != nil && p.Exhausted && p.JudgedFrom != "database view" {
+		out = append(out, "pool exhausted: "+p.Reason)
+	}
+	if p := s.Pool; p != nil && p.AppPoolUnclosedSessions > 0 {
+		out = append(out, fmt.Sprintf("%g sessions never closed", p.AppPoolUnclosedSessions))
+	}
+	return out
+}
+
+// failing reports whether problems fail the run: all do, but a pinned
+// pool the profile allows.
+func failing(s *Summary) bool {
+	if s.Probe != nil && (leakedCount(s) > 0 || heldCount(s) > 0) {
+		return true
+	}
+	if pinnedOf(s) != nil && !pinnedAllowed(s) {
+		return true
+	}
+	p := s.Pool
+	return p != nil && (p.Exhausted && p.JudgedFrom != "database view" || p.AppPoolUnclosedSessions > 0)
+}
+
+// pinnedCheck is the check on the database's view of the service's pool:
+// it fails when a service was pinned, unless the profile allows it.
+func pinnedCheck(s *Summary, name string) (Check, bool) {
+	if s.Pool == nil || len(s.Pool.Services) == 0 {
+		return Check{}, false
+	}
+	c := pinnedOf(s)
+	if c == nil {
+		top := s.Pool.Services[0]
+		return Check{Name: name, Pass: true, Detail: fmt.Sprintf("never pinned; the most connections at once: %d (%s)", top.Max, top.Name)}, true
+	}
+	detail := pinnedPhrase(c)
+	if pinnedAllowed(s) {
+		detail += "; allowed by the profile (probe.allow_pinned)"
+	}
+	return Check{Name: name, Pass: pinnedAllowed(s), Detail: detail}, true
+}
+
+func sessionsWord(n int) string {
+	if n == 1 {
+		return "session"
+	}
+	return "sessions"
+}
