@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -137,6 +138,12 @@ func WriteRun(dir string, seed uint64, leaky bool) error {
 			e.HoldSeconds = stuckAfter + 0.5 + rng.Float64()
 			e.End = e.Start.Add(time.Duration(e.HoldSeconds * float64(time.Second)))
 		}
+		// Holds in 1/256 s, exact in binary: the forensics sum them over a
+		// map (reports/forensics/join.go), in an order that changes from
+		// one run to the next, and sums of inexact values would differ in
+		// their last digit, and the golden files with them.
+		e.HoldSeconds = quantize(e.HoldSeconds)
+		e.End = e.Start.Add(time.Duration(e.HoldSeconds * float64(time.Second)))
 		e.EndExact = e.EndReason == probes.EndReleased
 		e.Query, e.Fingerprint = tokenScopingSQL, tokenScopingSQL
 		e.ApplicationName, e.ClientAddr = "mcp-gateway", "127.0.0.1"
@@ -149,14 +156,14 @@ func WriteRun(dir string, seed uint64, leaky bool) error {
 		stuck := e.HoldSeconds >= stuckAfter
 		if stuck && i%20 == 0 {
 			e.Blocked = 1 + rng.IntN(3)
-			e.BlockedWaitSeconds = float64(e.Blocked) * e.HoldSeconds * (0.5 + rng.Float64()/2)
+			e.BlockedWaitSeconds = quantize(float64(e.Blocked) * e.HoldSeconds * (0.5 + rng.Float64()/2))
 		}
 		if i%16 == 3 {
 			continue // a trace id leakbench did not send: not in the index
 		}
 		q := rundir.Request{TraceID: e.TraceID, User: i % 60, Scenario: "agents", Iteration: int64(i / 60), Step: 1,
 			Method: "tools/call", Name: "get_team_tools", Start: e.Start.Add(-20 * time.Millisecond),
-			Seconds: 0.02 + rng.Float64()*0.03, Outcome: rundir.RequestOK}
+			Seconds: quantize(0.02 + rng.Float64()*0.03), Outcome: rundir.RequestOK}
 		if i%3 == 0 {
 			q.Name = "record_note"
 		}
@@ -167,11 +174,20 @@ func WriteRun(dir string, seed uint64, leaky bool) error {
 		}
 		reqs = append(reqs, q)
 	}
+	// The longest-held stuck session is the root of the worst cascade,
+	// so that the report's worst episodes show one.
+	if i := longestTraced(r.Episodes); i >= 0 && leaky {
+		e := &r.Episodes[i]
+		e.Blocked, e.BlockedWaitSeconds = 3, quantize(3*e.HoldSeconds*0.9)
+	}
 	slices.SortFunc(reqs, func(a, b rundir.Request) int { return a.Start.Compare(b.Start) })
 	ps := probes.Summarize(probes.Config{Interval: 100 * time.Millisecond, StuckAfter: stuckAfter * time.Second}, 5*time.Second, r.Samples, r.Episodes)
 	s := r.Summary
 	s.Probe = &ps
-	s.Environment.Target = "http://127.0.0.1:8080/mcp"
+	env := &s.Environment
+	env.Provider, env.Target, env.LeakbenchVersion = "local", "http://127.0.0.1:8080/mcp", "synthetic"
+	env.PostgresVersion, env.PgBouncerVersion, env.MaxConnections = "15.18", "PgBouncer 1.18.0", 100
+	env.PoolMode, env.PgBouncerPoolSize = "transaction", 40
 	l := s.Load
 	l.EndReason = rundir.EndCompleted
 	l.ErrorsByKind = map[string]int64{"timeout": 0}
@@ -197,6 +213,21 @@ func WriteRun(dir string, seed uint64, leaky bool) error {
 		return enc.Encode(s)
 	})
 }
+
+// longestTraced is the index of the longest-held episode with a trace
+// context, -1 if none has one.
+func longestTraced(eps []probes.Episode) int {
+	best := -1
+	for i, e := range eps {
+		if e.TraceID != "" && (best < 0 || e.HoldSeconds > eps[best].HoldSeconds) {
+			best = i
+		}
+	}
+	return best
+}
+
+// quantize rounds seconds to 1/256 s, a value float64 holds exactly.
+func quantize(seconds float64) float64 { return math.Round(seconds*256) / 256 }
 
 // writeLines writes recs to path, one JSON object a line.
 func writeLines[T any](path string, recs []T) error {
