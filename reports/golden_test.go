@@ -195,14 +195,15 @@ func TestGoldenForensics(t *testing.T) {
 	golden(t, "forensics-compare.json", readFile(t, filepath.Join(out, rundir.CompareFile)))
 
 	for _, want := range []string{
-		"service pool at its max",                   // the pool, from the service's metrics
-		"Joined to the request that left them:",     // the join to requests.jsonl
-		"tools/call get_team_tools | timeout",       // a stuck episode's request, by tool and outcome
-		"(not joined)",                              // a trace id not in the index
-		"(no trace context)",                        // an episode without one
-		"released late by the service (the longest", // held, not leaked
-		"Blocked by stuck sessions: **",             // the cascade, summed
-		"agents #",                                  // a worst episode's user and iteration
+		"service pool at its max",               // the pool, from the service's metrics
+		"Joined to the request that left them:", // the join to requests.jsonl
+		"tools/call get_team_tools | timeout",   // a stuck episode's request, by tool and outcome
+		"(not joined)",                          // a trace id not in the index
+		"(no trace context)",                    // an episode without one
+		"held** (released by the service, late", // held, not leaked
+		"Blocked by stuck sessions: **",         // the cascade, summed
+		"agents #",                              // a worst episode's user and iteration
+		"after 1.0 s | 3, ",                     // the worst episode's own cascade
 	} {
 		if !bytes.Contains(run, []byte(want)) {
 			t.Errorf("the synthetic run's report.md lacks %q: the section it stands for is not golden-tested", want)
