@@ -217,6 +217,10 @@ func (acc *poolAcc) add(s *Sample) {
 	}
 	acc.n++
 	acc.lastTime = s.Time
+	if !s.Gap {
+		c := s.States
+		p.MaxClientBackends = max(p.MaxClientBackends, c.Active+c.Idle+c.IdleInTx+c.IdleInTxAborted+c.Other)
+	}
 	if b := s.PgBouncer; b != nil {
 		p.PgBouncerSampled = true
 		p.PgBouncerMaxClWaiting = max(p.PgBouncerMaxClWaiting, b.ClWaiting)

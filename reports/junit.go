@@ -41,6 +41,9 @@ func RunChecks(s *Summary) []Check {
 			Pass:   p.TimeoutTerminated == 0,
 			Detail: fmt.Sprintf("%d sessions terminated at the %s timeout", p.TimeoutTerminated, seconds(p.IdleInTxTimeoutSeconds)),
 		})
+	if ch, ok := unseenCheck(s); ok {
+		checks = append(checks, ch)
+	}
 	if ch, ok := pinnedCheck(s, "service pool not pinned (database view)"); ok {
 		checks = append(checks, ch)
 	}

@@ -78,6 +78,10 @@ func writeRunMarkdown(b *strings.Builder, s *Summary, r *Run) {
 func runVerdict(s *Summary) string {
 	bad := problems(s)
 	fails := failing(s)
+	if ch, ok := unseenCheck(s); ok {
+		bad = append(bad, "nothing to judge: "+ch.Detail)
+		fails = true
+	}
 	if s.EndReason != EndCompleted {
 		bad = append(bad, "the run did not complete ("+s.EndReason+")")
 		fails = true

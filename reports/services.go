@@ -172,12 +172,11 @@ func (acc *serviceAcc) done(load []rundir.LoadPoint) []ServiceConns {
 }
 
 // requestsDuring counts the requests and failures of the seconds of load
-// that ended inside one of spans (a point covers the second before its
-// time).
+// that overlap one of spans (a point covers the second before its time).
 func requestsDuring(load []rundir.LoadPoint, spans []pinSpan) (requests, failures int64) {
 	for _, p := range load {
 		for _, sp := range spans {
-			if !p.Time.Before(sp.from.Add(time.Second)) && !p.Time.After(sp.to) {
+			if p.Time.After(sp.from) && p.Time.Add(-time.Second).Before(sp.to) {
 				requests += p.Requests
 				failures += p.Failures
 				break

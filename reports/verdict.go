@@ -161,3 +161,20 @@ func sessionsWord(n int) string {
 	}
 	return "sessions"
 }
+
+// unseenCheck fails a run whose probe never saw a client backend in the
+// watched database: a probe DSN naming a database the service does not
+// use would otherwise read as a healthy run.
+func unseenCheck(s *Summary) (Check, bool) {
+	if s.Probe == nil || s.Pool == nil || s.Pool.MaxClientBackends > 0 || s.Probe.Samples == 0 {
+		return Check{}, false
+	}
+	db := s.Environment.Database
+	if db == "" {
+		db = "the probe DSN's"
+	} else {
+		db = fmt.Sprintf("%q", db)
+	}
+	return Check{Name: "the probe saw the service's connections", Detail: fmt.Sprintf(
+		"no client backend but the probe's own in database %s in %d samples: the service may use another database — give the probe DSN of the one it connects to", db, s.Probe.Samples)}, true
+}

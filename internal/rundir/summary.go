@@ -28,6 +28,8 @@ type Environment struct {
 	PgBouncerPoolSize      int     `json:"pgbouncer_pool_size"`
 	GatewayPoolSize        int     `json:"gateway_pool_size"`
 	Target                 string  `json:"target"`
+	// Database is the database the probe watched.
+	Database string `json:"database,omitempty"`
 	LeakbenchVersion       string  `json:"leakbench_version"`
 	// LeakbenchCommit is the VCS revision leakbench was built from, when
 	// the build recorded one.
@@ -121,6 +123,10 @@ type PoolState struct {
 	// sampled, so the service's connections as the database saw them);
 	// empty when healthy.
 	JudgedFrom string `json:"judged_from,omitempty"`
+	// MaxClientBackends is the most client backends of the watched
+	// database (the probe's own aside) at one sample: 0 means the probe
+	// never saw the service connected there.
+	MaxClientBackends int `json:"max_client_backends"`
 	// PinnedAllowed: the profile relaxed the pinned check
 	// (probe.allow_pinned), so a pinned pool is reported but passes.
 	PinnedAllowed bool `json:"pinned_allowed,omitempty"`

@@ -309,6 +309,7 @@ func fillEnvironment(e *reports.Environment, env *fixtures.Env) {
 	e.PgBouncerPoolSize = env.Config.PgBouncerPoolSize
 	e.GatewayPoolSize = env.Config.GatewayPoolSize
 	e.Target = redact.URL(env.GatewayURL) // a URL may carry credentials
+	e.Database = env.Database
 }
 
 // writeConfig records the resolved configuration. Tokens and DSNs are not
