@@ -29,8 +29,8 @@ type Environment struct {
 	GatewayPoolSize        int     `json:"gateway_pool_size"`
 	Target                 string  `json:"target"`
 	// Database is the database the probe watched.
-	Database string `json:"database,omitempty"`
-	LeakbenchVersion       string  `json:"leakbench_version"`
+	Database         string `json:"database,omitempty"`
+	LeakbenchVersion string `json:"leakbench_version"`
 	// LeakbenchCommit is the VCS revision leakbench was built from, when
 	// the build recorded one.
 	LeakbenchCommit string `json:"leakbench_commit,omitempty"`
