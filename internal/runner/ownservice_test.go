@@ -191,6 +191,12 @@ func TestOwnServiceSeenTruthfully(t *testing.T) {
 		t.Errorf("junit.xml does not fail the pinned check under the service's name:\n%s", junit)
 	}
 
+	if st, err := os.Stat(filepath.Join(leakyDir, rundir.PlotsDir, "services.png")); err != nil || st.Size() == 0 {
+		t.Errorf("no plot of the backends per application: %v", err)
+	}
+	if os.Getenv("LEAKBENCH_KEEP_RUN") != "" {
+		_ = os.CopyFS(os.Getenv("LEAKBENCH_KEEP_RUN"), os.DirFS(leakyDir))
+	}
 	fmd := string(readFileT(t, filepath.Join(fixedDir, rundir.ReportFile)))
 	if !strings.HasPrefix(fmd, "# leakbench run: pyservice-fixed — PASS") || fixed.Pool == nil || fixed.Pool.Pinned {
 		t.Errorf("the fixed service: %q, pool %+v; want PASS, not pinned", strings.SplitN(fmd, "\n", 2)[0], fixed.Pool)

@@ -28,6 +28,8 @@ func figures() []figure {
 			func(r *Run) bool { return len(r.Episodes) > 0 }, []func(*Run) *panel{releasePanel}, 3.4 * vg.Inch},
 		{PgBouncer, "PgBouncer: clients queued for a server connection, and the longest any of them had waited (maxwait).",
 			func(r *Run) bool { return hasPgBouncer(r) }, []func(*Run) *panel{bouncerClientsPanel, bouncerWaitPanel}, 2.6 * vg.Inch},
+		{Services, "Each service's connections as the database saw them: backends per application (application_name, else client address), with those idle in transaction and those active. A pinned pool is a flat line at its maximum with nothing active.",
+			hasApps, []func(*Run) *panel{servicesPanel}, 3.4 * vg.Inch},
 		{AppPool, "The service's own connection pool: connections acquired against its maximum, and acquires that had to wait or were given up.",
 			func(r *Run) bool { return hasAppPool(r) }, []func(*Run) *panel{appPoolPanel, appPoolWaitsPanel}, 2.6 * vg.Inch},
 		{Load, "What the virtual users did, per second: requests and failures, error rate, latency percentiles and active users.",
@@ -387,4 +389,70 @@ func (h hline) Thumbnail(c *draw.Canvas) {
 
 func (h hline) DataRange() (xmin, xmax, ymin, ymax float64) {
 	return math.Inf(1), math.Inf(-1), h.y, h.y
+}
+
+func hasApps(r *Run) bool {
+	return slices.ContainsFunc(r.Samples, func(s rundir.Sample) bool { return len(s.Apps) > 0 })
+}
+
+// maxServiceLines bounds the applications drawn: the ones with the most
+// backends at once.
+const maxServiceLines = 4
+
+// servicesPanel draws the database's view of each service's pool: every
+// application's backends, and for the largest its idle-in-transaction and
+// active ones.
+func servicesPanel(r *Run) *panel {
+	p := timePanel(r, "Backends per application (database view)", "backends")
+	if !hasApps(r) {
+		return empty(p, "no backends by application recorded")
+	}
+	type app struct {
+		name      string
+		byAddress bool
+		most      int
+	}
+	var apps []app
+	find := func(s *rundir.Sample, a app) (rundir.AppConns, bool) {
+		for _, c := range s.Apps {
+			if c.Name == a.name && c.ByAddress == a.byAddress {
+				return c, true
+			}
+		}
+		return rundir.AppConns{}, false
+	}
+	for i := range r.Samples {
+		for _, c := range r.Samples[i].Apps {
+			j := slices.IndexFunc(apps, func(a app) bool { return a.name == c.Name && a.byAddress == c.ByAddress })
+			if j < 0 {
+				apps = append(apps, app{name: c.Name, byAddress: c.ByAddress})
+				j = len(apps) - 1
+			}
+			apps[j].most = max(apps[j].most, c.Total())
+		}
+	}
+	slices.SortStableFunc(apps, func(x, y app) int { return y.most - x.most })
+	if len(apps) > maxServiceLines {
+		apps = apps[:maxServiceLines]
+	}
+	cols := []color.Color{colBlue, colGreen, colOrange, colPurple}
+	for i, a := range apps {
+		name := a.name
+		if a.byAddress {
+			name += " (by address)"
+		}
+		line := func(f func(rundir.AppConns) int) plotter.XYs {
+			return sampleXYs(r, func(s *rundir.Sample) (float64, bool) {
+				c, _ := find(s, a) // absent: no backend at all
+				return float64(f(c)), true
+			})
+		}
+		p.addLine(name+": all", line(rundir.AppConns.Total), lineStyle(cols[i], 2, dashSolid), nil)
+		if i == 0 {
+			p.addLine(name+": idle in transaction", line(func(c rundir.AppConns) int { return c.IdleInTx + c.IdleInTxAborted }),
+				lineStyle(colVermilion, 1.5, dashDashed), nil)
+			p.addLine(name+": active", line(func(c rundir.AppConns) int { return c.Active }), lineStyle(colSky, 1.25, dashDotted), nil)
+		}
+	}
+	return p
 }

@@ -25,6 +25,7 @@ const (
 	States    = "states"
 	PgBouncer = "pgbouncer"
 	AppPool   = "app_pool"
+	Services  = "services"
 	Release   = "release"
 	Load      = "load"
 )
