@@ -50,6 +50,12 @@ type Config struct {
 	// querytext.Mask replaces every literal with ?. Either way control
 	// characters are replaced (see Fingerprint).
 	KeepQueryText bool `json:"keep_query_text,omitempty"`
+	// SentTokens are the bearer tokens the run's virtual users sent (user
+	// u sent SentTokens[u mod len]). An episode whose last query carries
+	// one as a quoted literal records which (Episode.SentBy), so that a
+	// stuck session of a service without trace context can be tied to
+	// the users that sent it. SECRET: never serialized, never recorded.
+	SentTokens []string `json:"-"`
 
 	// Scrape lists Prometheus endpoints of the service under test whose
 	// connection-pool series the probe reads every ScrapeInterval

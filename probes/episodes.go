@@ -76,6 +76,9 @@ type tracker struct {
 	// backend's episode waits up to killWait for its line (pending).
 	kills   killFinder
 	pending []pendingEnd
+	// sent finds the run's bearer tokens in queries (sent.go); nil: none
+	// given.
+	sent *sentTokens
 }
 
 // killFinder finds the server's record of a backend's kill in a time
@@ -171,6 +174,7 @@ func (t *tracker) observe(now time.Time, rows []backendRow) []Episode {
 			}}
 			o := t.open[k]
 			o.base = t.readComment(&o.ep)
+			o.ep.SentBy = t.sent.find(r.Query)
 		}
 	}
 	gone := len(done)

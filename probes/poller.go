@@ -119,6 +119,7 @@ func Start(ctx context.Context, cfg Config) (p *Poller, err error) {
 		}
 	}
 	p.track = newTracker(p.timeout, cfg.KeepQueryText)
+	p.track.sent = newSentTokens(cfg.SentTokens)
 	if p.slog != nil {
 		p.track.kills = p.slog
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/leakbench/leakbench/internal/rundir"
 )
 
 // writeForensics writes a run's forensics: leaked or released late, the
@@ -33,8 +35,17 @@ func writeForensics(b *strings.Builder, heading string, s *Summary) {
 	case f.RequestsIndexed:
 		fmt.Fprintf(b, "Joined to the request that left them: %d of %d (%.1f%%); %d carried a trace context.\n",
 			f.Joined, f.StuckEpisodes, 100*f.JoinedShare, f.Traced)
+		if f.SentByToken > 0 {
+			fmt.Fprintf(b, "Without trace context, %d carried a bearer token leakbench sent, which names the users exactly; %d of them joined to "+
+				"the one request of those users in flight when the session went idle in transaction (none of their earlier requests given up), "+
+				"%d left as candidates only (several in flight, or an earlier one abandoned that the service may still have been running), %d with none in flight.\n",
+				f.SentByToken, f.TokenJoined, f.TokenAmbiguous, f.TokenNoCandidate)
+		}
 	default:
 		fmt.Fprintf(b, "%d of %d carried a trace context; no request index (leakbench did not drive the load).\n", f.Traced, f.StuckEpisodes)
+	}
+	if f.Traced == 0 && f.StuckEpisodes > 0 {
+		b.WriteString("No stuck session carried trace context: have the service comment its SQL with the request's traceparent (sqlcommenter; leakbench's docs/trace-context.md says how, stack by stack) and each is tied to its request exactly.\n")
 	}
 	if f.MalformedComments > 0 {
 		fmt.Fprintf(b, "%d sqlcommenter comments could not be read (cut or malformed) and were ignored.\n", f.MalformedComments)
@@ -69,6 +80,9 @@ func writeForensics(b *strings.Builder, heading string, s *Summary) {
 					outcome += " (" + r.Kind + ")"
 				}
 				who = fmt.Sprintf("%s #%d / %d", r.Scenario, r.User, r.Iteration)
+				if w.JoinedBy == rundir.JoinedByToken {
+					outcome += " (by token)"
+				}
 				sent = fmt.Sprintf("%s, gave its answer or up after %s", r.Started.UTC().Format("15:04:05.000"), seconds(r.Ended.Sub(r.Started).Seconds()))
 			} else if w.TraceID == "" {
 				req = "no trace context"

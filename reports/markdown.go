@@ -45,7 +45,10 @@ func writeRunMarkdown(b *strings.Builder, s *Summary, r *Run) {
 		// The user's own service: the reference gateway's variants do not apply.
 		what = "Target " + orNA(s.Environment.Target)
 	}
-	fmt.Fprintf(b, "%s, profile `%s`, %s, ended: **%s**", what, s.Profile, s.Ended.Sub(s.Started).Round(100*time.Millisecond), s.EndReason)
+	if s.Profile != "" {
+		what += ", profile `" + s.Profile + "`"
+	}
+	fmt.Fprintf(b, "%s, %s, ended: **%s**", what, s.Ended.Sub(s.Started).Round(100*time.Millisecond), s.EndReason)
 	if s.Error != "" {
 		fmt.Fprintf(b, " — %s", mdEscape(s.Error))
 	}

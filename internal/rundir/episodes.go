@@ -52,10 +52,23 @@ type Episode struct {
 	// their waits as the probe saw them, summed.
 	Blocked            int     `json:"blocked,omitempty"`
 	BlockedWaitSeconds float64 `json:"blocked_wait_seconds,omitempty"`
+	// SentBy names the value leakbench sent that the episode's last query
+	// carried as a literal — a bearer token, which drivers that bind
+	// parameters on the client (psycopg2, JDBC's simple protocol) put in
+	// the statement's text — and so the virtual users that sent it.
+	SentBy *SentBy `json:"sent_by,omitempty"`
 	// Request is the request whose trace id the episode carried, joined
 	// from the run's request index after the load (absent while the run
 	// goes, without a trace id, or when leakbench did not send it).
 	Request *EpisodeRequest `json:"request,omitempty"`
+}
+
+// SentBy is a bearer token of the run found in an episode's query: the
+// Token-th of the Tokens the run's users had (user u had token u mod
+// Tokens). The token itself is never recorded.
+type SentBy struct {
+	Token  int `json:"token"`
+	Tokens int `json:"tokens"`
 }
 
 // BouncerLink is the PgBouncer server connection whose remote_pid is an

@@ -62,6 +62,19 @@ type Forensics struct {
 	BlockedBackends    int     `json:"blocked_backends"`
 	BlockedWaitSeconds float64 `json:"blocked_wait_seconds"`
 	EpisodesBlocking   int     `json:"episodes_blocking"`
+
+	// Without trace context: SentByToken stuck episodes carried one of
+	// the run's bearer tokens in their query, which names the users that
+	// sent them exactly. TokenJoined of them were tied to a request of
+	// those users: the one in flight when the session went idle in
+	// transaction, none of their earlier requests given up by the client
+	// (a service may still be running a request its client abandoned).
+	// The others had several such requests or an abandoned one before
+	// (TokenAmbiguous), or none (TokenNoCandidate).
+	SentByToken      int `json:"sent_by_token,omitempty"`
+	TokenJoined      int `json:"token_joined,omitempty"`
+	TokenAmbiguous   int `json:"token_ambiguous,omitempty"`
+	TokenNoCandidate int `json:"token_no_candidate,omitempty"`
 }
 
 // RequestGroup is the stuck episodes left by one kind of request.
@@ -86,12 +99,23 @@ type WorstEpisode struct {
 	EndReason   string    `json:"end_reason"`
 	Fingerprint string    `json:"fingerprint,omitempty"`
 	TraceID     string    `json:"trace_id,omitempty"`
-	// Request is the request that left it; nil when not joined.
-	Request *EpisodeRequest `json:"request,omitempty"`
+	// Request is the request that left it; nil when not joined. JoinedBy
+	// says how it was joined: JoinedByTrace (the trace id its query
+	// carried, exact) or JoinedByToken (the one request in flight of the
+	// users whose bearer token its query carried, none of their earlier
+	// requests given up).
+	Request  *EpisodeRequest `json:"request,omitempty"`
+	JoinedBy string          `json:"joined_by,omitempty"`
 	// Blocked and BlockedWaitSeconds: backends that waited on its locks.
 	Blocked            int     `json:"blocked,omitempty"`
 	BlockedWaitSeconds float64 `json:"blocked_wait_seconds,omitempty"`
 }
+
+// WorstEpisode.JoinedBy values.
+const (
+	JoinedByTrace = "trace context"
+	JoinedByToken = "bearer token"
+)
 
 // EpisodeRequest is the engine's record of the request whose trace id an
 // episode's last query carried: who sent it, what it was, and what the

@@ -16,6 +16,7 @@ import (
 	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/internal/testenv"
 	"github.com/leakbench/leakbench/reports"
+	"github.com/leakbench/leakbench/reports/forensics"
 )
 
 // ownServiceProfile loads the Python service as a user would: each user
@@ -78,7 +79,7 @@ func startOwnServiceStack(t *testing.T) *ownService {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tokens, err := pyservice.Seed(ctx, dsn, 14)
+	tokens, err := pyservice.Seed(ctx, dsn, 30)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,10 +95,14 @@ func startOwnServiceStack(t *testing.T) *ownService {
 // in external mode, as `leakbench run --target … --probe-dsn … --name
 // NAME` does, then renders the reports.
 func runOwnService(t *testing.T, st *ownService, variant, name, probeDSN string) (dir string, sum *reports.Summary, groundTruth string) {
+	return runOwnServiceWith(t, st, variant, name, probeDSN, ownServiceProfile, 2*time.Second)
+}
+
+func runOwnServiceWith(t *testing.T, st *ownService, variant, name, probeDSN, profile string, poolTimeout time.Duration) (dir string, sum *reports.Summary, groundTruth string) {
 	t.Helper()
 	groundTruth = filepath.Join(t.TempDir(), "groundtruth.jsonl")
 	svc, err := pyservice.Start(context.Background(), pyservice.Options{DSN: st.dsn, Variant: variant, PoolSize: 10,
-		PoolTimeout: 2 * time.Second, GroundTruth: groundTruth})
+		PoolTimeout: poolTimeout, GroundTruth: groundTruth})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +111,7 @@ func runOwnService(t *testing.T, st *ownService, variant, name, probeDSN string)
 			t.Error(err)
 		}
 	}()
-	p, err := ParseProfile([]byte(ownServiceProfile), "own.yaml")
+	p, err := ParseProfile([]byte(profile), "own.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +137,8 @@ func runOwnService(t *testing.T, st *ownService, variant, name, probeDSN string)
 func TestOwnServiceSeenTruthfully(t *testing.T) {
 	t.Setenv(reports.StepSummaryEnv, "")
 	st := startOwnServiceStack(t)
-	leakyDir, leaky, _ := runOwnService(t, st, pyservice.HeldWhileWaiting, "pyservice-leaky", st.probeDSN)
+	leakyDir, leaky, groundTruth := runOwnService(t, st, pyservice.HeldWhileWaiting, "pyservice-leaky", st.probeDSN)
+	measureTokenJoin(t, leakyDir, groundTruth, leaky)
 	fixedDir, fixed, _ := runOwnService(t, st, pyservice.Fixed, "pyservice-fixed", st.probeDSN)
 
 	md := string(readFileT(t, filepath.Join(leakyDir, rundir.ReportFile)))
@@ -221,6 +227,38 @@ func TestOwnServiceSeenTruthfully(t *testing.T) {
 	}
 }
 
+// starvedProfile is the own-service load under pressure: three users for
+// each connection, a client timeout shorter than the service's wait for a
+// connection, so that the service holds sessions for requests their
+// clients gave up on — the case where timing alone misattributes.
+const starvedProfile = `
+probe:
+  interval: 100ms
+  stuck_after: 1s
+  drain: 6s
+timeout: 3s
+protocolVersion: auto
+scenarios:
+  waiters:
+    executor: constant-vus
+    vus: 30
+    duration: 10s
+    gracefulStop: 5s
+    flow:
+      - tools/call: { name: start_run, arguments: { seconds: 2 }, capture: { run: structuredContent.run_id } }
+      - tools/call: { name: wait_for_run, arguments: { run_id: "{{vars.run}}", seconds: 6 } }
+      - think: 50ms
+`
+
+// TestOwnServiceTokenJoinUnderPressure measures the token join where
+// sessions outlive the requests that took them.
+func TestOwnServiceTokenJoinUnderPressure(t *testing.T) {
+	t.Setenv(reports.StepSummaryEnv, "")
+	st := startOwnServiceStack(t)
+	dir, sum, groundTruth := runOwnServiceWith(t, st, pyservice.HeldWhileWaiting, "pyservice-starved", st.probeDSN, starvedProfile, 5*time.Second)
+	measureTokenJoin(t, dir, groundTruth, sum)
+}
+
 // TestOwnServiceWrongDatabase: a probe DSN naming a database the service
 // does not use sees no backend but its own; the run fails its check,
 // naming the database, instead of passing as healthy.
@@ -246,6 +284,96 @@ func TestOwnServiceWrongDatabase(t *testing.T) {
 		t.Errorf("summary.json pool.max_client_backends: %v (%v), want 0", back.Pool.MaxClientBackends, err)
 	}
 	_ = sum
+}
+
+// measureTokenJoin measures the join of stuck sessions to requests by the
+// bearer token their query carried against the service's own record of
+// which request held which backend (its ground-truth log, psycopg2's
+// get_backend_pid at each pool checkout): the users are named exactly;
+// the one request of those users in flight when the session went idle in
+// transaction is the request that left it only so often, which is why the
+// report calls it a candidate.
+func measureTokenJoin(t *testing.T, dir, groundTruth string, sum *reports.Summary) {
+	t.Helper()
+	cos, err := pyservice.ReadGroundTruth(groundTruth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	atts, err := forensics.TokenAttributions(dir, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := sum.Forensics
+	if f == nil || f.StuckEpisodes == 0 || f.SentByToken != len(atts) {
+		t.Fatalf("forensics %+v, %d token attributions", f, len(atts))
+	}
+	// The checkout that held the backend when the episode began.
+	holder := func(a forensics.TokenAttribution) *pyservice.Checkout {
+		for i := range cos {
+			c := &cos[i]
+			if c.Pid == int(a.PID) && !c.CheckedOut.After(a.Start.Add(10*time.Millisecond)) &&
+				(c.CheckedIn.IsZero() || !c.CheckedIn.Before(a.Start)) && c.Request != nil {
+				return c
+			}
+		}
+		return nil
+	}
+	var usersRight, usersWrong, joined, joinedRight, one, oneRight, several, none, unknown int
+	for _, a := range atts {
+		c := holder(a)
+		if c == nil {
+			unknown++
+			continue
+		}
+		if c.Request.User == pyservice.UserEmail(a.Token) {
+			usersRight++
+		} else {
+			usersWrong++
+		}
+		right := false
+		if tp := strings.Split(c.Request.Traceparent, "-"); len(tp) == 4 && tp[1] == a.Request.TraceID {
+			right = true
+		}
+		switch a.Candidates {
+		case 0:
+			none++
+		case 1:
+			one++
+			if right {
+				oneRight++
+			}
+		default:
+			several++
+		}
+		if a.Joined {
+			joined++
+			if right {
+				joinedRight++
+			}
+		}
+	}
+	precision := func(right, of int) float64 {
+		if of == 0 {
+			return 0
+		}
+		return 100 * float64(right) / float64(of)
+	}
+	t.Logf("token join: %d of %d stuck episodes carried a sent token; users named right %d, wrong %d (%.1f%%), no ground truth %d; "+
+		"one request in flight %d (the one that held the backend: %d, %.1f%%), several %d, none %d; "+
+		"joined (one in flight, no earlier request given up) %d of %d (coverage %.1f%%), right %d (precision %.1f%%)",
+		len(atts), f.StuckEpisodes, usersRight, usersWrong, precision(usersRight, usersRight+usersWrong), unknown,
+		one, oneRight, precision(oneRight, one), several, none,
+		joined, f.StuckEpisodes, precision(joined, f.StuckEpisodes), joinedRight, precision(joinedRight, joined))
+	if joined > 0 && precision(joinedRight, joined) < 95 {
+		t.Errorf("the token join's precision is %.1f%% (%d of %d), below the 95%% it must reach to be printed", precision(joinedRight, joined), joinedRight, joined)
+	}
+	// The users are exact: the token is theirs alone.
+	if len(atts) == 0 || usersWrong != 0 || usersRight < len(atts)*9/10 {
+		t.Errorf("the token names the users: %d right, %d wrong, %d without ground truth of %d", usersRight, usersWrong, unknown, len(atts))
+	}
+	if f.TokenJoined != joined || f.TokenNoCandidate != none || f.TokenJoined+f.TokenAmbiguous+f.TokenNoCandidate != len(atts) {
+		t.Errorf("summary's token counts joined %d, ambiguous %d, none %d; the join's joined %d, none %d of %d", f.TokenJoined, f.TokenAmbiguous, f.TokenNoCandidate, joined, none, len(atts))
+	}
 }
 
 func readFileT(t *testing.T, path string) []byte {

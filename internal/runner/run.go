@@ -131,6 +131,10 @@ func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
 		DSN: env.ProbeDSN, PgBouncerAdminDSN: env.PgBouncerAdminDSN, Database: env.Database,
 		Interval: p.Probe.Interval, StuckAfter: p.Probe.StuckAfter, RunDir: o.Dir,
 		Scrape: scrapeTargets(env), KeepQueryText: o.KeepQueryText,
+		// The tokens the users send: a stuck session whose query carries
+		// one as a literal names its users (services that bind on the
+		// client), where no trace context does.
+		SentTokens: sentTokens(env, p),
 		// The server's own record of the backends it killed makes those
 		// episodes' ends exact, where the provider keeps a live log.
 		ServerLogFile: env.PostgresLogFile,
@@ -324,4 +328,16 @@ func scrapeTargets(env *fixtures.Env) []poolmetrics.Target {
 		return nil
 	}
 	return []poolmetrics.Target{{URL: env.GatewayMetricsURL, Mapping: "gateway"}}
+}
+
+// sentTokens are the bearer tokens the run's users send, as the engine
+// picks them: the stack's (or --tokens-file's), else the plan's.
+func sentTokens(env *fixtures.Env, p Profile) []string {
+	if len(env.Tokens) > 0 {
+		return env.Tokens
+	}
+	if p.Plan != nil {
+		return p.Plan.Tokens
+	}
+	return nil
 }

@@ -31,6 +31,9 @@ type Builder struct {
 	traced   map[string]tracedHolds
 	untraced []float64
 	first    *rundir.Episode // the earliest stuck episode
+	// sent are the untraced stuck episodes that carried a sent token
+	// (tokens.go).
+	sent []tokenEpisode
 }
 
 // New starts the forensics of the run in dir. probe is its probe summary
@@ -81,6 +84,7 @@ func (fb *Builder) Add(e *rundir.Episode) {
 		f.SlowReleaseMaxSeconds = max(f.SlowReleaseMaxSeconds, e.HoldSeconds)
 	}
 	fb.addTrace(e)
+	fb.addSent(e)
 	if fb.first == nil || e.Start.Before(fb.first.Start) {
 		first := *e
 		fb.first = &first
@@ -95,6 +99,7 @@ func (fb *Builder) Add(e *rundir.Episode) {
 // the forensics. Saturated and SaturatedReason are left unset.
 func (fb *Builder) Finish() *rundir.Forensics {
 	f := fb.f
+	fb.joinByToken() // before join, which counts its episodes
 	fb.join()
 	if f.StuckEpisodes > 0 {
 		f.JoinedShare = float64(f.Joined) / float64(f.StuckEpisodes)

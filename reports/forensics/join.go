@@ -19,6 +19,12 @@ import (
 // streaming and only the lines a stuck episode names are kept, so memory
 // grows with the stuck episodes, not with the requests.
 
+// tokenKey names an episode of the token join.
+type tokenKey struct {
+	pid   int32
+	start time.Time
+}
+
 // tracedHolds are the hold times of the stuck episodes that carried one
 // trace id (a request's sessions may leave more than one).
 type tracedHolds []float64
@@ -32,7 +38,9 @@ func (fb *Builder) addTrace(e *rundir.Episode) {
 		f.BlockedWaitSeconds += e.BlockedWaitSeconds
 	}
 	if e.TraceID == "" {
-		fb.untraced = append(fb.untraced, e.HoldSeconds)
+		if e.SentBy == nil { // else the token join has it (tokens.go)
+			fb.untraced = append(fb.untraced, e.HoldSeconds)
+		}
 		return
 	}
 	f.Traced++
@@ -73,6 +81,20 @@ func (fb *Builder) join() {
 		f.Joined += len(holds)
 		add(key{r.Method, r.Name, r.Outcome}, holds, r.Seconds)
 	}
+	// The token join's (tokens.go, run before): a joined episode counts
+	// with its request, the others as untraced.
+	byToken := map[tokenKey]rundir.Request{}
+	for i := range fb.sent {
+		e := &fb.sent[i]
+		if e.joined() {
+			r := e.candidate
+			f.Joined++
+			add(key{r.Method, r.Name, r.Outcome}, []float64{e.hold}, r.Seconds)
+			byToken[tokenKey{e.pid, e.start}] = r
+		} else {
+			fb.untraced = append(fb.untraced, e.hold)
+		}
+	}
 	if len(fb.untraced) > 0 {
 		add(key{method: "(no trace context)", outcome: "unknown"}, fb.untraced, 0)
 	}
@@ -90,7 +112,9 @@ func (fb *Builder) join() {
 		w := rundir.WorstEpisode{PID: e.PID, Start: e.Start, HoldSeconds: e.HoldSeconds, EndReason: e.EndReason,
 			Fingerprint: e.Fingerprint, TraceID: e.TraceID, Blocked: e.Blocked, BlockedWaitSeconds: e.BlockedWaitSeconds}
 		if r, ok := reqs[e.TraceID]; ok && e.TraceID != "" {
-			w.Request = episodeRequest(r)
+			w.Request, w.JoinedBy = episodeRequest(r), rundir.JoinedByTrace
+		} else if r, ok := byToken[tokenKey{e.PID, e.Start}]; ok && e.TraceID == "" {
+			w.Request, w.JoinedBy = episodeRequest(r), rundir.JoinedByToken
 		}
 		return w
 	}
