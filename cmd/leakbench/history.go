@@ -207,9 +207,14 @@ func runVerdict(r *reports.Run) (bool, []history.Check) {
 	return pass, checks
 }
 
-// recordRun appends a run to the history (when asked) and, with --bisect,
-// turns a failed verdict into a "bad" exit.
-func (h *historyFlags) recordRun(ctx context.Context, out string, r *reports.Run) error {
+// recordRun appends a run to the history (when asked) and turns a failed
+// verdict — a leak check or a threshold — into exit 99 (with --bisect, a
+// "bad" commit), as k6 does for thresholds: a CI step that runs leakbench
+// against its service fails when the report says FAIL.
+//
+// judge false (a shard's slice of the load) records without judging: a
+// slice's counts say nothing of the whole's verdict.
+func (h *historyFlags) recordRun(ctx context.Context, out string, r *reports.Run, judge bool) error {
 	pass, checks := runVerdict(r)
 	if h.store != nil {
 		e, err := h.newEntry(ctx, history.KindRun, out)
@@ -223,7 +228,7 @@ func (h *historyFlags) recordRun(ctx context.Context, out string, r *reports.Run
 		}
 		fmt.Printf("history: recorded %s (release %s, %s) in %s\n", id, e.Release, passWord(pass), h.dir)
 	}
-	if h.bisect && !pass {
+	if judge && !pass {
 		var failed []string
 		for _, c := range checks {
 			if !c.Pass {

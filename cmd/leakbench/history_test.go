@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/leakbench/leakbench/internal/history"
+	"github.com/leakbench/leakbench/internal/rundir"
 	"github.com/leakbench/leakbench/internal/runner"
 	"github.com/leakbench/leakbench/reports"
 )
@@ -140,5 +141,25 @@ func TestRecordSignoffAgainstBaseline(t *testing.T) {
 	noHistory := &historyFlags{baseline: "last"}
 	if err := noHistory.prepare("ci", "fixed"); !errors.Is(err, errUsage) {
 		t.Errorf("--baseline without --history: %v", err)
+	}
+}
+
+// TestRunVerdictExits: a run whose report says FAIL exits 99 (errVerdict)
+// whether or not it bisects, as k6 does for thresholds, so that a CI step
+// running leakbench against its service fails; a shard's slice is not
+// judged; a passing run exits 0.
+func TestRunVerdictExits(t *testing.T) {
+	failing := &reports.Run{Summary: &reports.Summary{EndReason: reports.EndCompleted,
+		Probe: &rundir.ProbeSummary{StuckEpisodes: 3, TimeoutTerminated: 3, Samples: 10}}}
+	passing := &reports.Run{Summary: &reports.Summary{EndReason: reports.EndCompleted, Probe: &rundir.ProbeSummary{Samples: 10}}}
+	h := &historyFlags{}
+	if err := h.recordRun(context.Background(), t.TempDir(), failing, true); !errors.Is(err, errVerdict) {
+		t.Errorf("a failing run: %v, want errVerdict (exit 99)", err)
+	}
+	if err := h.recordRun(context.Background(), t.TempDir(), failing, false); err != nil {
+		t.Errorf("a shard's failing slice: %v, want no verdict", err)
+	}
+	if err := h.recordRun(context.Background(), t.TempDir(), passing, true); err != nil {
+		t.Errorf("a passing run: %v", err)
 	}
 }

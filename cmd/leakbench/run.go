@@ -140,7 +140,7 @@ func cmdRun(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	fmt.Printf("\nreport: %s/report.html\n", *out)
-	if err := hist.recordRun(ctx, *out, rendered); err != nil {
+	if err := hist.recordRun(ctx, *out, rendered, seg.Whole()); err != nil {
 		return err
 	}
 	if !seg.Whole() {
