@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -72,7 +73,10 @@ func (fb *Builder) join() {
 		}
 	}
 	notJoined := key{method: "(not joined)", outcome: "unknown"}
-	for tid, holds := range fb.traced {
+	// In trace id order: sums of hold times come out the same, to the
+	// last digit, however the map is laid out.
+	for _, tid := range slices.Sorted(maps.Keys(fb.traced)) {
+		holds := fb.traced[tid]
 		r, ok := reqs[tid]
 		if !ok {
 			add(notJoined, holds, 0)

@@ -133,7 +133,7 @@ func checkURL(target string) error {
 	case u.Scheme != "http" && u.Scheme != "https":
 		return fmt.Errorf("%q: scheme must be http or https", redact.URL(target))
 	case u.User != nil:
-		return fmt.Errorf("%q must not contain credentials; pass bearer tokens as tokens", redact.URL(target))
+		return fmt.Errorf("%q must not contain credentials; give the scenario its tokens (tokens: or tokensFile:) instead", redact.URL(target))
 	case u.Hostname() == "":
 		return fmt.Errorf("%q has no host", redact.URL(target))
 	}
