@@ -11,7 +11,8 @@ import (
 // longer), the probe asks, at most once a second, which backends wait for
 // a lock and who blocks them (pg_blocking_pids), and charges each waiter
 // to the stuck episodes among its blockers: an episode records how many
-// distinct backends waited on its locks and how long they waited, summed
+// distinct backends waited on its locks — directly, or behind a backend
+// that waits on them (a chain) — and how long they waited, summed
 // (each waiter from when its statement began waiting, its state_change, to
 // the last read that still saw it wait: within a second). Nobody waits, or
 // nothing is stuck: nothing is read.
@@ -50,17 +51,56 @@ func (p *Poller) readBlockers(ctx context.Context, now time.Time) {
 		return
 	}
 	defer rows.Close()
-	var (
-		pid             int32
-		start, since, t pgtype.Timestamptz
-		blockers        []int32
-	)
+	type waiting struct {
+		key        backendKey
+		since, now time.Time
+		blockers   []int32
+	}
+	var all []waiting
+	byPID := map[int32]int{}
 	for rows.Next() {
+		var (
+			pid             int32
+			start, since, t pgtype.Timestamptz
+			blockers        []int32
+		)
 		if rows.Scan(&pid, &start, &since, &blockers, &t) != nil {
 			continue
 		}
-		p.track.blocked(backendKey{pid, utc(start)}, blockers, utc(since), utc(t), p.cfg.StuckAfter)
+		byPID[pid] = len(all)
+		all = append(all, waiting{backendKey{pid, utc(start)}, utc(since), utc(t), blockers})
 	}
+	// A backend waits, through a chain, on everyone its blockers wait on:
+	// C behind B behind a stuck session waits for that session's end as
+	// surely as B does, so the session is charged with both.
+	for _, w := range all {
+		p.track.blocked(w.key, transitiveBlockers(w.blockers, func(pid int32) []int32 {
+			if i, ok := byPID[pid]; ok {
+				return all[i].blockers
+			}
+			return nil
+		}), w.since, w.now, p.cfg.StuckAfter)
+	}
+}
+
+// transitiveBlockers is every backend direct blocks on, directly or
+// through the blockers of the backends it names (next), each once; a
+// cycle (a deadlock the server has yet to break) ends the walk.
+func transitiveBlockers(direct []int32, next func(int32) []int32) []int32 {
+	seen := make(map[int32]bool, len(direct))
+	out := make([]int32, 0, len(direct))
+	queue := append([]int32(nil), direct...)
+	for len(queue) > 0 {
+		b := queue[0]
+		queue = queue[1:]
+		if seen[b] {
+			continue
+		}
+		seen[b] = true
+		out = append(out, b)
+		queue = append(queue, next(b)...)
+	}
+	return out
 }
 
 // anyStuck: some open episode has been idle in transaction for stuckAfter

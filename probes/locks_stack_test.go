@@ -148,21 +148,20 @@ func TestLockCascade(t *testing.T) {
 		return rundir.Episode{}
 	}
 	root := stuck("root")
-	// The probe charges an episode with the backends pg_blocking_pids
-	// names it as blocking: W1, W2 and B. C (behind B) and Q (behind W1)
-	// wait for the root's commit just as long, but their direct blocker
-	// is a waiter, not a stuck episode, and nothing follows the chain to
-	// its root (probes/locks.go, tracker.blocked): today they are not
-	// counted. Were they, Blocked would be 5 and the wait about 5 × 3 s.
-	const direct = 3
-	if root.Blocked != direct {
-		t.Errorf("root's episode blocked %d backends, want %d (W1, W2, B)", root.Blocked, direct)
+	// The probe charges an episode with every backend that waits on it,
+	// directly (W1, W2, B: pg_blocking_pids names the root) or behind a
+	// waiter (C behind B, Q queued behind W1): all five wait for the
+	// root's commit.
+	const waiters = 5
+	if root.Blocked != waiters {
+		t.Errorf("root's episode blocked %d backends, want %d (W1, W2, B, and through them C and Q)", root.Blocked, waiters)
 	}
 	// Each waited from its statement's start to the last read that saw
 	// it wait, at most a second (blockersEvery) before the root's commit:
-	// between held-1 s and held (plus the waits' staggered starts), each.
-	if lo, hi := direct*(held.Seconds()-1), direct*(held.Seconds()+0.5); root.BlockedWaitSeconds < lo || root.BlockedWaitSeconds > hi {
-		t.Errorf("root's episode: waits summed to %.2f s, want %.1f–%.1f s for %d backends held about %s", root.BlockedWaitSeconds, lo, hi, direct, held)
+	// between held-1.5 s (the chained waits start a little later) and
+	// held, each.
+	if lo, hi := waiters*(held.Seconds()-1.5), waiters*(held.Seconds()+0.5); root.BlockedWaitSeconds < lo || root.BlockedWaitSeconds > hi {
+		t.Errorf("root's episode: waits summed to %.2f s, want %.1f–%.1f s for %d backends held about %s", root.BlockedWaitSeconds, lo, hi, waiters, held)
 	}
 	if loner := stuck("loner"); loner.Blocked != 0 || loner.BlockedWaitSeconds != 0 {
 		t.Errorf("an episode that held no lock anyone wanted blocked %d for %.2f s", loner.Blocked, loner.BlockedWaitSeconds)
