@@ -28,8 +28,9 @@
 # OUT/leakbench.log (what leakbench printed; leakbench redacts its output).
 #
 # Exit codes, as leakbench's: 0 pass; 99 the verdict failed (a leak check or
-# a threshold; with INPUT_FAIL_ON=exit-code only what leakbench itself
-# exits with, which for a probed run reports leaks without failing); 2 bad
+# a threshold: leakbench run exits 99 itself, and with INPUT_FAIL_ON=verdict
+# the script checks junit.xml as well, for a leakbench built before it
+# did); 2 bad
 # usage; 130 interrupted; 1 the run could not be done. The summary and the
 # outputs are written first, whatever the code.
 set -euo pipefail
@@ -162,8 +163,9 @@ fi
 
 code=$rc
 if [[ $rc -eq 0 && $fail_on == verdict ]]; then
-	# A probed run exits 0 whatever it found; its verdict is in junit.xml,
-	# the report's checks and thresholds.
+	# leakbench run exits 99 on a failed verdict; a build from before it
+	# did exits 0 whatever it found. The verdict is in junit.xml either
+	# way: the report's checks and thresholds.
 	failures=''
 	if [[ -f $run_dir/junit.xml ]]; then
 		failures=$(sed -n 's/.*<testsuites[^>]* failures="\([0-9][0-9]*\)".*/\1/p' "$run_dir/junit.xml" | head -n 1)
