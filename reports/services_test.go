@@ -126,3 +126,23 @@ func TestServicesPinnedCountsFailures(t *testing.T) {
 		t.Errorf("with PgBouncer healthy: exhausted %v (%s), pinned %v; want not exhausted, pinned", p.Exhausted, p.Reason, p.Pinned)
 	}
 }
+
+// TestServicesRow: the table's row names the service, says when it was
+// grouped by address (no application_name), and whether it was pinned.
+func TestServicesRow(t *testing.T) {
+	for _, tt := range []struct {
+		services []ServiceConns
+		want     string
+	}{
+		{nil, "not sampled"},
+		{[]ServiceConns{{Name: "pyservice", Max: 10, Pinned: true, PinnedSeconds: 27.4, PinnedAllIdleInTx: true}},
+			"pyservice: max 10, pinned at 10 for 27.4 s, all idle in transaction"},
+		{[]ServiceConns{{Name: "10.0.0.7", ByAddress: true, Max: 4}, {Name: "psql", Max: 1}},
+			"10.0.0.7 (no application_name: grouped by client address): max 4, not pinned; 1 other application"},
+	} {
+		s := &Summary{Pool: &PoolState{Services: tt.services}}
+		if got := servicesRow(s); got != tt.want {
+			t.Errorf("servicesRow = %q, want %q", got, tt.want)
+		}
+	}
+}
