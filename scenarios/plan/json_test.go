@@ -185,11 +185,9 @@ func (d *differ) walkType(path, field string, a, b reflect.Value) {
 			if !f.IsExported() {
 				continue
 			}
-			name := f.Name
+			name := t.Name() + "." + f.Name
 			if field != "" && !isTopLevel(t) {
 				name = field + "." + f.Name
-			} else {
-				name = t.Name() + "." + f.Name
 			}
 			fa, fb := a.Field(i), b.Field(i)
 			switch {
