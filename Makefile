@@ -26,9 +26,12 @@ deps:
 
 # test runs the unit tests and the integration tests on real PostgreSQL,
 # PgBouncer and Docker (a few minutes). The full sign-offs of the built-in
-# profiles are make e2e's.
+# profiles are make e2e's. Three packages at a time on two cores: most of
+# the integration tests wait (on servers, on the image build's lock), and a
+# package that waits for the docker images another is building must not
+# hold one of two slots.
 test: deps
-	$(GO) test -count=1 -timeout 15m $(PKGS)
+	$(GO) test -count=1 -p 3 -timeout 15m $(PKGS)
 
 # test-short runs only what needs no server (seconds).
 test-short:

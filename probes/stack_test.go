@@ -233,7 +233,13 @@ func testAccuracy(t *testing.T, ctx context.Context, env *fixtures.Env, observer
 	longHeld := commitAfter(t, ctx, observer, long, 1500*time.Millisecond)
 	// While two are stuck, the probe's own metrics say so.
 	waitFor(t, time.Second, "the probe to see two episodes end", func() bool { return p.Status().Episodes == 2 })
-	metrics := httpGet(t, p.MetricsURL())
+	// The episodes are counted as a sample ends them, the gauges when the
+	// sample is kept, a moment later: the metrics say so by the next one.
+	var metrics string
+	waitFor(t, time.Second, "/metrics to show the two stuck", func() bool {
+		metrics = httpGet(t, p.MetricsURL())
+		return strings.Contains(metrics, "leakbench_probe_stuck_idle_in_transaction_sessions 2")
+	})
 	for _, want := range []string{"leakbench_probe_stuck_idle_in_transaction_sessions 2", "leakbench_probe_pgbouncer_clients_waiting 0",
 		"leakbench_probe_pgbouncer_max_wait_seconds", "leakbench_probe_release_latency_seconds_bucket", `leakbench_probe_episodes_total{end_reason="released"} 2`} {
 		if !strings.Contains(metrics, want) {
