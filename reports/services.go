@@ -22,6 +22,12 @@ import (
 // runs. The last condition keeps a healthy pool whose connections are
 // idle between quick queries from counting, and the load window keeps a
 // pool left idle at its size after the load from counting.
+//
+// Two more keep a connection that simply sits there from counting (a
+// tool's idle session, a pool of one nobody uses): the application must
+// have been seen working (a backend active or in a transaction at some
+// sample), and the stretch must hurt — a backend idle in transaction at
+// every sample of it, or requests of the load failing while it lasted.
 
 // ServiceConns is summary.json's pool.services[]: one application's
 // connections as the database saw them.
@@ -44,14 +50,17 @@ type appTrack struct {
 	// every backend idle in transaction throughout (allIIT).
 	pinning          bool
 	pinFrom, pinLast time.Time
-	allIIT           bool
+	allIIT, someIIT  bool
 	spans            []pinSpan
 	seen             bool // in the current sample
+	worked           bool // a backend active or in a transaction at some sample
 }
 
 type pinSpan struct {
 	from, to time.Time
-	allIIT   bool
+	// allIIT: every backend idle in transaction at every sample; someIIT:
+	// at least one, at every sample.
+	allIIT, someIIT bool
 }
 
 func newServiceAcc(stuckAfter float64, from, to time.Time) *serviceAcc {
@@ -95,6 +104,7 @@ func (acc *serviceAcc) add(s *Sample) {
 func (acc *serviceAcc) addApp(t *appTrack, now time.Time, a rundir.AppConns) {
 	total := a.Total()
 	o := &t.out
+	t.worked = t.worked || a.Active > 0 || a.IdleInTx+a.IdleInTxAborted > 0
 	o.MaxIdleInTx = max(o.MaxIdleInTx, a.IdleInTx+a.IdleInTxAborted)
 	if total > o.Max {
 		// A new maximum: time pinned at a lower level was not "at its
@@ -111,15 +121,16 @@ func (acc *serviceAcc) addApp(t *appTrack, now time.Time, a rundir.AppConns) {
 	if !acc.from.IsZero() && from.Before(acc.from) {
 		from = acc.from
 	}
-	iit := a.IdleInTx+a.IdleInTxAborted == total
+	iit := a.IdleInTx + a.IdleInTxAborted
 	if !t.pinning || from.After(t.pinFrom) {
 		// Some backend ran a statement since the stretch began: a new
 		// one starts at that moment.
 		acc.closeStretch(t)
-		t.pinning, t.pinFrom, t.allIIT = true, from, true
+		t.pinning, t.pinFrom, t.allIIT, t.someIIT = true, from, true, true
 	}
 	t.pinLast = now
-	t.allIIT = t.allIIT && iit
+	t.allIIT = t.allIIT && iit == total
+	t.someIIT = t.someIIT && iit > 0
 }
 
 // closeStretch ends the stretch being followed, keeping it if it lasted
@@ -132,7 +143,7 @@ func (acc *serviceAcc) closeStretch(t *appTrack) {
 	if t.pinLast.Sub(t.pinFrom).Seconds() < acc.stuckAfter {
 		return
 	}
-	t.spans = append(t.spans, pinSpan{t.pinFrom, t.pinLast, t.allIIT})
+	t.spans = append(t.spans, pinSpan{t.pinFrom, t.pinLast, t.allIIT, t.someIIT})
 	if len(t.spans) > maxPinSpans {
 		slices.SortFunc(t.spans, func(x, y pinSpan) int { return cmp.Compare(y.to.Sub(y.from), x.to.Sub(x.from)) })
 		t.spans = t.spans[:maxPinSpans]
@@ -152,6 +163,15 @@ func (acc *serviceAcc) done(load []rundir.LoadPoint) []ServiceConns {
 		acc.closeStretch(t)
 		o := t.out
 		for _, sp := range t.spans {
+			if !t.worked {
+				break // never seen working: a connection that sits there
+			}
+			if req, failed := requestsDuring(load, []pinSpan{sp}); !sp.someIIT && failed == 0 {
+				continue // no transaction held, nothing failed: it hurt no one
+			} else {
+				o.RequestsWhilePinned += req
+				o.FailuresWhilePinned += failed
+			}
 			d := sp.to.Sub(sp.from).Seconds()
 			o.PinnedSeconds += d
 			o.PinnedSpans++
@@ -160,9 +180,6 @@ func (acc *serviceAcc) done(load []rundir.LoadPoint) []ServiceConns {
 			}
 		}
 		o.Pinned = o.PinnedSpans > 0
-		if o.Pinned {
-			o.RequestsWhilePinned, o.FailuresWhilePinned = requestsDuring(load, t.spans)
-		}
 		out = append(out, o)
 	}
 	slices.SortFunc(out, func(x, y ServiceConns) int {

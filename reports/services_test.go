@@ -51,35 +51,47 @@ func growing(n int) []time.Duration {
 func TestServicesPinned(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	load := &rundir.LoadResult{Started: t0, Ended: t0.Add(10 * time.Second)}
+	// Requests failing every second of the load.
+	var failing []rundir.LoadPoint
+	for i := 1; i <= 10; i++ {
+		failing = append(failing, rundir.LoadPoint{Time: t0.Add(time.Duration(i) * time.Second), Requests: 10, Failures: 3})
+	}
+	worked := append([]int{2}, fill(0, 30)...) // active at the first sample, then nothing
 	tests := []struct {
 		name        string
 		samples     []Sample
+		load        []rundir.LoadPoint
 		pinned      bool
 		seconds     float64 // ±0.15
 		allIIT      bool
 		reasonMatch string
 	}{
 		// 10 held in transactions for 3 s, nothing run meanwhile.
-		{"held in transactions", appSeries(t0, fill(10, 31), fill(0, 31), true, growing(31)), true, 3.0, true,
+		{"held in transactions", appSeries(t0, fill(10, 31), fill(0, 31), true, growing(31)), nil, true, 3.0, true,
 			"svc's connections pinned at 10 for 3.0 s (all idle in transaction"},
-		// Held outside transactions: pinned too, but not "idle in transaction".
-		{"held idle", appSeries(t0, fill(10, 31), fill(0, 31), false, growing(31)), true, 3.0, false, "none working"},
+		// Held outside transactions while requests fail: pinned too, but
+		// not "idle in transaction".
+		{"held idle, requests failing", appSeries(t0, fill(10, 31), worked, false, growing(31)), failing, true, 2.9, false, "none working"},
+		// Idle outside transactions, nothing failing: it hurt no one.
+		{"idle, nothing failing", appSeries(t0, fill(10, 31), worked, false, growing(31)), nil, false, 0, false, ""},
+		// Never seen working (a tool's idle session): never pinned.
+		{"never worked", appSeries(t0, fill(10, 31), fill(0, 31), false, growing(31)), failing, false, 0, false, ""},
 		// A busy healthy pool at its max: statements keep flipping states,
 		// so its latest change is always recent, and some are active.
-		{"busy pool", appSeries(t0, fill(10, 31), append(fill(0, 15), fill(2, 16)...), false, durs(5*time.Millisecond, 31)), false, 0, false, ""},
+		{"busy pool", appSeries(t0, fill(10, 31), append(fill(0, 15), fill(2, 16)...), false, durs(5*time.Millisecond, 31)), failing, false, 0, false, ""},
 		// Idle at its max with quick queries between samples: not pinned.
-		{"quick queries", appSeries(t0, fill(10, 31), fill(0, 31), false, durs(30*time.Millisecond, 31)), false, 0, false, ""},
+		{"quick queries", appSeries(t0, fill(10, 31), worked, false, durs(30*time.Millisecond, 31)), failing, false, 0, false, ""},
 		// Shorter than the stuck threshold (1 s).
-		{"brief", appSeries(t0, fill(10, 8), fill(0, 8), true, growing(8)), false, 0, false, ""},
+		{"brief", appSeries(t0, fill(10, 8), fill(0, 8), true, growing(8)), nil, false, 0, false, ""},
 		// Pinned at 5, then it grew to 10 and worked: 5 was not its max.
-		{"below its max", appSeries(t0, append(fill(5, 20), fill(10, 5)...), append(fill(0, 20), fill(3, 5)...), true, append(growing(20), durs(0, 5)...)), false, 0, false, ""},
+		{"below its max", appSeries(t0, append(fill(5, 20), fill(10, 5)...), append(fill(0, 20), fill(3, 5)...), true, append(growing(20), durs(0, 5)...)), nil, false, 0, false, ""},
 		// After the load ended: a pool left at its size is not pinned.
-		{"after the load", appSeries(t0.Add(11*time.Second), fill(10, 31), fill(0, 31), true, growing(31)), false, 0, false, ""},
+		{"after the load", appSeries(t0.Add(11*time.Second), fill(10, 31), fill(0, 31), true, growing(31)), nil, false, 0, false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := &Summary{Probe: &rundir.ProbeSummary{StuckAfterSeconds: 1}, Load: load}
-			p := poolState(s, tt.samples, nil, 0.1)
+			p := poolState(s, tt.samples, tt.load, 0.1)
 			if len(p.Services) != 1 {
 				t.Fatalf("services %+v, want svc alone", p.Services)
 			}
