@@ -24,12 +24,9 @@
 package pyservice
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
 	"embed"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,18 +34,14 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 //go:embed *.py
@@ -437,219 +430,4 @@ func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(t.b)
-}
-
-// schema is the service's tables. Seed creates them if they are not there.
-const schema = `
-CREATE TABLE IF NOT EXISTS users (
-	id         bigserial PRIMARY KEY,
-	email      text NOT NULL UNIQUE,
-	created_at timestamptz NOT NULL DEFAULT now()
-);
-CREATE TABLE IF NOT EXISTS api_tokens (
-	token      text PRIMARY KEY,
-	user_id    bigint NOT NULL REFERENCES users (id),
-	active     boolean NOT NULL DEFAULT true,
-	created_at timestamptz NOT NULL DEFAULT now()
-);
-CREATE INDEX IF NOT EXISTS api_tokens_user_id ON api_tokens (user_id);
-CREATE TABLE IF NOT EXISTS runs (
-	id         bigserial PRIMARY KEY,
-	user_id    bigint NOT NULL REFERENCES users (id),
-	name       text NOT NULL DEFAULT 'run',
-	created_at timestamptz NOT NULL DEFAULT now(),
-	done_at    timestamptz NOT NULL
-);
-CREATE TABLE IF NOT EXISTS upstream_calls (
-	id          bigserial PRIMARY KEY,
-	user_id     bigint NOT NULL REFERENCES users (id),
-	url         text NOT NULL,
-	started_at  timestamptz NOT NULL,
-	finished_at timestamptz,
-	status      integer
-);
-CREATE INDEX IF NOT EXISTS upstream_calls_user_started ON upstream_calls (user_id, started_at);
-`
-
-// UserEmail is the email of the i-th user Seed makes (from 0).
-func UserEmail(i int) string { return fmt.Sprintf("user%03d@pyservice.test", i) }
-
-// Seed creates the service's schema in dsn's database (users, api_tokens,
-// runs, upstream_calls; kept if there) and makes sure users users exist
-// (UserEmail(0) …), each given a new random bearer token. It returns the
-// tokens in user order: tokens[i] is UserEmail(i)'s. The tokens are
-// secrets.
-func Seed(ctx context.Context, dsn string, users int) (tokens []string, err error) {
-	if users < 1 {
-		return nil, fmt.Errorf("pyservice: seed %d users: want at least one", users)
-	}
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		return nil, fmt.Errorf("pyservice: seed: connect: %w", err)
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, schema); err != nil {
-		return nil, fmt.Errorf("pyservice: seed: create the schema: %w", err)
-	}
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
-	for i := range users {
-		var id int64
-		if err := tx.QueryRow(ctx, `INSERT INTO users (email) VALUES ($1)
-			ON CONFLICT (email) DO UPDATE SET email = EXCLUDED.email RETURNING id`, UserEmail(i)).Scan(&id); err != nil {
-			return nil, fmt.Errorf("pyservice: seed: user %d: %w", i, err)
-		}
-		b := make([]byte, 24)
-		_, _ = rand.Read(b)
-		token := "pys_" + hex.EncodeToString(b)
-		if _, err := tx.Exec(ctx, `INSERT INTO api_tokens (token, user_id) VALUES ($1, $2)`, token, id); err != nil {
-			return nil, fmt.Errorf("pyservice: seed: token of user %d: %w", i, err)
-		}
-		tokens = append(tokens, token)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return nil, fmt.Errorf("pyservice: seed: %w", err)
-	}
-	return tokens, nil
-}
-
-var identRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
-
-// CreateDatabase creates, through adminDSN (a role that may create roles
-// and databases: a superuser), a login role and a database both called
-// name, the database owned by the role, and returns a DSN of the role for
-// that database on the same server (a password of its own, sslmode as
-// adminDSN's, no application_name). The role is reused if it exists; a
-// database of that name that exists already is an error.
-func CreateDatabase(ctx context.Context, adminDSN, name string) (string, error) {
-	if !identRE.MatchString(name) {
-		return "", fmt.Errorf("pyservice: database name %q: want lower-case letters, digits and _", name)
-	}
-	cfg, err := pgx.ParseConfig(adminDSN)
-	if err != nil {
-		return "", fmt.Errorf("pyservice: admin DSN: %w", err)
-	}
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		return "", fmt.Errorf("pyservice: connect as admin: %w", err)
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	b := make([]byte, 18)
-	_, _ = rand.Read(b)
-	password := hex.EncodeToString(b)
-	var exists bool
-	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)`, name).Scan(&exists); err != nil {
-		return "", err
-	}
-	verb := "CREATE"
-	if exists {
-		verb = "ALTER"
-	}
-	if _, err := conn.Exec(ctx, fmt.Sprintf(`%s ROLE %s LOGIN PASSWORD '%s'`, verb, name, password)); err != nil {
-		return "", fmt.Errorf("pyservice: role %s: %w", name, err)
-	}
-	if _, err := conn.Exec(ctx, fmt.Sprintf(`CREATE DATABASE %s OWNER %s`, name, name)); err != nil {
-		return "", fmt.Errorf("pyservice: database %s: %w", name, err)
-	}
-	sslmode := "disable"
-	if cfg.TLSConfig != nil {
-		sslmode = "require"
-	}
-	u := url.URL{
-		Scheme:   "postgres",
-		User:     url.UserPassword(name, password),
-		Host:     net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))),
-		Path:     "/" + name,
-		RawQuery: "sslmode=" + sslmode,
-	}
-	return u.String(), nil
-}
-
-// Checkout is one line of the ground-truth log: a connection checked out
-// of the service's pool, and the request it was checked out for.
-type Checkout struct {
-	// Pid is the PostgreSQL backend's pid (0 if the driver could not
-	// tell: a broken connection).
-	Pid int `json:"pid"`
-	// CheckedOut and CheckedIn are when the connection left the pool and
-	// came back (after the pool's ROLLBACK on return). CheckedIn is zero
-	// when it was still out as the service stopped (OpenAtExit).
-	CheckedOut time.Time `json:"checkout"`
-	CheckedIn  time.Time `json:"checkin"`
-	OpenAtExit bool      `json:"open_at_exit,omitempty"`
-	// Variant is the service's variant.
-	Variant string `json:"variant"`
-	// Request is the request the checkout served; nil for a checkout
-	// outside any request.
-	Request *Request `json:"request"`
-}
-
-// Held is how long the connection was out of the pool (0 if still out).
-func (c Checkout) Held() time.Duration {
-	if c.CheckedIn.IsZero() {
-		return 0
-	}
-	return c.CheckedIn.Sub(c.CheckedOut)
-}
-
-// Request is an HTTP request as the ground-truth log names it.
-type Request struct {
-	// ID is the service's own id of the request (req-000001, ...), unique
-	// within one run of the service.
-	ID         string `json:"id"`
-	HTTPMethod string `json:"http_method"`
-	Path       string `json:"path"`
-	// Method is the JSON-RPC method, Tool the tool of a tools/call
-	// (empty when none or not JSON-RPC).
-	Method string `json:"method"`
-	Tool   string `json:"tool"`
-	// RPCID is the JSON-RPC id, as sent.
-	RPCID json.RawMessage `json:"rpc_id"`
-	// Session is the Mcp-Session-Id the request carried (or that its
-	// initialize was given).
-	Session string `json:"session"`
-	// User is the bearer token's user (its email); empty when the request
-	// was not authenticated (no token, an unknown one, or the lookup
-	// failed).
-	User string `json:"user"`
-	// Traceparent is the W3C traceparent header (or params._meta's) the
-	// client sent, if any.
-	Traceparent string `json:"traceparent"`
-	// Start is when the service got the request, End when the last byte
-	// of its answer was handed to the server.
-	Start time.Time `json:"start"`
-	End   time.Time `json:"end"`
-	// Status is the HTTP status answered; Error the JSON-RPC error or the
-	// tool's error, if any.
-	Status int    `json:"status"`
-	Error  string `json:"error"`
-}
-
-// ReadGroundTruth parses a ground-truth log. A malformed line is an error
-// naming it (the service writes and flushes whole lines: one is broken
-// only if the service was killed while writing it).
-func ReadGroundTruth(path string) ([]Checkout, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []Checkout
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		var c Checkout
-		if err := json.Unmarshal(line, &c); err != nil {
-			return out, fmt.Errorf("%s:%d: %w", path, n, err)
-		}
-		out = append(out, c)
-	}
-	return out, sc.Err()
 }
