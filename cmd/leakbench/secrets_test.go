@@ -15,8 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leakbench/leakbench/fixtures/fixturetest"
+
 	"github.com/leakbench/leakbench/fixtures"
-	"github.com/leakbench/leakbench/internal/testenv"
 )
 
 // filesContaining lists the files under dir whose content holds s.
@@ -106,18 +107,7 @@ func TestRunDirectoryHoldsNoSecret(t *testing.T) {
 	bin := buildCLI(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	env, err := fixtures.StartLocal(ctx, fixtures.Config{Variant: "fixed", Users: 4, IdleInTxTimeout: 5 * time.Second})
-	t.Cleanup(func() {
-		if err := env.Close(); err != nil {
-			t.Errorf("close stack: %v", err)
-		}
-	})
-	if errors.Is(err, fixtures.ErrMissingBinary) {
-		testenv.Missing(t, "PostgreSQL or PgBouncer not installed (make deps): %v", err)
-	}
-	if err != nil {
-		t.Fatalf("start stack: %v", err)
-	}
+	env := fixturetest.StartLocal(t, ctx, fixtures.Config{Variant: "fixed", Users: 4, IdleInTxTimeout: 5 * time.Second})
 	const (
 		metricsPW = "metrics-userinfo-9021"
 		apiKey    = "query-api-key-5512"

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leakbench/leakbench/fixtures/fixturetest"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leakbench/leakbench/fixtures"
@@ -53,18 +55,7 @@ func TestPyService(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	env, err := fixtures.StartLocal(ctx, fixtures.Config{NoGateway: true, Users: 1})
-	t.Cleanup(func() {
-		if err := env.Close(); err != nil {
-			t.Errorf("stop the stack: %v", err)
-		}
-	})
-	if errors.Is(err, fixtures.ErrMissingBinary) {
-		testenv.Missing(t, "PostgreSQL not installed (run `make deps`): %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	env := fixturetest.StartLocal(t, ctx, fixtures.Config{NoGateway: true, Users: 1})
 	dsn, err := CreateDatabase(ctx, env.PostgresDSN, "pyservice")
 	if err != nil {
 		t.Fatal(err)

@@ -3,13 +3,14 @@ package runner
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/leakbench/leakbench/fixtures/fixturetest"
 
 	"github.com/leakbench/leakbench/examples/pyservice"
 	"github.com/leakbench/leakbench/fixtures"
@@ -63,18 +64,7 @@ func startOwnServiceStack(t *testing.T) *ownService {
 	defer cancel()
 	// The service's own database has no idle_in_transaction_session_timeout:
 	// the report must say "off".
-	env, err := fixtures.StartLocal(ctx, fixtures.Config{NoGateway: true, Users: 1, IdleInTxTimeout: -1})
-	t.Cleanup(func() {
-		if err := env.Close(); err != nil {
-			t.Errorf("stop the stack: %v", err)
-		}
-	})
-	if errors.Is(err, fixtures.ErrMissingBinary) {
-		testenv.Missing(t, "PostgreSQL not installed (run `make deps`): %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	env := fixturetest.StartLocal(t, ctx, fixtures.Config{NoGateway: true, Users: 1, IdleInTxTimeout: -1})
 	dsn, err := pyservice.CreateDatabase(ctx, env.PostgresDSN, "pyservice")
 	if err != nil {
 		t.Fatal(err)
@@ -265,7 +255,7 @@ func TestOwnServiceTokenJoinUnderPressure(t *testing.T) {
 func TestOwnServiceWrongDatabase(t *testing.T) {
 	t.Setenv(reports.StepSummaryEnv, "")
 	st := startOwnServiceStack(t)
-	dir, sum, _ := runOwnService(t, st, pyservice.Fixed, "pyservice", st.env.ProbeDSN) // the stack's own database, not the service's
+	dir, _, _ := runOwnService(t, st, pyservice.Fixed, "pyservice", st.env.ProbeDSN) // the stack's own database, not the service's
 	md := string(readFileT(t, filepath.Join(dir, rundir.ReportFile)))
 	headline, _, _ := strings.Cut(md, "\n")
 	if !strings.Contains(headline, "FAIL") || !strings.Contains(headline, `no client backend but the probe's own in database "`+st.env.Database+`"`) {
@@ -283,7 +273,6 @@ func TestOwnServiceWrongDatabase(t *testing.T) {
 	if err := json.Unmarshal(raw, &back); err != nil || back.Pool.MaxClientBackends == nil || *back.Pool.MaxClientBackends != 0 {
 		t.Errorf("summary.json pool.max_client_backends: %v (%v), want 0", back.Pool.MaxClientBackends, err)
 	}
-	_ = sum
 }
 
 // measureTokenJoin measures the join of stuck sessions to requests by the
