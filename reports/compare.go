@@ -264,7 +264,7 @@ func comparedFacts(s *Summary, side string) string {
 		words = append(words, "pool exhausted")
 	}
 	if len(words) == 0 {
-		return side + ": nothing leaked or held, pool not pinned"
+		return side + ": " + nothingSeen(s)
 	}
 	return side + ": " + strings.Join(words, ", ")
 }

@@ -109,7 +109,7 @@ func runVerdict(s *Summary) string {
 	case s.Probe == nil:
 		return "NO DATA — the probe recorded nothing"
 	}
-	return "PASS — nothing leaked or held, pool not pinned"
+	return "PASS — " + nothingSeen(s)
 }
 
 func writeChecks(b *strings.Builder, checks []Check) {

@@ -178,3 +178,13 @@ func unseenCheck(s *Summary) (Check, bool) {
 	return Check{Name: "the probe saw the service's connections", Detail: fmt.Sprintf(
 		"no client backend but the probe's own in database %s in %d samples: the service may use another database — give the probe DSN of the one it connects to", db, s.Probe.Samples)}, true
 }
+
+// nothingSeen is a clean run's words: the pool is called not pinned only
+// when the database's view of it was sampled (older run directories, and
+// samples without backends by application, cannot say).
+func nothingSeen(s *Summary) string {
+	if s.Pool != nil && len(s.Pool.Services) > 0 {
+		return "nothing leaked or held, pool not pinned"
+	}
+	return "nothing leaked or held"
+}
