@@ -3,17 +3,23 @@
 package h1
 
 import (
+	"crypto/tls"
 	"errors"
 	"net"
 	"syscall"
 )
 
 // peerClosed reports whether the server has closed (or written to) an idle
-// connection, without blocking: one recv(MSG_PEEK|MSG_DONTWAIT).
+// connection, without blocking: one recv(MSG_PEEK|MSG_DONTWAIT). A TLS
+// connection is looked at under its records: on an idle one, any byte is
+// a close_notify, or something as unexpected.
 func peerClosed(c net.Conn) bool {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
 	sc, ok := c.(syscall.Conn)
 	if !ok {
-		return false // TLS: the retry in roundTrip covers it
+		return false // a request written on it is then not sent again
 	}
 	rc, err := sc.SyscallConn()
 	if err != nil {

@@ -28,7 +28,7 @@ func rawConn(c net.Conn) syscall.RawConn {
 // (a method value made once per connection) allocates nothing per request.
 type rawIO struct {
 	b, p        []byte
-	n           int
+	n, sent     int // bytes read; bytes of the request written
 	werr, rerr  error
 	wrote, full bool
 	step        func(fd uintptr) bool
@@ -47,7 +47,7 @@ func (pc *pconn) writeRead(b, p []byte) (int, error) {
 	if r.step == nil {
 		r.step = pc.rawStep
 	}
-	r.b, r.p, r.n, r.werr, r.rerr, r.wrote, r.full = b, p, 0, nil, nil, false, false
+	r.b, r.p, r.n, r.sent, r.werr, r.rerr, r.wrote, r.full = b, p, 0, 0, nil, nil, false, false
 	err := pc.raw.Read(r.step)
 	b, n, werr, rerr := r.b, r.n, r.werr, r.rerr
 	r.b, r.p = nil, nil
@@ -57,10 +57,15 @@ func (pc *pconn) writeRead(b, p []byte) (int, error) {
 			oe.Op = "read" // not "raw-read": the error reads as Read's would
 		}
 		return 0, err
+	case werr != nil && r.sent == 0:
+		return 0, &nothingWrittenError{pc.opError("write", werr)}
 	case werr != nil:
 		return 0, pc.opError("write", werr)
 	case r.full:
-		if _, err := pc.c.Write(b); err != nil {
+		if m, err := pc.c.Write(b); err != nil {
+			if r.sent+m == 0 {
+				err = &nothingWrittenError{err}
+			}
 			return 0, err
 		}
 		return pc.c.Read(p)
@@ -82,6 +87,7 @@ func (pc *pconn) rawStep(fd uintptr) bool {
 			m, e := syscall.Write(int(fd), r.b)
 			if m > 0 {
 				r.b = r.b[m:]
+				r.sent += m
 			}
 			switch {
 			case e == syscall.EINTR:

@@ -16,7 +16,10 @@
 // framing (Content-Length, chunked, close-delimited; 1xx answers skipped)
 // is read by response.go, held to net/http's reading by a fuzz test. When
 // the request's context ends or its deadline passes, its connection is
-// closed, as a client giving up does.
+// closed, as a client giving up does. A request is sent again, once, on a
+// new connection only when not a byte of it was written on the kept-alive
+// one (as net/http): one written and then unanswered fails, since the
+// server may have run it.
 package h1
 
 import (
@@ -36,7 +39,7 @@ import (
 
 const (
 	idleConnTimeout = 90 * time.Second
-	peekAfterIdle   = 500 * time.Millisecond
+	peekAfterIdle   = time.Millisecond // see get
 	readBufferSize  = 4 << 10
 )
 
@@ -180,11 +183,16 @@ func (t *Transport) get(ctx context.Context, slot *Slot, deadline time.Time) (*p
 		if pc == nil {
 			break
 		}
-		// Look at the socket only for a connection idle a while: a server
-		// closes idle keep-alive connections after seconds, not
-		// milliseconds, and the retry in RoundTripPath covers the rare
-		// race. The deadline is set first: the last request's, long past,
-		// would fail the look.
+		// A request written on a connection the server closed while idle
+		// is not sent again (resendable), so the close must be seen
+		// before writing, as net/http's read loop sees it: a server's
+		// idle timeout, or its graceful shutdown closing idle connections
+		// at any moment. The look (a syscall) is skipped only for a
+		// connection idle under peekAfterIdle: a user sending back to
+		// back pays nothing, and a server that closes within a
+		// millisecond of its answer without saying Connection: close is
+		// the race net/http loses too. The deadline is set first: the
+		// last request's, long past, would fail the look.
 		idle := time.Since(pc.idleSince)
 		if pc.c.SetDeadline(deadline) == nil && idle < idleConnTimeout && (idle < peekAfterIdle || !peerClosed(pc.c)) {
 			pc.reused = true
@@ -266,13 +274,7 @@ func (t *Transport) RoundTripPath(ctx context.Context, slot *Slot, deadline time
 		if err != nil {
 			intact := pc.release()
 			pc.close()
-			// A keep-alive connection the server closed just as we sent
-			// (not a byte of an answer came): taken to mean it never read
-			// the request, so send it once more on a new one. net/http
-			// resends a POST only when it knows nothing was written; a
-			// server that read the request and then dropped the
-			// connection without a byte would see it twice.
-			if intact && ctx.Err() == nil && pc.reused && attempt == 0 && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)) {
+			if intact && ctx.Err() == nil && pc.reused && attempt == 0 && resendable(err) {
 				continue
 			}
 			return nil, w, err
@@ -288,6 +290,28 @@ func (t *Transport) RoundTripPath(ctx context.Context, slot *Slot, deadline time
 		return resp, w, nil
 	}
 }
+
+// resendable reports whether a request that failed with err on a reused
+// connection may be sent once more on a new one: only when not a byte of
+// it was written, on a connection found broken (the server closed or reset
+// it while idle, and the kernel knew before our write), as net/http
+// resends. Once the request is written, a connection that ends without a
+// byte of an answer may have had it read and run: a server that ran a
+// tools/call and then closed would see it twice, and the forensics join
+// two requests under one trace id. That failure is the caller's to count
+// (#26). The race net/http has too remains: a server closing the
+// connection as our request leaves.
+func resendable(err error) bool {
+	var nw *nothingWrittenError
+	return errors.As(err, &nw) && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE))
+}
+
+// nothingWrittenError is a request's failed write that put not a byte of
+// it on the connection.
+type nothingWrittenError struct{ err error }
+
+func (e *nothingWrittenError) Error() string { return e.err.Error() }
+func (e *nothingWrittenError) Unwrap() error { return e.err }
 
 // send writes the request line, Host, head, Content-Length and body in
 // one write (one syscall, and one segment for a small request), and waits
@@ -313,7 +337,12 @@ func (t *Transport) send(pc *pconn, method, path string, head, body []byte) erro
 		pc.pending = b // written by the read below, in its wait
 		_, err = pc.br.Peek(1)
 		pc.pending = nil
-	} else if _, err = pc.c.Write(b); err == nil {
+	} else if n, werr := pc.c.Write(b); werr != nil {
+		err = werr
+		if n == 0 { // through TLS: no whole record, nothing the server can read
+			err = &nothingWrittenError{werr}
+		}
+	} else {
 		_, err = pc.br.Peek(1)
 	}
 	*buf = b
