@@ -11,7 +11,7 @@ PKGS     := ./...
 # The packages whose code runs concurrently: make test-race runs their
 # tests under the race detector.
 RACE_PKGS := ./scenarios/engine/... ./scenarios/mcp/... ./scenarios/internal/h1/... ./probes/... \
-	./internal/runner/... ./internal/merge/... ./internal/faults/... ./scenarios/engine/live/...
+	./internal/app/runner/... ./internal/app/merge/... ./scenarios/faults/... ./fixtures/faultproxy/... ./scenarios/engine/live/...
 
 .PHONY: all build deps test test-short test-race e2e e2e-long loadtest bench lint fuzz clean examples
 
@@ -47,10 +47,10 @@ test-race: deps
 # ci again in the 2025 era. e2e-long plays the long ones: incident (about
 # 8 minutes).
 e2e: deps
-	$(GO) test -tags e2e -count=1 -timeout 30m -run '^TestE2E' -skip '^TestE2ELong' -v ./internal/runner/
+	$(GO) test -tags e2e -count=1 -timeout 30m -run '^TestE2E' -skip '^TestE2ELong' -v ./internal/app/runner/
 
 e2e-long: deps
-	$(GO) test -tags e2e -count=1 -timeout 30m -run '^TestE2ELong' -v ./internal/runner/
+	$(GO) test -tags e2e -count=1 -timeout 30m -run '^TestE2ELong' -v ./internal/app/runner/
 
 # loadtest is the CI gate: a before/after sign-off; exit 0 pass, 99 fail.
 loadtest: deps build
@@ -68,7 +68,7 @@ examples: deps build
 lint:
 	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 	$(GO) vet $(PKGS)
-	$(GO) vet -tags e2e ./internal/runner/
+	$(GO) vet -tags e2e ./internal/app/runner/
 	@if command -v staticcheck >/dev/null 2>&1; then staticcheck $(PKGS); else echo "staticcheck not installed; skipped (go install honnef.co/go/tools/cmd/staticcheck@v0.8.2)"; fi
 
 clean:

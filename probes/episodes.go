@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/probes/querytext"
 )
 

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/redact"
+	"github.com/leakbench/leakbench/internal/lib/redact"
 	"github.com/leakbench/leakbench/probes/poolmetrics"
 )
 

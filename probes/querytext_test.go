@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/fixtures"
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/probes"
 	"github.com/leakbench/leakbench/reports"
 )

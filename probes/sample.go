@@ -3,7 +3,7 @@ package probes
 import (
 	"time"
 
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 // The probe's records are the run directory's (package rundir owns

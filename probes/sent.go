@@ -1,6 +1,6 @@
 package probes
 
-import "github.com/leakbench/leakbench/internal/rundir"
+import "github.com/leakbench/leakbench/internal/lib/rundir"
 
 // sentTokens finds the run's bearer tokens in query texts. Drivers that
 // bind parameters on the client (psycopg2, JDBC's simple protocol,

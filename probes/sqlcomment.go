@@ -4,7 +4,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/leakbench/leakbench/internal/redact"
+	"github.com/leakbench/leakbench/internal/lib/redact"
 )
 
 // sqlcommenter comments. Services that use sqlcommenter (Google's

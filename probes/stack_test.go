@@ -18,8 +18,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/leakbench/leakbench/fixtures"
-	"github.com/leakbench/leakbench/internal/jsonl"
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/jsonl"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/internal/testenv"
 	"github.com/leakbench/leakbench/probes/poolmetrics"
 	"github.com/leakbench/leakbench/probes/querytext"

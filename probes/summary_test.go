@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/probes/poolmetrics"
 	"github.com/leakbench/leakbench/probes/querytext"
 )

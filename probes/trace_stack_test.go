@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/fixtures"
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/probes/querytext"
 )
 

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/redact"
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/redact"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 // Warning is the run directory's record of a source's failures

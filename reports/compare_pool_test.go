@@ -3,7 +3,7 @@ package reports
 import (
 	"testing"
 
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/probes"
 )
 

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/jsonl"
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/jsonl"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/probes"
 )
 

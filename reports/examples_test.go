@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 // firstTable returns the first Markdown table of text.

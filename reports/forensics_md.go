@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 // writeForensics writes a run's forensics: leaked or released late, the

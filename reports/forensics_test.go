@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 // TestLeakOrSlowRelease is the incident sign-off that failed on a 2-core

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leakbench/leakbench/internal/junit"
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/junit"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/reports/internal/synthetic"
 	"github.com/leakbench/leakbench/reports/plots"
 )

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/probes"
 	"github.com/leakbench/leakbench/reports/plots"
 )

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 // httpStepHeader heads the table of a run's http steps.

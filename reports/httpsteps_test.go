@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 // TestHTTPStepsInReports: a run with http steps shows each one — requests,

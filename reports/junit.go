@@ -5,8 +5,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/leakbench/leakbench/internal/junit"
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/junit"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 // RunChecks are the leak checks of one run: each is a JUnit test case and

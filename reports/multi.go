@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/junit"
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/junit"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/reports/plots"
 )
 

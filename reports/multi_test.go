@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/reports/internal/synthetic"
 )
 

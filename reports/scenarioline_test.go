@@ -3,8 +3,8 @@ package reports_test
 import (
 	"testing"
 
-	"github.com/leakbench/leakbench/internal/rundir"
-	"github.com/leakbench/leakbench/internal/runner"
+	"github.com/leakbench/leakbench/internal/app/runner"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/reports"
 )
 

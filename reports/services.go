@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 // The database's view of each service's pool: most services expose no

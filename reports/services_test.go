@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 // appSeries is samples every 100 ms of one application "svc": total[i]

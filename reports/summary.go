@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 // summary.json's types are the run directory's (package rundir owns the

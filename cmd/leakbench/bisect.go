@@ -4,7 +4,7 @@ import (
 	"errors"
 	"flag"
 
-	"github.com/leakbench/leakbench/internal/runner"
+	"github.com/leakbench/leakbench/internal/app/runner"
 )
 
 // Exit codes git bisect run understands: 0 good, 1–127 but 125 bad, 125

@@ -8,12 +8,12 @@ import (
 	"os"
 	"strings"
 
-	"github.com/leakbench/leakbench/internal/faults"
+	"github.com/leakbench/leakbench/fixtures/faultproxy"
 )
 
 // linkFlags collect repeated --link NAME=LISTEN=UPSTREAM flags, each
 // checked as it is parsed so that a bad one is a usage error naming it.
-type linkFlags []faults.ServerLink
+type linkFlags []faultproxy.ServerLink
 
 func (l *linkFlags) String() string {
 	parts := make([]string, len(*l))
@@ -24,7 +24,7 @@ func (l *linkFlags) String() string {
 }
 
 func (l *linkFlags) Set(v string) error {
-	link, err := faults.ParseLink(v)
+	link, err := faultproxy.ParseLink(v)
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ closing every connection through its proxies.
 	if len(links) == 0 {
 		return fmt.Errorf("%w: faultproxy needs at least one --link NAME=LISTEN=UPSTREAM", errUsage)
 	}
-	if err := faults.Serve(ctx, *api, links, os.Stderr); err != nil {
+	if err := faultproxy.Serve(ctx, *api, links, os.Stderr); err != nil {
 		return fmt.Errorf("faultproxy: %w", err)
 	}
 	return nil

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/gateway-under-test"
-	"github.com/leakbench/leakbench/internal/redact"
+	"github.com/leakbench/leakbench/internal/lib/redact"
 )
 
 // envFlags defines flags whose defaults come from LEAKBENCH_* environment

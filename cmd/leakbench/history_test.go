@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leakbench/leakbench/internal/history"
-	"github.com/leakbench/leakbench/internal/rundir"
-	"github.com/leakbench/leakbench/internal/runner"
+	"github.com/leakbench/leakbench/internal/app/history"
+	"github.com/leakbench/leakbench/internal/app/runner"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/reports"
 )
 

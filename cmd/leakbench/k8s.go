@@ -8,8 +8,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/k8s"
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/app/k8s"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 func cmdK8s(_ context.Context, args []string) error {

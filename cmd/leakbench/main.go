@@ -16,8 +16,8 @@ import (
 	"sort"
 	"syscall"
 
-	"github.com/leakbench/leakbench/internal/redact"
-	"github.com/leakbench/leakbench/internal/runner"
+	"github.com/leakbench/leakbench/internal/app/runner"
+	"github.com/leakbench/leakbench/internal/lib/redact"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".

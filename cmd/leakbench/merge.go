@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/merge"
+	"github.com/leakbench/leakbench/internal/app/merge"
 	"github.com/leakbench/leakbench/reports"
 )
 

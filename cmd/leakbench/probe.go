@@ -14,9 +14,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/redact"
-	"github.com/leakbench/leakbench/internal/rundir"
-	"github.com/leakbench/leakbench/internal/tty"
+	"github.com/leakbench/leakbench/internal/lib/redact"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
+	"github.com/leakbench/leakbench/internal/lib/tty"
 	"github.com/leakbench/leakbench/probes"
 	"github.com/leakbench/leakbench/probes/poolmetrics"
 )

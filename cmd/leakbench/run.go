@@ -11,7 +11,7 @@ import (
 
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/gateway-under-test"
-	"github.com/leakbench/leakbench/internal/runner"
+	"github.com/leakbench/leakbench/internal/app/runner"
 	"github.com/leakbench/leakbench/reports"
 )
 

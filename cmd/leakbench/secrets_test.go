@@ -184,8 +184,8 @@ scenarios:
 	}
 	// Secrets in a URL's query are not redacted everywhere today: the
 	// plan's target (scenarios/plan/json.go, Plan.MarshalJSON) and the
-	// load's config (internal/rundir/result.go, PlanSummary) are written
-	// as given, and the load's start line prints it (internal/runner/
+	// load's config (internal/lib/rundir/result.go, PlanSummary) are written
+	// as given, and the load's start line prints it (internal/app/runner/
 	// run.go, playInProcess). Those places are listed here, to the JSON
 	// path, so that this test holds what is redacted today and fails on
 	// any new place; a known leak that is fixed is only logged.

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/gateway-under-test"
-	"github.com/leakbench/leakbench/internal/runner"
+	"github.com/leakbench/leakbench/internal/app/runner"
 )
 
 func cmdSignoff(ctx context.Context, args []string) (err error) {

@@ -6,7 +6,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/leakbench/leakbench/internal/runner"
+	"github.com/leakbench/leakbench/internal/app/runner"
 	"github.com/leakbench/leakbench/reports"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 )

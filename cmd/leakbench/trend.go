@@ -8,8 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/leakbench/leakbench/internal/history"
-	"github.com/leakbench/leakbench/internal/history/trend"
+	"github.com/leakbench/leakbench/internal/app/history"
+	"github.com/leakbench/leakbench/internal/app/history/trend"
 )
 
 func cmdTrend(_ context.Context, args []string) error {

@@ -12,8 +12,8 @@ import (
 
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/gateway-under-test"
-	"github.com/leakbench/leakbench/internal/redact"
-	"github.com/leakbench/leakbench/internal/runner"
+	"github.com/leakbench/leakbench/internal/app/runner"
+	"github.com/leakbench/leakbench/internal/lib/redact"
 )
 
 // upInfo is what `leakbench up --json` prints: the stack's endpoints, with

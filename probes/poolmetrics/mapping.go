@@ -4,7 +4,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	dto "github.com/prometheus/client_model/go"
 )
 

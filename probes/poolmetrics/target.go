@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/leakbench/leakbench/internal/redact"
+	"github.com/leakbench/leakbench/internal/lib/redact"
 )
 
 // Target is one Prometheus endpoint of the service under test.
@@ -72,6 +72,6 @@ func resolve(name string, custom map[string]Mapping) (*Mapping, error) {
 }
 
 // redactURL is a scrape URL as it may be shown or recorded: the one
-// redaction policy's (internal/redact.URL: user info, secret query
+// redaction policy's (internal/lib/redact.URL: user info, secret query
 // parameters such as ?token=…, the lot).
 func redactURL(s string) string { return redact.URL(s) }

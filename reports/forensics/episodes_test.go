@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 // TestJoinEpisodes: each episode whose trace id the request index holds

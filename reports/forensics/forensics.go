@@ -15,7 +15,7 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 // maxWorst bounds Forensics.Worst.

@@ -10,8 +10,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/jsonl"
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/jsonl"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 // The join: a stuck episode whose last query carried a traceparent

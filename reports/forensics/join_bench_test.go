@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/jsonl"
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/jsonl"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 // BenchmarkJoin joins 100,000 stuck episodes to a request index of

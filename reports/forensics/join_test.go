@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 // TestJoin: stuck episodes are joined to the requests whose trace ids

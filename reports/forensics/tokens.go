@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/jsonl"
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/jsonl"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 // Without trace context, a stuck episode can still name its users: the
@@ -37,7 +37,7 @@ import (
 // ends later belongs to a request still going — unless the service was
 // still working on one the client had abandoned. The own-service test
 // measures this rule against the service's own record of which request
-// held which backend (internal/runner/ownservice_test.go).
+// held which backend (internal/app/runner/ownservice_test.go).
 
 // tokenEpisode is an untraced stuck episode that carried a sent token, and
 // the requests of its users in flight at its start.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 // TestHTTPStepLines: the load plot draws the http steps' rate, failures

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"gonum.org/v1/plot/plotter"
 )
 

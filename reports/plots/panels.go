@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/reports/internal/format"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"

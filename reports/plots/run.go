@@ -1,6 +1,6 @@
 package plots
 
-import "github.com/leakbench/leakbench/internal/rundir"
+import "github.com/leakbench/leakbench/internal/lib/rundir"
 
 // Run is one run as its plots draw it: its summary (the settings, the
 // load's span, the faults) and its records. A long run read a record at a

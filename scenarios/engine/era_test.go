@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 	"github.com/leakbench/leakbench/scenarios/plan"

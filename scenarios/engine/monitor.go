@@ -9,8 +9,8 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/leakbench/leakbench/internal/rundir"
-	"github.com/leakbench/leakbench/internal/tty"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
+	"github.com/leakbench/leakbench/internal/lib/tty"
 	"github.com/leakbench/leakbench/scenarios/engine/hdrlog"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )

@@ -23,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/procstat"
+	"github.com/leakbench/leakbench/internal/lib/procstat"
 	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )

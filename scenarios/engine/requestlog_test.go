@@ -13,7 +13,7 @@ import (
 
 	"go.opentelemetry.io/otel/propagation"
 
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )

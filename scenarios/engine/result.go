@@ -1,7 +1,7 @@
 package engine
 
 import (
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/tty"
+	"github.com/leakbench/leakbench/internal/lib/tty"
 	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"unicode"
 
-	"github.com/leakbench/leakbench/internal/redact"
+	"github.com/leakbench/leakbench/internal/lib/redact"
 	"github.com/leakbench/leakbench/scenarios/internal/h1"
 	"github.com/leakbench/leakbench/scenarios/internal/textutil"
 )

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/redact"
+	"github.com/leakbench/leakbench/internal/lib/redact"
 	"github.com/leakbench/leakbench/scenarios/internal/h1"
 	"github.com/leakbench/leakbench/scenarios/internal/textutil"
 )

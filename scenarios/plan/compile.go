@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/leakbench/leakbench/internal/redact"
+	"github.com/leakbench/leakbench/internal/lib/redact"
 	"github.com/leakbench/leakbench/scenarios/internal/textutil"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 )

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/leakbench/leakbench/internal/redact"
+	"github.com/leakbench/leakbench/internal/lib/redact"
 	"github.com/leakbench/leakbench/scenarios/internal/textutil"
 )
 
@@ -32,7 +32,7 @@ var decode func(data []byte, filename string) (*Plan, error)
 // RegisterDecoder gives UnmarshalJSON the scenario-file decoder, which
 // plan cannot import (it imports plan): package scenariofile registers
 // its Parse when it is loaded, so a program reading plans back imports it
-// (internal/rundir does).
+// (internal/lib/rundir does).
 func RegisterDecoder(parse func(data []byte, filename string) (*Plan, error)) { decode = parse }
 
 // obj is a JSON object that keeps its keys in order.

@@ -3,7 +3,7 @@ package live
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/leakbench/leakbench/internal/rundir"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 // The 2026-07-28 features' counters (summary.json's load.features), by

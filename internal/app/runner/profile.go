@@ -1,0 +1,98 @@
+// Package runner plays one scenario against one stack with the probes beside
+// it and records everything into a run directory; Signoff does it twice —
+// leaky variant, then fixed — and compares.
+package runner
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/leakbench/leakbench/internal/lib/rundir"
+	"github.com/leakbench/leakbench/scenarios/plan"
+	"github.com/leakbench/leakbench/scenarios/profiles"
+	"github.com/leakbench/leakbench/scenarios/scenariofile"
+)
+
+// Profile is a complete, reproducible sign-off recipe: a scenario plus what
+// to start, how to watch it and which variants to compare. It is recorded
+// in every run's config.json, whose format package rundir owns.
+type Profile = rundir.Profile
+
+// ProbeSettings say how the probes watch a run (rundir.ProbeSettings).
+type ProbeSettings = rundir.ProbeSettings
+
+type signoffSection struct {
+	VariantBefore string `yaml:"variant_before"`
+	VariantAfter  string `yaml:"variant_after"`
+}
+
+// ProfileNames lists the built-in profiles.
+func ProfileNames() []string { return profiles.Names() }
+
+// LookupProfile loads a built-in profile by name.
+func LookupProfile(name string) (Profile, error) {
+	data, ok := profiles.Read(name)
+	if !ok {
+		return Profile{}, fmt.Errorf("unknown profile %q (built in: %s; or give a file with --scenario)", name, strings.Join(profiles.Names(), ", "))
+	}
+	p, err := ParseProfile(data, "profile "+name)
+	if err != nil {
+		return Profile{}, err
+	}
+	p.Name = name
+	return p, nil
+}
+
+// LoadProfile reads a profile (or plain scenario) file.
+func LoadProfile(path string) (Profile, error) {
+	p, err := profileFrom(path, func(sections ...scenariofile.Section) (*plan.Plan, error) {
+		return scenariofile.Load(path, sections...)
+	})
+	if err != nil {
+		return Profile{}, err
+	}
+	p.Name = strings.TrimSuffix(path[strings.LastIndex(path, "/")+1:], ".yaml")
+	return p, nil
+}
+
+// ParseProfile parses a profile: a scenario file whose stack, probe and
+// signoff sections are decoded by the scenario parser too, by the same
+// rules (any key spelling, every error naming its line). A plain scenario
+// file is a profile with defaults.
+func ParseProfile(data []byte, filename string) (Profile, error) {
+	return profileFrom(filename, func(sections ...scenariofile.Section) (*plan.Plan, error) {
+		return scenariofile.Parse(data, filename, sections...)
+	})
+}
+
+// profileFrom builds a profile from the plan that parse reads along with
+// the profile's own sections.
+func profileFrom(filename string, parse func(...scenariofile.Section) (*plan.Plan, error)) (Profile, error) {
+	p := Profile{File: filename, VariantBefore: "commit-in-finally", VariantAfter: "fixed",
+		Probe: ProbeSettings{Interval: 100 * time.Millisecond, StuckAfter: time.Second, Drain: 10 * time.Second}}
+	var signoff signoffSection
+	var recovery recoverySection
+	pl, err := parse(scenariofile.Section{Key: "stack", Into: &p.Stack}, scenariofile.Section{Key: "probe", Into: &p.Probe},
+		scenariofile.Section{Key: "signoff", Into: &signoff},
+		scenariofile.Section{Key: "faults", Into: &p.Faults}, scenariofile.Section{Key: "recovery", Into: &recovery})
+	if err != nil {
+		return p, err
+	}
+	p.RecoverySeconds = recovery.RecoverySeconds
+	if err := checkFaults(filename, pl, p); err != nil { // faults.go
+		return p, err
+	}
+	p.Plan = pl
+	if signoff.VariantBefore != "" {
+		p.VariantBefore = signoff.VariantBefore
+	}
+	if signoff.VariantAfter != "" {
+		p.VariantAfter = signoff.VariantAfter
+	}
+	if p.Probe.Interval < 10*time.Millisecond || p.Probe.StuckAfter <= 0 || p.Probe.Drain < 0 {
+		return p, fmt.Errorf("%s: probe: want interval ≥ 10ms, stuck_after > 0 and drain ≥ 0, got %s, %s, %s",
+			filename, p.Probe.Interval, p.Probe.StuckAfter, p.Probe.Drain)
+	}
+	return p, nil
+}

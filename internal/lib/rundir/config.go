@@ -1,0 +1,193 @@
+package rundir
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/scenarios/faults"
+	"github.com/leakbench/leakbench/scenarios/plan"
+
+	// The plans in a run directory are read back by the scenario-file
+	// decoder (plan.Plan.UnmarshalJSON), which registers itself.
+	_ "github.com/leakbench/leakbench/scenarios/scenariofile"
+)
+
+// Config is config.json: the run's resolved configuration, written before
+// anything starts, so that even a killed run says what it was. It holds no
+// secret: tokens and DSNs are not part of it (their fields are excluded
+// from JSON).
+type Config struct {
+	// Name labels the run ("before", "after").
+	Name string `json:"name"`
+	// Variant is the reference gateway's variant ("" for an external
+	// target).
+	Variant string  `json:"variant"`
+	Profile Profile `json:"profile"`
+	// Stack is the stack as started: the profile's with the variant set.
+	Stack   fixtures.Config `json:"stack"`
+	Version string          `json:"leakbench_version"`
+}
+
+// Profile is a complete, reproducible sign-off recipe: a scenario plus what
+// to start, how to watch it and which variants to compare.
+type Profile struct {
+	Name  string          `json:"name"`
+	File  string          `json:"file"`
+	Stack fixtures.Config `json:"stack"`
+	Plan  *plan.Plan      `json:"plan"`
+	Probe ProbeSettings   `json:"probe"`
+	// VariantBefore and VariantAfter are the gateway variants compared.
+	VariantBefore string `json:"variant_before"`
+	VariantAfter  string `json:"variant_after"`
+	// Faults is the profile's faults: timeline (package faults).
+	Faults []faults.Spec `json:"faults,omitempty"`
+	// RecoverySeconds are the thresholds on the faults' recovery
+	// ("max<10"), from the profile's recovery section.
+	RecoverySeconds []string `json:"recovery_seconds,omitempty"`
+}
+
+// ProbeSettings say how the probes watch a run.
+type ProbeSettings struct {
+	// Interval is the pg_stat_activity sampling interval.
+	Interval time.Duration `json:"interval" yaml:"interval"`
+	// StuckAfter is when an idle-in-transaction episode counts as stuck.
+	StuckAfter time.Duration `json:"stuck_after" yaml:"stuck_after"`
+	// Drain is the longest the probes keep watching after the load stops,
+	// so that leaked sessions are seen to their end (the server's
+	// timeout); it ends early once no session is idle in a transaction.
+	Drain time.Duration `json:"drain" yaml:"drain"`
+	// SlowRelease judges the episodes the service released itself, only
+	// late (held stuck_after or longer, end_reason released): the release
+	// latency's 99th percentile must stay below it. Zero: StuckAfter.
+	// Leaked episodes (nobody released them) are gated strictly apart.
+	SlowRelease time.Duration `json:"slow_release,omitempty" yaml:"slow_release"`
+	// AllowPinned lets a run pass whose service pool was pinned (its
+	// connections at their maximum, none working, as the database saw
+	// them): it is still reported. For a load meant to fill the pool.
+	AllowPinned bool `json:"allow_pinned,omitempty" yaml:"allow_pinned"`
+}
+
+// WriteConfig writes c into dir's config.json, whole or not at all.
+func WriteConfig(dir string, c *Config) error {
+	raw, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", ConfigFile, err)
+	}
+	return WriteFile(filepath.Join(dir, ConfigFile), append(raw, '\n'))
+}
+
+// ReadConfig reads dir's config.json. Run directories of older leakbench
+// versions are read too: their probe settings stood at the top of the
+// profile, and their durations may be Go duration strings.
+func ReadConfig(dir string) (*Config, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	if err != nil {
+		return nil, err
+	}
+	var c Config
+	if err := json.Unmarshal(raw, &c); err == nil && c.Profile.Probe.Interval > 0 {
+		return &c, nil
+	}
+	// An older layout: read what reports use leniently.
+	var old legacyConfig
+	if err := json.Unmarshal(raw, &old); err != nil {
+		return nil, fmt.Errorf("read %s: %w", filepath.Join(dir, ConfigFile), err)
+	}
+	c.Name, c.Variant, c.Version = old.Name, old.Variant, old.Version
+	c.Profile.Name = old.Profile.Name
+	c.Profile.Probe.Interval = time.Duration(max(old.Profile.Probe.Interval, old.Profile.ProbeInterval))
+	c.Profile.Probe.StuckAfter = time.Duration(max(old.Profile.Probe.StuckAfter, old.Profile.StuckAfter))
+	st := &c.Stack
+	st.IdleInTxTimeout, st.MaxConnections, st.PoolMode = time.Duration(old.Stack.IdleInTxTimeout), old.Stack.MaxConnections, old.Stack.PoolMode
+	st.PgBouncerPoolSize, st.GatewayPoolSize = old.Stack.PgBouncerPoolSize, old.Stack.GatewayPoolSize
+	return &c, nil
+}
+
+// legacyConfig is the part of an older config.json that reports still
+// use, read leniently.
+type legacyConfig struct {
+	Name    string `json:"name"`
+	Variant string `json:"variant"`
+	Profile struct {
+		Name          string      `json:"name"`
+		ProbeInterval anyDuration `json:"probe_interval"`
+		StuckAfter    anyDuration `json:"stuck_after"`
+		Probe         struct {
+			Interval   anyDuration `json:"interval"`
+			StuckAfter anyDuration `json:"stuck_after"`
+		} `json:"probe"`
+	} `json:"profile"`
+	Stack struct {
+		IdleInTxTimeout   anyDuration `json:"idle_in_transaction_session_timeout"`
+		MaxConnections    int         `json:"max_connections"`
+		PoolMode          string      `json:"pool_mode"`
+		PgBouncerPoolSize int         `json:"pgbouncer_pool_size"`
+		GatewayPoolSize   int         `json:"gateway_pool_size"`
+	} `json:"stack"`
+	Version string `json:"leakbench_version"`
+}
+
+// anyDuration reads a duration written as nanoseconds or as a Go duration
+// string.
+type anyDuration time.Duration
+
+func (d *anyDuration) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		v, err := time.ParseDuration(s)
+		*d = anyDuration(v)
+		return err
+	}
+	var n int64
+	err := json.Unmarshal(b, &n)
+	*d = anyDuration(n)
+	return err
+}
+
+// WriteFile writes data to path whole or not at all: through a temporary
+// file in the same directory (".NAME.*"), synced, then renamed, so that a
+// reader — or a crash — never sees half a file, only the old content or
+// the whole new one. The file is readable by everyone (0644): run
+// directories hold no secret.
+func WriteFile(path string, data []byte) error {
+	return WriteFileFunc(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteFileFunc is WriteFile with the content written by write.
+func WriteFileFunc(path string, write func(io.Writer) error) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+			_ = os.Remove(f.Name())
+			err = fmt.Errorf("write %s: %w", path, err)
+		}
+	}()
+	if err = write(f); err != nil {
+		return err
+	}
+	// CreateTemp makes the file 0600.
+	if err = f.Chmod(0o644); err != nil {
+		return err
+	}
+	// Synced before the rename: otherwise a power loss after it may leave
+	// path naming an empty file.
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
