@@ -73,16 +73,17 @@ func (s *Session) HTTP(ctx context.Context, req HTTPRequest, buf []byte) (HTTPRe
 		return HTTPResponse{}, s.scrub(transportError(ctx, w.Expired(), op, err))
 	}
 	defer resp.Body.Close()
-	b, err := readBody(resp.Body, buf[:0])
+	b, err := readBody(resp.Body, buf[:0], MaxBodyBytes)
 	if err != nil {
 		return HTTPResponse{Body: b}, s.bodyError(ctx, w, op, err)
 	}
 	return HTTPResponse{Status: resp.StatusCode, Body: b}, nil
 }
 
-// readBody reads a whole body into b, at most MaxBodyBytes.
-func readBody(r io.Reader, b []byte) ([]byte, error) {
-	lr := &limitedReader{r: r, n: MaxBodyBytes}
+// readBody reads a whole body into b, at most max bytes: past them it
+// fails with a *tooLargeError.
+func readBody(r io.Reader, b []byte, max int64) ([]byte, error) {
+	lr := &limitedReader{r: r, n: max, limit: max}
 	for {
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]

@@ -50,6 +50,12 @@ const (
 	// KindProtocol: the answer was not valid JSON, SSE or JSON-RPC, or
 	// broke the MCP Streamable HTTP rules.
 	KindProtocol = "protocol"
+	// KindTooLarge: an answer body passed MaxBodyBytes, or a line of an
+	// event stream (an answer's, a notification stream's) passed
+	// MaxLineBytes; the client stopped reading there and closed the
+	// connection. Apart from protocol: it is what a hostile or runaway
+	// server that would exhaust the client's memory looks like.
+	KindTooLarge = "too_large"
 	// KindCapture: the answer came, but a capture of the step found
 	// nothing in it, or the step needs a variable no capture has set yet
 	// (the request is then not sent).
@@ -67,7 +73,7 @@ const (
 var Kinds = kindList[:]
 
 var kindList = [...]string{KindTimeout, KindHTTP, KindJSONRPC, KindTool, KindConn, KindConnRefused, KindConnReset,
-	KindTLS, KindDNS, KindAuth, KindProtocol, KindCapture, KindAborted, KindCanceled}
+	KindTLS, KindDNS, KindAuth, KindProtocol, KindTooLarge, KindCapture, KindAborted, KindCanceled}
 
 // IsConnKind reports whether kind is one of the connection failures
 // (conn, conn_refused, conn_reset, tls, dns).
@@ -152,7 +158,10 @@ func Classify(err error) string {
 	if errors.As(err, &e) {
 		return e.Kind
 	}
+	var tl *tooLargeError
 	switch {
+	case errors.As(err, &tl):
+		return KindTooLarge
 	case errors.Is(err, errAborted):
 		return KindAborted
 	case errors.Is(err, context.Canceled):
@@ -224,6 +233,10 @@ func transportError(ctx context.Context, expired error, op string, err error) *E
 	if errors.As(err, &pe) {
 		return &Error{Kind: KindProtocol, Op: op, Msg: pe.msg}
 	}
+	var tl *tooLargeError
+	if errors.As(err, &tl) {
+		return &Error{Kind: KindTooLarge, Op: op, Msg: tl.Error()}
+	}
 	if k := connKind(err); k != "" {
 		return &Error{Kind: k, Op: op, Err: err}
 	}
@@ -239,6 +252,17 @@ func (e *protocolError) Error() string { return e.msg }
 
 func protocolErrorf(format string, args ...any) error {
 	return &protocolError{msg: fmt.Sprintf(format, args...)}
+}
+
+// tooLargeError is an answer body, a line or an event that passed its
+// bound (KindTooLarge).
+type tooLargeError struct {
+	what  string // "answer body", "event stream line", "an event of the stream"
+	limit int64
+}
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("%s exceeds %d bytes (a bound of the client)", e.what, e.limit)
 }
 
 // statusError builds the error for a non-2xx answer, with a sanitized

@@ -48,7 +48,7 @@ func TestErrorKinds(t *testing.T) {
 		{"jsonrpc error in sse", mcptest.Reply(200, "text/event-stream", "data: {\"jsonrpc\":\"2.0\",\"id\":1,\n data: \"error\":{\"code\":-32000,\"message\":\"busy\"}}\n\n"), KindProtocol, 0, 0},
 		{"jsonrpc error multi-line sse", mcptest.Reply(200, "text/event-stream", "data: {\"jsonrpc\":\"2.0\",\"id\":1,\ndata: \"error\":{\"code\":-32000,\"message\":\"busy\"}}\n\n"), KindJSONRPC, 0, -32000},
 		{"no content type", mcptest.Reply(200, "", pingOK), KindProtocol, 0, 0},
-		{"too large", mcptest.Reply(200, "application/json", `{"jsonrpc":"2.0","id":1,"result":{"x":"`+strings.Repeat("a", MaxBodyBytes)+`"}}`), KindProtocol, 0, 0},
+		{"too large", mcptest.Reply(200, "application/json", `{"jsonrpc":"2.0","id":1,"result":{"x":"`+strings.Repeat("a", MaxBodyBytes)+`"}}`), KindTooLarge, 0, 0},
 		{"dropped mid-body", func(w http.ResponseWriter, r *http.Request) {
 			conn, buf, err := http.NewResponseController(w).Hijack()
 			if err != nil {

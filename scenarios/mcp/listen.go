@@ -68,12 +68,16 @@ type Listener struct {
 	// changed is the session's cache's invalidation bits (cache.go): a
 	// list_changed notification makes the cached list stale at once.
 	changed *atomic.Uint32
+	// maxLine and maxEvent bound a line of the stream and an event's
+	// data: MaxLineBytes and MaxBodyBytes (smaller in the fuzz test).
+	maxLine, maxEvent int
 }
 
 // Listener returns a listener for the session as it is now (initialized:
 // its era, session id and token are what the stream sends).
 func (s *Session) Listener(hooks ListenHooks) *Listener {
-	l := &Listener{s: *s, slot: new(h1.Slot), hooks: hooks, retry: listenRetry, changed: &s.ext().cache.changed}
+	l := &Listener{s: *s, slot: new(h1.Slot), hooks: hooks, retry: listenRetry, changed: &s.ext().cache.changed,
+		maxLine: MaxLineBytes, maxEvent: MaxBodyBytes}
 	l.s.x, l.s.keep, l.s.last, l.s.slot, l.s.ids = nil, false, nil, l.slot, traceIDs{}
 	return l
 }
@@ -192,10 +196,17 @@ func (l *Listener) head(ctx context.Context, op string, era2026, hasBody bool) (
 // (the server closing the subscription) ends it. An event id is kept to
 // resume from.
 func (l *Listener) read(op string, body io.Reader) error {
-	br := bufio.NewReaderSize(&limitedReader{r: body, n: 1 << 62}, 4096)
+	// The stream has no end, so no body bound: each line is bounded
+	// (maxLine) and each event's data (maxEvent), so that what is held
+	// at once stays within them.
+	br := bufio.NewReaderSize(body, 4096)
 	var scratch, data []byte
 	for {
-		line, err := readLine(br, &scratch)
+		line, err := readLine(br, &scratch, l.maxLine)
+		var tl *tooLargeError
+		if errors.As(err, &tl) {
+			return &Error{Kind: KindTooLarge, Op: op, Msg: tl.Error()}
+		}
 		line = bytes.TrimRight(line, "\r\n")
 		switch {
 		case len(line) == 0 && len(data) > 0:
@@ -208,8 +219,8 @@ func (l *Listener) read(op string, body io.Reader) error {
 			if len(data) > 0 {
 				data = append(data, '\n')
 			}
-			if len(data)+len(v) > MaxBodyBytes {
-				return &Error{Kind: KindProtocol, Op: op, Msg: fmt.Sprintf("an event of the stream is larger than %d bytes", MaxBodyBytes)}
+			if len(data)+len(v) > l.maxEvent {
+				return &Error{Kind: KindTooLarge, Op: op, Msg: (&tooLargeError{what: "an event of the stream", limit: int64(l.maxEvent)}).Error()}
 			}
 			data = append(data, v...)
 		case bytes.HasPrefix(line, []byte("retry:")):

@@ -15,9 +15,17 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// MaxBodyBytes bounds how much of one answer the client reads, so that a
-// hostile or broken target cannot make it run out of memory.
+// MaxBodyBytes bounds how much of one answer the client reads (and one
+// event of a notification stream), so that a hostile or broken target
+// cannot make it run out of memory: past it the request fails with
+// KindTooLarge.
 const MaxBodyBytes = 4 << 20
+
+// MaxLineBytes bounds one line of an event stream (an SSE answer, a
+// notification stream, which has no end and so no body bound): past it
+// the stream fails with KindTooLarge. A data line may carry a whole
+// answer, hence the same bound as a body.
+const MaxLineBytes = MaxBodyBytes
 
 const (
 	mediaJSON = "application/json"
@@ -61,7 +69,7 @@ func parseResponse(mediaType string, body io.Reader, id int64) (rpcResponse, err
 		buf := bodyBufs.Get().(*bodyBuf)
 		defer putBodyBuf(buf)
 		buf.Reset()
-		buf.lr = limitedReader{r: body, n: MaxBodyBytes}
+		buf.lr = limitedReader{r: body, n: MaxBodyBytes, limit: MaxBodyBytes}
 		_, err := buf.ReadFrom(&buf.lr)
 		buf.lr.r = nil
 		if err != nil {
@@ -77,7 +85,7 @@ func parseResponse(mediaType string, body io.Reader, id int64) (rpcResponse, err
 		}
 		return resp, nil
 	case mediaSSE:
-		return parseSSE(&limitedReader{r: body, n: MaxBodyBytes}, id)
+		return parseSSE(&limitedReader{r: body, n: MaxBodyBytes, limit: MaxBodyBytes}, id)
 	default:
 		return rpcResponse{}, protocolErrorf("unexpected Content-Type %q", textutil.Truncate(mediaType, 64))
 	}
@@ -100,13 +108,13 @@ func putBodyBuf(b *bodyBuf) {
 	}
 }
 
-// errBodyTooLarge is returned once an answer passes MaxBodyBytes.
-var errBodyTooLarge = &protocolError{msg: "answer body exceeds " + strconv.Itoa(MaxBodyBytes) + " bytes"}
-
-// limitedReader is io.LimitReader that fails loudly instead of hitting EOF.
+// limitedReader is io.LimitReader that fails loudly instead of hitting
+// EOF: once more than limit bytes came (n, the bytes left, is limit at
+// first), Read returns a *tooLargeError.
 type limitedReader struct {
-	r io.Reader
-	n int64
+	r     io.Reader
+	n     int64
+	limit int64
 }
 
 func (l *limitedReader) Read(p []byte) (int, error) {
@@ -114,7 +122,7 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 		var one [1]byte
 		n, err := l.r.Read(one[:])
 		if n > 0 {
-			return 0, errBodyTooLarge
+			return 0, &tooLargeError{what: "answer body", limit: l.limit}
 		}
 		return 0, err
 	}
@@ -299,7 +307,7 @@ func parseSSE(r io.Reader, id int64) (rpcResponse, error) {
 		// "id", "retry" and unknown fields do not matter here.
 	}
 	for {
-		chunk, err := readLine(br, &scratch)
+		chunk, err := readLine(br, &scratch, MaxLineBytes)
 		if first {
 			chunk = bytes.TrimPrefix(chunk, []byte("\xef\xbb\xbf"))
 			first = false
@@ -342,19 +350,37 @@ func parseSSE(r io.Reader, id int64) (rpcResponse, error) {
 }
 
 // readLine returns the bytes up to and including the next '\n' (or up to
-// EOF). The slice is valid until the next call.
-func readLine(br *bufio.Reader, scratch *[]byte) ([]byte, error) {
+// EOF). The slice is valid until the next call. A line longer than max
+// bytes (its "\r\n" or "\n" not counted) is a *tooLargeError, and
+// reading stops a buffer past max: a server that never ends its line
+// cannot make the client hold more.
+func readLine(br *bufio.Reader, scratch *[]byte, max int) ([]byte, error) {
 	line, err := br.ReadSlice('\n')
-	if !errors.Is(err, bufio.ErrBufferFull) {
-		return line, err
+	if errors.Is(err, bufio.ErrBufferFull) {
+		buf := append((*scratch)[:0], line...)
+		for errors.Is(err, bufio.ErrBufferFull) && len(buf) <= max {
+			line, err = br.ReadSlice('\n')
+			buf = append(buf, line...)
+		}
+		*scratch = buf
+		line = buf
 	}
-	buf := append((*scratch)[:0], line...)
-	for errors.Is(err, bufio.ErrBufferFull) {
-		line, err = br.ReadSlice('\n')
-		buf = append(buf, line...)
+	if lineLen(line) > max {
+		return nil, &tooLargeError{what: "event stream line", limit: int64(max)}
 	}
-	*scratch = buf
-	return buf, err
+	return line, err
+}
+
+// lineLen is the length of line without its "\n" or "\r\n".
+func lineLen(line []byte) int {
+	n := len(line)
+	if n > 0 && line[n-1] == '\n' {
+		n--
+		if n > 0 && line[n-1] == '\r' {
+			n--
+		}
+	}
+	return n
 }
 
 // jsonErrMsg shortens a JSON decoding error.

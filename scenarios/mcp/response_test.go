@@ -16,6 +16,7 @@ func TestParseResponse(t *testing.T) {
 		result            string // want this result; "" means want an error...
 		code              int64  // ...or a JSON-RPC error with this code
 		wantErr           bool
+		tooLarge          bool // want a too-large error, not a protocol error
 	}{
 		{name: "json", media: mediaJSON, body: ok, result: `{"v":1}`},
 		{name: "json batch", media: mediaJSON, body: `[{"jsonrpc":"2.0","method":"n"},` + ok + `]`, result: `{"v":1}`},
@@ -45,7 +46,7 @@ func TestParseResponse(t *testing.T) {
 		{name: "sse garbage", media: mediaSSE, body: "data: }{\n\n", wantErr: true},
 		{name: "sse data split by blank line", media: mediaSSE, body: "data: {\"jsonrpc\":\"2.0\",\n\ndata: \"id\":1}\n\n", wantErr: true},
 		{name: "other media", media: "text/html", body: ok, wantErr: true},
-		{name: "too large", media: mediaSSE, body: ": " + strings.Repeat("x", MaxBodyBytes) + "\ndata: " + ok + "\n\n", wantErr: true},
+		{name: "too large", media: mediaSSE, body: ": " + strings.Repeat("x", MaxBodyBytes) + "\ndata: " + ok + "\n\n", tooLarge: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,6 +56,13 @@ func TestParseResponse(t *testing.T) {
 				r = strings.NewReader(tt.body)
 			}
 			resp, err := parseResponse(tt.media, r, 1)
+			if tt.tooLarge {
+				var tl *tooLargeError
+				if !errors.As(err, &tl) {
+					t.Fatalf("got %+v, %v; want a too-large error", resp, err)
+				}
+				return
+			}
 			if tt.wantErr {
 				var pe *protocolError
 				if !errors.As(err, &pe) {
