@@ -24,7 +24,7 @@ import (
 	"github.com/leakbench/leakbench/fixtures"
 	gateway "github.com/leakbench/leakbench/gateway-under-test"
 	"github.com/leakbench/leakbench/gateway-under-test/upstream"
-	"github.com/leakbench/leakbench/internal/testenv"
+	"github.com/leakbench/leakbench/internal/testing/testenv"
 )
 
 // bearerTransport adds a bearer token to every request.

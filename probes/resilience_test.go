@@ -22,7 +22,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/leakbench/leakbench/fixtures"
-	"github.com/leakbench/leakbench/internal/testenv"
+	"github.com/leakbench/leakbench/internal/testing/testenv"
 	"github.com/leakbench/leakbench/probes/poolmetrics"
 )
 

@@ -20,7 +20,7 @@ import (
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/lib/jsonl"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
-	"github.com/leakbench/leakbench/internal/testenv"
+	"github.com/leakbench/leakbench/internal/testing/testenv"
 	"github.com/leakbench/leakbench/probes/poolmetrics"
 	"github.com/leakbench/leakbench/probes/querytext"
 )

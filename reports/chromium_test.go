@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/internal/lib/rundir"
-	"github.com/leakbench/leakbench/internal/testenv"
+	"github.com/leakbench/leakbench/internal/testing/testenv"
 )
 
 // chromium finds a headless-capable Chromium: $CHROMIUM, or Debian's

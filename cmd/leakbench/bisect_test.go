@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leakbench/leakbench/internal/testenv"
+	"github.com/leakbench/leakbench/internal/testing/testenv"
 )
 
 // bisectScenario is a profile small enough for one bisect step in about

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/testenv"
+	"github.com/leakbench/leakbench/internal/testing/testenv"
 )
 
 // buildCLI builds the leakbench binary once per test binary.

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leakbench/leakbench/internal/testenv"
+	"github.com/leakbench/leakbench/internal/testing/testenv"
 	"github.com/leakbench/leakbench/internal/testmcp"
 )
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/fixtures"
-	"github.com/leakbench/leakbench/internal/testenv"
+	"github.com/leakbench/leakbench/internal/testing/testenv"
 )
 
 // TestSignoffAllGoesOnAfterAFailure: a pattern whose sign-off cannot be

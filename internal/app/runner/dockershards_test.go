@@ -11,7 +11,7 @@ import (
 
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
-	"github.com/leakbench/leakbench/internal/testenv"
+	"github.com/leakbench/leakbench/internal/testing/testenv"
 )
 
 const shardsProfile = `

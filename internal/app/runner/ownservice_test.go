@@ -15,7 +15,7 @@ import (
 	"github.com/leakbench/leakbench/examples/pyservice"
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
-	"github.com/leakbench/leakbench/internal/testenv"
+	"github.com/leakbench/leakbench/internal/testing/testenv"
 	"github.com/leakbench/leakbench/reports"
 	"github.com/leakbench/leakbench/reports/forensics"
 )
