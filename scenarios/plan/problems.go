@@ -47,19 +47,25 @@ func (e *Problems) Error() string {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		switch {
-		case e.File != "" && p.Line > 0:
-			fmt.Fprintf(&b, "%s:%d: ", e.File, p.Line)
-		case e.File != "":
-			fmt.Fprintf(&b, "%s: ", e.File)
-		}
-		if p.Path != "" {
-			b.WriteString(p.Path)
-			b.WriteString(": ")
-		}
-		b.WriteString(p.Msg)
+		writeProblem(&b, e.File, p)
 	}
 	return b.String()
+}
+
+// writeProblem writes p as "file:line: path: what is wrong", leaving out
+// what is unknown.
+func writeProblem(b *strings.Builder, file string, p Problem) {
+	switch {
+	case file != "" && p.Line > 0:
+		fmt.Fprintf(b, "%s:%d: ", file, p.Line)
+	case file != "":
+		fmt.Fprintf(b, "%s: ", file)
+	}
+	if p.Path != "" {
+		b.WriteString(p.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString(p.Msg)
 }
 
 func (e *Problems) Is(target error) bool { return target == ErrInvalidPlan }
