@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,8 +61,8 @@ exec "$LEAKBENCH" run --bisect --env local --scenario leakbench.yaml \
 `
 
 // TestGitBisectFindsTheLeakyCommit makes a repository whose commits switch
-// the gateway variant — fixed, a commit that cannot be tested (an unknown
-// variant: skipped), fixed, then commit-in-finally from the fourth commit
+// the gateway variant — fixed, a commit that cannot be tested (its scenario
+// does not parse: skipped), fixed, then commit-in-finally from the fourth commit
 // on — and asserts that git bisect run with leakbench --bisect names the
 // fourth commit. Each step is a real run on a local PostgreSQL + PgBouncer
 // stack (about 11 s); git tests two or three commits.
@@ -100,20 +101,22 @@ func TestGitBisectFindsTheLeakyCommit(t *testing.T) {
 		return strings.TrimSpace(string(out))
 	}
 	git("init", "-q")
-	if err := os.WriteFile(filepath.Join(repo, "leakbench.yaml"), []byte(bisectScenario), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	commits := []struct{ variant, msg string }{
-		{"fixed", "gateway: release before any I/O"},
-		{"no-such-variant", "gateway: half-done refactor (does not build its gateway)"},
-		{"fixed", "gateway: refactor finished"},
-		{"commit-in-finally", "gateway: commit and close in the finally block"},
-		{"commit-in-finally", "docs"},
-		{"commit-in-finally", "more docs"},
+	// The second commit cannot be tested: its scenario does not parse.
+	const brokenScenario = "scenarios: {agents: {executor: half-done, flow: [ping]}}\n"
+	commits := []struct{ variant, scenario, msg string }{
+		{"fixed", bisectScenario, "gateway: release before any I/O"},
+		{"fixed", brokenScenario, "gateway: half-done refactor (its scenario does not parse)"},
+		{"fixed", bisectScenario, "gateway: refactor finished"},
+		{"commit-in-finally", bisectScenario, "gateway: commit and close in the finally block"},
+		{"commit-in-finally", bisectScenario, "docs"},
+		{"commit-in-finally", bisectScenario, "more docs"},
 	}
 	var shas, shorts []string
 	for i, c := range commits {
 		if err := os.WriteFile(filepath.Join(repo, "gateway-variant"), []byte(c.variant+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(repo, "leakbench.yaml"), []byte(c.scenario), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(repo, "NOTES"), []byte(strings.Repeat("x", i+1)), 0o644); err != nil {
@@ -126,9 +129,13 @@ func TestGitBisectFindsTheLeakyCommit(t *testing.T) {
 	}
 
 	// A commit that cannot be tested is skipped (125), not called bad.
-	skip := exec.Command(bin, "run", "--bisect", "--env", "local", "--variant", "no-such-variant", "--out", filepath.Join(outRoot, "skip"))
+	broken := filepath.Join(t.TempDir(), "broken.yaml")
+	if err := os.WriteFile(broken, []byte(brokenScenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	skip := exec.Command(bin, "run", "--bisect", "--env", "local", "--scenario", broken, "--out", filepath.Join(outRoot, "skip"))
 	if err := skip.Run(); skip.ProcessState == nil || skip.ProcessState.ExitCode() != bisectSkip {
-		t.Fatalf("run --bisect with an unknown variant: %v, want exit %d", err, bisectSkip)
+		t.Fatalf("run --bisect with a scenario that does not parse: %v, want exit %d", err, bisectSkip)
 	}
 	git("bisect", "start", shas[len(shas)-1], shas[0])
 	cmd := exec.Command("git", "bisect", "run", step)
@@ -183,5 +190,73 @@ func TestGitBisectFindsTheLeakyCommit(t *testing.T) {
 	}
 	if _, ok := got[shorts[1]]; ok {
 		t.Errorf("history: an entry for the untestable commit %s", shorts[1])
+	}
+}
+
+// TestBisectUsageAborts: with --bisect, a usage error — a mistyped flag,
+// before or after --bisect — exits bisectAbort, which stops git bisect run
+// instead of skipping every commit; git, on a repository of three commits,
+// says so and names no commit.
+func TestBisectUsageAborts(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		testenv.Missing(t, "git not installed (make deps)")
+	}
+	bin := buildCLI(t)
+	for _, args := range [][]string{
+		{"run", "--bisect", "--scenaro", "leakbench.yaml", "--out", t.TempDir()},
+		{"run", "--scenaro", "leakbench.yaml", "--bisect", "--out", t.TempDir()},
+		{"run", "--bisect=true", "--variant", "no-such-variant", "--out", t.TempDir()},
+		{"signoff", "--bisect", "--no-such-flag"},
+	} {
+		cmd := exec.Command(bin, args...)
+		out, _ := cmd.CombinedOutput()
+		if code := cmd.ProcessState.ExitCode(); code != bisectAbort {
+			t.Errorf("leakbench %s: exit %d, want %d (abort the bisect)\n%s", strings.Join(args, " "), code, bisectAbort, out)
+		}
+	}
+
+	repo := t.TempDir()
+	env := append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=leakbench test", "GIT_AUTHOR_EMAIL=test@example.invalid",
+		"GIT_COMMITTER_NAME=leakbench test", "GIT_COMMITTER_EMAIL=test@example.invalid", "LEAKBENCH="+bin)
+	git := func(args ...string) (string, error) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = repo, env
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	mustGit := func(args ...string) string {
+		t.Helper()
+		out, err := git(args...)
+		if err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return strings.TrimSpace(out)
+	}
+	mustGit("init", "-q")
+	var shas []string
+	for i := range 3 {
+		if err := os.WriteFile(filepath.Join(repo, "NOTES"), []byte(strings.Repeat("x", i+1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		mustGit("add", "NOTES")
+		mustGit("commit", "-q", "-m", fmt.Sprintf("commit %d", i))
+		shas = append(shas, mustGit("rev-parse", "HEAD"))
+	}
+	step := filepath.Join(t.TempDir(), "step.sh")
+	// The mistyped flag: --scenaro.
+	script := "#!/bin/sh\nexec \"$LEAKBENCH\" run --bisect --env local --scenaro leakbench.yaml --out \"$(mktemp -d)/run\"\n"
+	if err := os.WriteFile(step, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustGit("bisect", "start", shas[2], shas[0])
+	out, err := git("bisect", "run", step)
+	log := mustGit("bisect", "log")
+	mustGit("bisect", "reset")
+	if err == nil || strings.Contains(out, "is the first bad commit") || strings.Contains(log, "# skip") {
+		t.Fatalf("git bisect run went on past a usage error (err %v):\n%s\nlog:\n%s", err, out, log)
+	}
+	if !strings.Contains(out, fmt.Sprint(bisectAbort)) {
+		t.Errorf("git bisect run does not say it stopped on exit %d:\n%s", bisectAbort, out)
 	}
 }

@@ -39,7 +39,7 @@ func addHistoryFlags(fs *flag.FlagSet, signoff bool) *historyFlags {
 	}
 	fs.StringVar(&h.dir, "history", "", "append "+what+" result to this history `DIR` (created if missing; format: internal/app/history/FORMAT.md)")
 	fs.StringVar(&h.release, "release", "", "with --history: the `NAME` of the build under test (default $"+history.ReleaseEnvVar+", else `git describe` of the working directory, else unknown)")
-	fs.BoolVar(&h.bisect, "bisect", false, "exit codes for git bisect run: 0 good, 1 bad (the verdict failed), 125 skip (the run could not be done, bad usage); 130 (interrupted) stays and stops the bisect")
+	fs.BoolVar(&h.bisect, "bisect", false, "exit codes for git bisect run: 0 good, 1 bad (the verdict failed), 125 skip (the run could not be done); 128 (bad usage) and 130 (interrupted) stop the bisect")
 	if signoff {
 		fs.StringVar(&h.baseline, "baseline", "", "with --history: also compare after with a baseline entry: last (the newest passing one of the same profile and after variant; none yet: a warning, no failure) or an entry `ID`; a regression exits 99")
 		fs.Func("regression-rule", "override a baseline rule, `FIGURE=RATIO:FLOOR` (repeatable), e.g. release_p99_seconds=2:0.2; rules: internal/app/history/FORMAT.md", func(s string) error {

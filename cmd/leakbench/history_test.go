@@ -26,7 +26,7 @@ func TestBisectExit(t *testing.T) {
 		{"good", true, nil, 0},
 		{"bad", true, fmt.Errorf("%w: see report", errVerdict), bisectBad},
 		{"could not run", true, errors.New("start postgres: boom"), bisectSkip},
-		{"bad usage", true, fmt.Errorf("%w: unknown variant", errUsage), bisectSkip},
+		{"bad usage stops the bisect", true, fmt.Errorf("%w: unknown variant", errUsage), bisectAbort},
 		{"interrupted stops the bisect", true, fmt.Errorf("after: %w", runner.ErrInterrupted), exitInterrupted},
 		{"help", true, flag.ErrHelp, exitOK},
 		{"without --bisect a verdict is 99", false, fmt.Errorf("%w: x", errVerdict), exitVerdict},

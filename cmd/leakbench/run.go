@@ -39,7 +39,7 @@ func cmdRun(ctx context.Context, args []string) (err error) {
 	shards := fs.Int("shards", 0, "play the load as `N` leakbench containers on the docker stack's network (--env docker), merged exactly into the run while this process probes (by hand elsewhere: --shard and leakbench merge)")
 	keepQueryText := fs.Bool("keep-query-text", false, "keep stuck sessions' raw query texts in the run directory and reports (default: literals masked, since queries may hold e-mails, keys or passwords; sensitive)")
 	hist := addHistoryFlags(fs, false)
-	defer func() { err = hist.exit(err) }()
+	defer func() { err = hist.exit(err, args) }()
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, "Usage: leakbench run --variant V --out DIR [flags]\n       leakbench run --target URL --scenario FILE --out DIR [--probe-dsn DSN ...] [flags]\n\nStarts a local PostgreSQL + PgBouncer + reference gateway with the variant, plays the profile's\nload, probes the database, and writes the run directory (summary.json, report.md, samples.jsonl,\nepisodes.jsonl, logs/). With --target it loads your own service instead (any http(s) URL);\nwithout --probe-dsn nothing is probed and the thresholds decide the exit code (99: one failed).\n\n")
 		fs.PrintDefaults()

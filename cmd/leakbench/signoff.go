@@ -25,7 +25,7 @@ func cmdSignoff(ctx context.Context, args []string) (err error) {
 	shards := fs.Int("shards", 0, "play each run's load as `N` leakbench containers on the docker stack's network (--env docker), merged exactly into the run while this process probes; the engine's live metrics are then the shards' own, not served")
 	keepQueryText := fs.Bool("keep-query-text", false, "keep stuck sessions' raw query texts in the run directory and reports (default: literals masked, since queries may hold e-mails, keys or passwords; sensitive)")
 	hist := addHistoryFlags(fs, true)
-	defer func() { err = hist.exit(err) }()
+	defer func() { err = hist.exit(err, args) }()
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, "Usage: leakbench signoff --out DIR [flags]\n\nRuns the same load against the leaky gateway (before) and the fixed one (after), each on a fresh\nPostgreSQL + PgBouncer (containers or local processes, see --env), probes pg_stat_activity and PgBouncer, and compares.\nExit 0 when before shows the leak and after shows none, 99 when a check fails.\n\n")
 		fs.PrintDefaults()
