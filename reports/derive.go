@@ -300,13 +300,14 @@ func newRebuilder(dir string, old *Summary) *rebuilder {
 		e := &s.Environment
 		e.Variant = cmp.Or(e.Variant, c.Variant)
 		e.LeakbenchVersion = cmp.Or(e.LeakbenchVersion, c.Version)
-		e.IdleInTxTimeoutSeconds = c.Stack.IdleInTxTimeout.Seconds()
-		e.MaxConnections, e.PoolMode = c.Stack.MaxConnections, c.Stack.PoolMode
-		e.PgBouncerPoolSize, e.GatewayPoolSize = c.Stack.PgBouncerPoolSize, c.Stack.GatewayPoolSize
+		st := c.StackFacts()
+		e.IdleInTxTimeoutSeconds = st.IdleInTxTimeout.Seconds()
+		e.MaxConnections, e.PoolMode = st.MaxConnections, st.PoolMode
+		e.PgBouncerPoolSize, e.GatewayPoolSize = st.PgBouncerPoolSize, st.GatewayPoolSize
 		if v := c.Profile.Probe.StuckAfter.Seconds(); v > 0 {
 			stuckAfter = v
 		}
-		timeout, interval = c.Stack.IdleInTxTimeout.Seconds(), c.Profile.Probe.Interval.Seconds()
+		timeout, interval = st.IdleInTxTimeout.Seconds(), c.Profile.Probe.Interval.Seconds()
 	}
 	// The probe's own summarizer, so a killed run's column reads the same
 	// as a finished one's.

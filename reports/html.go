@@ -238,8 +238,8 @@ func scenarioText(s *Summary) string {
 	switch {
 	case s.Load == nil:
 		return "—"
-	case s.Load.Plan != nil:
-		return s.Load.Plan.Describe()
+	case recordedPlan(s) != nil:
+		return recordedPlan(s).Describe()
 	case s.Load.Config.Users > 0:
 		c := s.Load.Config
 		return fmt.Sprintf("%d users for %s; request timeout %s", c.Users, c.Duration, c.RequestTimeout)

@@ -5,6 +5,9 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/leakbench/leakbench/scenarios/plan"
+	"github.com/leakbench/leakbench/scenarios/scenariofile"
 )
 
 // protocolRow is the table's line saying which MCP protocol the users
@@ -82,8 +85,22 @@ func protocolText(s *Summary) string {
 		parts[i] = fmt.Sprintf("%s × %d", v, s.Load.Protocol[v])
 	}
 	text := strings.Join(parts, ", ")
-	if p := s.Load.Plan; p != nil && p.ProtocolVersion != "" {
+	if p := recordedPlan(s); p != nil && p.ProtocolVersion != "" {
 		text += " (protocolVersion " + p.ProtocolVersion + ")"
 	}
 	return text
+}
+
+// recordedPlan is the plan the run played, read back from its record in
+// summary.json; nil when the run recorded none (older runs) or it cannot
+// be read — the report then says what the summary's figures say.
+func recordedPlan(s *Summary) *plan.Plan {
+	if s.Load == nil || len(s.Load.Plan) == 0 {
+		return nil
+	}
+	p, err := scenariofile.ReadRecorded(s.Load.Plan)
+	if err != nil {
+		return nil
+	}
+	return p
 }

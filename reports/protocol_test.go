@@ -2,12 +2,13 @@ package reports
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/leakbench/leakbench/internal/lib/rundir"
-	"github.com/leakbench/leakbench/scenarios/plan"
+	"github.com/leakbench/leakbench/scenarios/scenariofile"
 )
 
 // TestProtocolInReports: report.md, report.html and a sign-off's tables
@@ -18,7 +19,7 @@ func TestProtocolInReports(t *testing.T) {
 	sum := func(variant string, protocol map[string]int64) *Summary {
 		return &Summary{Name: variant, Started: t0, Ended: t0.Add(10 * time.Second), EndReason: EndCompleted,
 			Environment: Environment{Variant: variant, Provider: "local"},
-			Load:        &rundir.LoadResult{Requests: 12, Protocol: protocol, Plan: &plan.Plan{ProtocolVersion: plan.AutoVersion}}}
+			Load:        &rundir.LoadResult{Requests: 12, Protocol: protocol, Plan: autoPlan(t)}}
 	}
 	modern := sum("commit-in-finally", map[string]int64{"2026-07-28": 60})
 	mixed := sum("fixed", map[string]int64{"2025-11-25": 20, "2026-07-28": 40})
@@ -93,4 +94,18 @@ func TestFeaturesInReports(t *testing.T) {
 	if strings.Contains(md.String(), "2026-07-28 features") {
 		t.Error("a run without features shows the row")
 	}
+}
+
+// autoPlan is a recorded plan under protocolVersion auto.
+func autoPlan(t *testing.T) json.RawMessage {
+	t.Helper()
+	p, err := scenariofile.Parse([]byte("protocolVersion: auto\nscenarios:\n  s: {executor: constant-vus, duration: 1s, flow: [tools/list]}\n"), "auto.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }

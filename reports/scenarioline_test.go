@@ -1,6 +1,7 @@
 package reports_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/leakbench/leakbench/internal/app/runner"
@@ -17,7 +18,11 @@ func TestScenarioLineOfProfiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := &reports.Summary{Load: &rundir.LoadResult{Plan: p.Plan}}
+		recorded, err := json.Marshal(p.Plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &reports.Summary{Load: &rundir.LoadResult{Plan: recorded}}
 		reports.Golden(t, "scenario-line-"+name+".txt", []byte(reports.ScenarioText(s)+"\n"))
 	}
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -167,7 +168,11 @@ func RunPlan(ctx context.Context, pl *plan.Plan, opts RunOptions) (*Result, erro
 	res := e.run(ctx, opts, out)
 	resolved := p
 	resolved.Tokens = nil // secrets stay out of results
-	res.Plan = &resolved
+	// The plan's own encoder masks what is secret in it (headers, the
+	// target's credentials and secret query parameters).
+	if res.Plan, err = json.Marshal(&resolved); err != nil {
+		return nil, fmt.Errorf("record the plan played: %w", err)
+	}
 	res.Config = configOf(cp)
 	if opts.RunDir != "" {
 		// What leakbench merge adds shards up from (shardresults.go).

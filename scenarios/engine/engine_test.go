@@ -18,7 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/leakbench/leakbench/internal/lib/redact"
-	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
+	"github.com/leakbench/leakbench/internal/testing/mcptest"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
@@ -39,7 +39,7 @@ func TestRunAgainstSDKServer(t *testing.T) {
 			checkLeaks(t)
 			o := mode.Opts
 			o.ExtraTools = 1 // tool00
-			srv := mcptest.NewSDKServer(t, o)
+			srv := mcptest.Start(t, o)
 			p := mustParse(t, `
 seed: 1
 tokens: [tok-a, tok-b]
@@ -113,7 +113,7 @@ scenarios:
 			if err != nil {
 				t.Fatal(err)
 			}
-			if bytes.Contains(js, []byte("tok-a")) || res.Plan.Tokens != nil {
+			if bytes.Contains(js, []byte("tok-a")) || bytes.Contains(res.Plan, []byte("tok-a")) {
 				t.Errorf("result carries tokens: %s", js)
 			}
 		})
@@ -126,7 +126,7 @@ scenarios:
 func TestRunStopsOnCancel(t *testing.T) {
 	checkLeaks(t)
 	const users = 10
-	srv := mcptest.NewSDKServer(t, mcptest.Options{})
+	srv := mcptest.Start(t, mcptest.Options{SDK: true, SSE: true})
 	p := mustParse(t, "scenarios:\n  s: {executor: constant-vus, vus: 10, duration: 1m, gracefulStop: 0s, flow: [{tools/call: slow}]}\n")
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(500*time.Millisecond, cancel)
@@ -152,7 +152,7 @@ func TestRunStopsOnCancel(t *testing.T) {
 func TestRunLetsInFlightRequestsFinish(t *testing.T) {
 	checkLeaks(t)
 	const users, timeout = 2, 700 * time.Millisecond
-	srv := mcptest.NewSDKServer(t, mcptest.Options{JSON: true})
+	srv := mcptest.Start(t, mcptest.Options{SDK: true})
 	p := mustParse(t, "timeout: 700ms\nscenarios:\n  s: {executor: constant-vus, vus: 2, duration: 300ms, gracefulStop: 1200ms, flow: [{tools/call: slow}]}\n")
 	start := time.Now()
 	res, err := RunPlan(context.Background(), p, RunOptions{Target: srv.URL})
@@ -175,7 +175,7 @@ func TestRunLetsInFlightRequestsFinish(t *testing.T) {
 func TestRunReinitializesExpiredSessions(t *testing.T) {
 	checkLeaks(t)
 	const users = 2
-	srv := mcptest.NewSDKServer(t, mcptest.Options{JSON: true, SessionTimeout: 50 * time.Millisecond})
+	srv := mcptest.Start(t, mcptest.Options{SDK: true, SessionTimeout: 50 * time.Millisecond})
 	p := mustParse(t, "scenarios:\n  s: {executor: constant-vus, vus: 2, duration: 1s, flow: [think: {uniform: [150ms, 200ms]}, ping]}\n")
 	res, err := RunPlan(context.Background(), p, RunOptions{Target: srv.URL})
 	if err != nil {
@@ -252,7 +252,7 @@ func TestRunRejectsBadPlan(t *testing.T) {
 
 func TestProgressLine(t *testing.T) {
 	checkLeaks(t)
-	srv := mcptest.NewSDKServer(t, mcptest.Options{JSON: true})
+	srv := mcptest.Start(t, mcptest.Options{SDK: true})
 	var buf bytes.Buffer
 	p := mustParse(t, "scenarios:\n  s: {executor: constant-vus, vus: 3, duration: 2500ms, flow: [think: {uniform: [5ms, 20ms]}, ping]}\n")
 	if _, err := RunPlan(context.Background(), p, RunOptions{Target: srv.URL, Progress: &buf}); err != nil {

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
+	"github.com/leakbench/leakbench/internal/testing/mcptest"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
@@ -79,7 +79,11 @@ func (f *fakeRun) result(started time.Time) *Result {
 	f.e.m.all.peak.Store(5)
 	f.e.end(EndCompleted)
 	r := f.e.result(started.Add(time.Minute))
-	r.Plan, r.Config = f.pl, configOf(f.e.cp)
+	recorded, err := json.Marshal(f.pl)
+	if err != nil {
+		panic(err)
+	}
+	r.Plan, r.Config = recorded, configOf(f.e.cp)
 	return r
 }
 
@@ -207,7 +211,7 @@ func TestMergeRefusesAnotherPlan(t *testing.T) {
 // iterations add up to the whole schedule.
 func TestShardsAgainstOneServer(t *testing.T) {
 	checkLeaks(t)
-	srv := mcptest.NewSDKServer(t, mcptest.Options{JSON: true})
+	srv := mcptest.Start(t, mcptest.Options{SDK: true})
 	pl := mustParse(t, mergePlan)
 	const n = 3
 	shards := make([]*Shard, n)

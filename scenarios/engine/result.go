@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/leakbench/leakbench/internal/lib/redact"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
@@ -26,7 +27,7 @@ const OpAll = rundir.OpAll
 
 // configOf sums up a compiled plan.
 func configOf(cp *plan.Compiled) Config {
-	c := Config{Target: cp.Plan.Target, RequestTimeout: cp.Plan.Timeout.D()}
+	c := Config{Target: redact.URL(cp.Plan.Target), RequestTimeout: cp.Plan.Timeout.D()}
 	for _, s := range cp.Scenarios {
 		c.Users += s.Users
 		c.Duration = max(c.Duration, s.StartTime.D()+s.Length)

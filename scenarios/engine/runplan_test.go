@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/internal/lib/rundir"
-	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
+	"github.com/leakbench/leakbench/internal/testing/mcptest"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 
 	"github.com/leakbench/leakbench/scenarios/plan"
@@ -41,7 +41,7 @@ func mustParse(t *testing.T, yaml string) *plan.Plan {
 func runOnSDK(t *testing.T, yaml string) (*Result, *mcptest.Server) {
 	t.Helper()
 	checkLeaks(t)
-	srv := mcptest.NewSDKServer(t, mcptest.Options{JSON: true})
+	srv := mcptest.Start(t, mcptest.Options{SDK: true})
 	res, err := RunPlan(context.Background(), mustParse(t, yaml), RunOptions{Target: srv.URL})
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +54,7 @@ func runOnSDK(t *testing.T, yaml string) (*Result, *mcptest.Server) {
 // every session was closed.
 func TestRunPlan(t *testing.T) {
 	checkLeaks(t)
-	srv := mcptest.NewSDKServer(t, mcptest.Options{JSON: true})
+	srv := mcptest.Start(t, mcptest.Options{SDK: true})
 	pl := mustParse(t, `
 headers: {X-Load-Test: leakbench}
 seed: 3
@@ -263,7 +263,7 @@ scenarios:
 // flight get gracefulStop, then are abandoned; the result says so.
 func TestRunPlanInterrupt(t *testing.T) {
 	checkLeaks(t)
-	srv := mcptest.NewSDKServer(t, mcptest.Options{})
+	srv := mcptest.Start(t, mcptest.Options{SDK: true, SSE: true})
 	pl := mustParse(t, `
 scenarios:
   s:
@@ -301,7 +301,7 @@ scenarios:
 // TestRunPlanAbortOnFail: a failing abortOnFail threshold ends the run.
 func TestRunPlanAbortOnFail(t *testing.T) {
 	checkLeaks(t)
-	srv := mcptest.NewSDKServer(t, mcptest.Options{JSON: true})
+	srv := mcptest.Start(t, mcptest.Options{SDK: true})
 	pl := mustParse(t, `
 scenarios:
   s:
@@ -372,7 +372,7 @@ func TestRunPlanTargets(t *testing.T) {
 // TestRunPlanMetricsEndpoint: /metrics serves live counters during the run.
 func TestRunPlanMetricsEndpoint(t *testing.T) {
 	checkLeaks(t)
-	srv := mcptest.NewSDKServer(t, mcptest.Options{JSON: true})
+	srv := mcptest.Start(t, mcptest.Options{SDK: true})
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()
 	ln.Close()
@@ -474,8 +474,8 @@ thresholds:
 	if res.EndReason != EndCompleted || res.Thresholds[0].Pass {
 		t.Errorf("end %q, threshold %+v: want completed, and the threshold failed at the end", res.EndReason, res.Thresholds[0])
 	}
-	if res.Plan == nil || res.Plan.Scenarios[0].Executor != plan.ExecRampingArrivalRate {
-		t.Errorf("result carries no resolved plan")
+	if played, err := scenariofile.ReadRecorded(res.Plan); err != nil || played.Scenarios[0].Executor != plan.ExecRampingArrivalRate {
+		t.Errorf("result carries no resolved plan it can read back (%v): %s", err, res.Plan)
 	}
 }
 

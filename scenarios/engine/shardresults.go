@@ -19,6 +19,7 @@ import (
 	"github.com/leakbench/leakbench/scenarios/engine/hdrlog"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 	"github.com/leakbench/leakbench/scenarios/plan"
+	"github.com/leakbench/leakbench/scenarios/scenariofile"
 )
 
 // opHTTPName is the Method of http steps' series in series.json.
@@ -133,7 +134,7 @@ func ReadShard(dir string) (*Shard, error) {
 	if err := json.Unmarshal(raw, &st); err != nil {
 		return nil, fmt.Errorf("read %s: %w", rundir.SeriesFile, err)
 	}
-	if st.Plan == nil {
+	if len(st.Plan) == 0 {
 		return nil, fmt.Errorf("read %s: no plan", rundir.SeriesFile)
 	}
 	f, err := os.Open(filepath.Join(dir, rundir.HistogramsFile))
@@ -179,12 +180,16 @@ func merge(shards []*Shard) (*engine, *Result, error) {
 	if len(shards) == 0 {
 		return nil, nil, errors.New("merge: no shard")
 	}
-	p := shards[0].State.Plan
-	want, _ := json.Marshal(p)
+	recorded := shards[0].State.Plan
+	want := compactJSON(recorded)
 	for _, sh := range shards[1:] {
-		if got, _ := json.Marshal(sh.State.Plan); !bytes.Equal(got, want) {
+		if !bytes.Equal(compactJSON(sh.State.Plan), want) {
 			return nil, nil, fmt.Errorf("merge: %s played another plan than %s", sh.Dir, shards[0].Dir)
 		}
+	}
+	p, err := scenariofile.ReadRecorded(recorded)
+	if err != nil {
+		return nil, nil, fmt.Errorf("merge: the plan of %s: %w", shards[0].Dir, err)
 	}
 	cp, err := plan.Compile(p)
 	if err != nil {
@@ -288,7 +293,7 @@ func merge(shards []*Shard) (*engine, *Result, error) {
 	}
 	e.end(reason)
 	res := e.result(ended)
-	res.Plan = p
+	res.Plan = recorded
 	res.Config = configOf(cp)
 	return e, res, nil
 }
@@ -300,4 +305,14 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// compactJSON is raw without insignificant white space, so that two
+// recordings of one plan compare equal however they were indented.
+func compactJSON(raw []byte) []byte {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
 }

@@ -108,7 +108,7 @@ func newBinder(pe *Problems, p *Plan, s *Scenario, cs *CompiledScenario, path st
 	default:
 		pe.Add(line, dp+".mode", "unknown mode %q; want %s, %s or %s", textutil.Truncate(ds.Mode, 30), DataSequential, DataRandom, DataUnique)
 	}
-	if p.file == recordedPlan { // read back from a run directory
+	if p.file == RecordedFile { // read back from a run directory
 		bd.lenient = true
 		return bd
 	}

@@ -3,37 +3,12 @@ package plan
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/leakbench/leakbench/internal/lib/redact"
 	"github.com/leakbench/leakbench/scenarios/internal/textutil"
 )
-
-// UnmarshalJSON reads a plan written by MarshalJSON (the scenario file's
-// shape: JSON being YAML, the scenario-file decoder reads it), so that a
-// run directory's summary.json round-trips.
-func (p *Plan) UnmarshalJSON(b []byte) error {
-	if decode == nil {
-		return errors.New("read plan: no scenario-file decoder; import github.com/leakbench/leakbench/scenarios/scenariofile")
-	}
-	q, err := decode(b, recordedPlan)
-	if err != nil {
-		return fmt.Errorf("read plan: %w", err)
-	}
-	*p = *q
-	return nil
-}
-
-// decode is the scenario-file decoder UnmarshalJSON reads with.
-var decode func(data []byte, filename string) (*Plan, error)
-
-// RegisterDecoder gives UnmarshalJSON the scenario-file decoder, which
-// plan cannot import (it imports plan): package scenariofile registers
-// its Parse when it is loaded, so a program reading plans back imports it
-// (internal/lib/rundir does).
-func RegisterDecoder(parse func(data []byte, filename string) (*Plan, error)) { decode = parse }
 
 // obj is a JSON object that keeps its keys in order.
 type obj []field
@@ -62,11 +37,14 @@ func (o obj) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// MarshalJSON writes p in the scenario file's shape, without tokens.
+// MarshalJSON writes p in the scenario file's shape, without tokens and
+// with every secret masked (the target's, the headers').
 func (p Plan) MarshalJSON() ([]byte, error) {
 	o := obj{}
 	if p.Target != "" {
-		o = append(o, field{"target", p.Target})
+		// Credentials and secret query parameters of the target are
+		// masked: what this writes goes into run directories.
+		o = append(o, field{"target", redact.URL(p.Target)})
 	}
 	o = append(o, field{"timeout", p.Timeout})
 	if p.ProtocolVersion != "" {
@@ -194,9 +172,10 @@ func secretHeader(name string) bool {
 	return false
 }
 
-// recordedPlan is the file name of a plan read back from a run directory
-// (Plan.UnmarshalJSON): its data files are not read again (bind.go).
-const recordedPlan = "plan (JSON)"
+// RecordedFile is the file name of a plan read back from a run directory
+// (scenariofile.ReadRecorded): its data files are not read again
+// (bind.go).
+const RecordedFile = "plan (JSON)"
 
 // redactedHeaders is a copy of headers with secret-looking values masked.
 func redactedHeaders(headers map[string]string) map[string]string {

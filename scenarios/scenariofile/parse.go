@@ -16,9 +16,15 @@ import (
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
-// Parse reads plans back from their JSON, too (plan.Plan.UnmarshalJSON).
-func init() {
-	plan.RegisterDecoder(func(data []byte, filename string) (*plan.Plan, error) { return Parse(data, filename) })
+// ReadRecorded reads back a plan a run directory recorded (plan.Plan's
+// JSON, the scenario file's shape: JSON being YAML, Parse reads it). Its
+// data files are not read again: the plan holds what they gave.
+func ReadRecorded(raw []byte) (*plan.Plan, error) {
+	p, err := Parse(raw, plan.RecordedFile)
+	if err != nil {
+		return nil, fmt.Errorf("read recorded plan: %w", err)
+	}
+	return p, nil
 }
 
 // Bounds on a scenario file, so that a hostile one cannot exhaust memory.

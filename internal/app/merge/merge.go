@@ -211,7 +211,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	if first != nil {
 		sum.Profile, sum.Environment = first.Profile, first.Environment
 	}
-	sum.Environment.Target = res.Plan.Target
+	sum.Environment.Target = res.Config.Target
 	if len(out.Problems) > 0 {
 		sum.EndReason = reports.EndFailed
 		sum.Error = fmt.Sprintf("merged %d of %d shards: %s", len(shards), n, problemList(out.Problems))

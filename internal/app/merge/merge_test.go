@@ -43,7 +43,11 @@ func writeShard(tb testing.TB, dir string, seg plan.Segment, p *plan.Plan, start
 	}
 	rng := rand.New(rand.NewPCG(seed, 7))
 	methods := []string{"initialize", "ping", "tools/call", "DELETE", "iteration"}
-	st := &rundir.SeriesState{Segment: seg.String(), Plan: p, Started: started, Ended: started.Add(d), EndReason: engine.EndCompleted,
+	recorded, err := json.Marshal(p)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	st := &rundir.SeriesState{Segment: seg.String(), Plan: recorded, Started: started, Ended: started.Add(d), EndReason: engine.EndCompleted,
 		PeakUsers: 1000, MinUsers: 990, ErrorSamples: []string{}}
 	var hists []*hdrhistogram.Histogram
 	total := int64(d.Seconds()) * int64(rate)

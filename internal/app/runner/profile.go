@@ -4,20 +4,59 @@
 package runner
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
+	"github.com/leakbench/leakbench/scenarios/faults"
 	"github.com/leakbench/leakbench/scenarios/plan"
 	"github.com/leakbench/leakbench/scenarios/profiles"
 	"github.com/leakbench/leakbench/scenarios/scenariofile"
 )
 
 // Profile is a complete, reproducible sign-off recipe: a scenario plus what
-// to start, how to watch it and which variants to compare. It is recorded
-// in every run's config.json, whose format package rundir owns.
-type Profile = rundir.Profile
+// to start, how to watch it and which variants to compare. Every run's
+// config.json records it (Record), in the format package rundir owns.
+type Profile struct {
+	Name  string
+	File  string
+	Stack fixtures.Config
+	Plan  *plan.Plan
+	Probe ProbeSettings
+	// VariantBefore and VariantAfter are the gateway variants compared.
+	VariantBefore string
+	VariantAfter  string
+	// Faults is the profile's faults: timeline.
+	Faults []faults.Spec
+	// RecoverySeconds are the thresholds on the faults' recovery
+	// ("max<10"), from the profile's recovery section.
+	RecoverySeconds []string
+}
+
+// Record is p as config.json records it: the stack, the plan (without
+// tokens, secrets masked) and the faults in their owners' JSON.
+func (p Profile) Record() (rundir.ProfileRecord, error) {
+	r := rundir.ProfileRecord{Name: p.Name, File: p.File, Probe: p.Probe,
+		VariantBefore: p.VariantBefore, VariantAfter: p.VariantAfter, RecoverySeconds: p.RecoverySeconds}
+	var err error
+	if r.Stack, err = json.Marshal(p.Stack); err != nil {
+		return r, fmt.Errorf("record the profile's stack: %w", err)
+	}
+	if p.Plan != nil {
+		if r.Plan, err = json.Marshal(p.Plan); err != nil {
+			return r, fmt.Errorf("record the profile's plan: %w", err)
+		}
+	}
+	if len(p.Faults) > 0 {
+		if r.Faults, err = json.Marshal(p.Faults); err != nil {
+			return r, fmt.Errorf("record the profile's faults: %w", err)
+		}
+	}
+	return r, nil
+}
 
 // ProbeSettings say how the probes watch a run (rundir.ProbeSettings).
 type ProbeSettings = rundir.ProbeSettings

@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -186,7 +187,7 @@ func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
 
 // playInProcess plays o's load from this process against env's gateway.
 func playInProcess(ctx context.Context, o Options, env *fixtures.Env, poller *probes.Poller, logw io.Writer) (*engine.Result, error) {
-	fmt.Fprintf(logw, "[%s] load: %s against %s\n", o.Name, o.Profile.Plan.Describe(), env.GatewayURL)
+	fmt.Fprintf(logw, "[%s] load: %s against %s\n", o.Name, o.Profile.Plan.Describe(), redact.URL(env.GatewayURL))
 	return engine.RunPlan(ctx, o.Profile.Plan, engine.RunOptions{
 		Target:      env.GatewayURL,
 		Tokens:      env.Tokens,
@@ -319,7 +320,15 @@ func fillEnvironment(e *reports.Environment, env *fixtures.Env) {
 // writeConfig records the resolved configuration. Tokens and DSNs are not
 // part of it (their fields are excluded from JSON), so no secret lands here.
 func writeConfig(dir string, o Options, stack fixtures.Config) error {
-	return rundir.WriteConfig(dir, &rundir.Config{Name: o.Name, Variant: o.Variant, Profile: o.Profile, Stack: stack, Version: o.Version})
+	prof, err := o.Profile.Record()
+	if err != nil {
+		return err
+	}
+	st, err := json.Marshal(stack)
+	if err != nil {
+		return fmt.Errorf("record the stack: %w", err)
+	}
+	return rundir.WriteConfig(dir, &rundir.Config{Name: o.Name, Variant: o.Variant, Profile: prof, Stack: st, Version: o.Version})
 }
 
 // scrapeTargets is the gateway's own pool, read from its /metrics.

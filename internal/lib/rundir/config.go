@@ -7,48 +7,72 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-
-	"github.com/leakbench/leakbench/fixtures"
-	"github.com/leakbench/leakbench/scenarios/faults"
-	"github.com/leakbench/leakbench/scenarios/plan"
-
-	// The plans in a run directory are read back by the scenario-file
-	// decoder (plan.Plan.UnmarshalJSON), which registers itself.
-	_ "github.com/leakbench/leakbench/scenarios/scenariofile"
 )
 
 // Config is config.json: the run's resolved configuration, written before
 // anything starts, so that even a killed run says what it was. It holds no
-// secret: tokens and DSNs are not part of it (their fields are excluded
-// from JSON).
+// secret: tokens and DSNs are not part of it (their owners exclude them
+// from their JSON).
+//
+// What it records of the stack, the plan and the faults is the JSON their
+// owners wrote (fixtures.Config, plan.Plan, faults.Spec), kept as it is:
+// the run directory is a leaf that links none of them. StackFacts reads
+// the stack's figures the reports use.
 type Config struct {
 	// Name labels the run ("before", "after").
 	Name string `json:"name"`
 	// Variant is the reference gateway's variant ("" for an external
 	// target).
-	Variant string  `json:"variant"`
-	Profile Profile `json:"profile"`
-	// Stack is the stack as started: the profile's with the variant set.
-	Stack   fixtures.Config `json:"stack"`
+	Variant string        `json:"variant"`
+	Profile ProfileRecord `json:"profile"`
+	// Stack is the stack as started: the profile's with the variant set
+	// (fixtures.Config's JSON).
+	Stack   json.RawMessage `json:"stack"`
 	Version string          `json:"leakbench_version"`
 }
 
-// Profile is a complete, reproducible sign-off recipe: a scenario plus what
-// to start, how to watch it and which variants to compare.
-type Profile struct {
-	Name  string          `json:"name"`
-	File  string          `json:"file"`
-	Stack fixtures.Config `json:"stack"`
-	Plan  *plan.Plan      `json:"plan"`
+// ProfileRecord is the profile a run played, as config.json records it: a
+// complete, reproducible sign-off recipe — a scenario plus what to start,
+// how to watch it and which variants to compare.
+type ProfileRecord struct {
+	Name string `json:"name"`
+	File string `json:"file"`
+	// Stack is the profile's stack (fixtures.Config's JSON).
+	Stack json.RawMessage `json:"stack"`
+	// Plan is the profile's plan, without tokens (plan.Plan's JSON, the
+	// scenario file's shape; scenariofile.ReadRecorded reads it back).
+	Plan  json.RawMessage `json:"plan"`
 	Probe ProbeSettings   `json:"probe"`
 	// VariantBefore and VariantAfter are the gateway variants compared.
 	VariantBefore string `json:"variant_before"`
 	VariantAfter  string `json:"variant_after"`
-	// Faults is the profile's faults: timeline (package faults).
-	Faults []faults.Spec `json:"faults,omitempty"`
+	// Faults is the profile's faults: timeline ([]faults.Spec's JSON).
+	Faults json.RawMessage `json:"faults,omitempty"`
 	// RecoverySeconds are the thresholds on the faults' recovery
 	// ("max<10"), from the profile's recovery section.
 	RecoverySeconds []string `json:"recovery_seconds,omitempty"`
+}
+
+// StackFacts are the figures of a stack that reports show: the server's
+// idle-in-transaction timeout and the pools' sizes. Zero: not recorded.
+type StackFacts struct {
+	IdleInTxTimeout   time.Duration
+	MaxConnections    int
+	PoolMode          string
+	PgBouncerPoolSize int
+	GatewayPoolSize   int
+}
+
+// StackFacts reads the stack's figures from c.Stack, leniently: durations
+// may be nanoseconds or Go duration strings (older runs), and a stack that
+// is missing or unreadable has none.
+func (c *Config) StackFacts() StackFacts {
+	var st legacyStack
+	if len(c.Stack) == 0 || json.Unmarshal(c.Stack, &st) != nil {
+		return StackFacts{}
+	}
+	return StackFacts{IdleInTxTimeout: time.Duration(st.IdleInTxTimeout), MaxConnections: st.MaxConnections,
+		PoolMode: st.PoolMode, PgBouncerPoolSize: st.PgBouncerPoolSize, GatewayPoolSize: st.GatewayPoolSize}
 }
 
 // ProbeSettings say how the probes watch a run.
@@ -98,13 +122,10 @@ func ReadConfig(dir string) (*Config, error) {
 	if err := json.Unmarshal(raw, &old); err != nil {
 		return nil, fmt.Errorf("read %s: %w", filepath.Join(dir, ConfigFile), err)
 	}
-	c.Name, c.Variant, c.Version = old.Name, old.Variant, old.Version
+	c = Config{Name: old.Name, Variant: old.Variant, Version: old.Version, Stack: old.Stack}
 	c.Profile.Name = old.Profile.Name
 	c.Profile.Probe.Interval = time.Duration(max(old.Profile.Probe.Interval, old.Profile.ProbeInterval))
 	c.Profile.Probe.StuckAfter = time.Duration(max(old.Profile.Probe.StuckAfter, old.Profile.StuckAfter))
-	st := &c.Stack
-	st.IdleInTxTimeout, st.MaxConnections, st.PoolMode = time.Duration(old.Stack.IdleInTxTimeout), old.Stack.MaxConnections, old.Stack.PoolMode
-	st.PgBouncerPoolSize, st.GatewayPoolSize = old.Stack.PgBouncerPoolSize, old.Stack.GatewayPoolSize
 	return &c, nil
 }
 
@@ -122,14 +143,18 @@ type legacyConfig struct {
 			StuckAfter anyDuration `json:"stuck_after"`
 		} `json:"probe"`
 	} `json:"profile"`
-	Stack struct {
-		IdleInTxTimeout   anyDuration `json:"idle_in_transaction_session_timeout"`
-		MaxConnections    int         `json:"max_connections"`
-		PoolMode          string      `json:"pool_mode"`
-		PgBouncerPoolSize int         `json:"pgbouncer_pool_size"`
-		GatewayPoolSize   int         `json:"gateway_pool_size"`
-	} `json:"stack"`
-	Version string `json:"leakbench_version"`
+	Stack   json.RawMessage `json:"stack"`
+	Version string          `json:"leakbench_version"`
+}
+
+// legacyStack is the part of a recorded stack that StackFacts reads, of
+// any version.
+type legacyStack struct {
+	IdleInTxTimeout   anyDuration `json:"idle_in_transaction_session_timeout"`
+	MaxConnections    int         `json:"max_connections"`
+	PoolMode          string      `json:"pool_mode"`
+	PgBouncerPoolSize int         `json:"pgbouncer_pool_size"`
+	GatewayPoolSize   int         `json:"gateway_pool_size"`
 }
 
 // anyDuration reads a duration written as nanoseconds or as a Go duration

@@ -7,12 +7,35 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/leakbench/leakbench/scenarios/mcp"
-	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
 // OpAll is the key of Result.Latency over every method.
 const OpAll = "all"
+
+// The error kinds (LoadResult.ErrorsByKind) that are not failures of the
+// target; the MCP client (scenarios/mcp) names every kind, and its tests
+// hold these two to its names.
+const (
+	// KindAborted: requests the scenario gave up on (abortAfter).
+	KindAborted = "aborted"
+	// KindCanceled: requests abandoned because the run was stopped.
+	KindCanceled = "canceled"
+)
+
+// stringDuration is a duration written as a Go duration string ("30s")
+// and read from one or from a number of nanoseconds.
+type stringDuration time.Duration
+
+func (d stringDuration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+func (d *stringDuration) UnmarshalJSON(b []byte) error {
+	var v anyDuration
+	if err := v.UnmarshalJSON(b); err != nil {
+		return err
+	}
+	*d = stringDuration(v)
+	return nil
+}
 
 // LatencyStats summarizes one latency histogram, in milliseconds: k6's
 // avg (MeanMs), min, med (P50Ms), max, p(90), p(95) and p(99).
@@ -32,8 +55,9 @@ type LatencyStats struct {
 // JSON, with no secret in it.
 type LoadResult struct {
 	// Plan is the plan the run played, resolved (target, defaults) and
-	// without tokens; Config sums it up.
-	Plan   *plan.Plan  `json:"plan,omitempty"`
+	// without tokens: plan.Plan's JSON, the scenario file's shape, which
+	// scenariofile.ReadRecorded reads back. Config sums it up.
+	Plan   json.RawMessage `json:"plan,omitempty"`
 	Config PlanSummary `json:"config,omitzero"`
 
 	Started time.Time `json:"started"`
@@ -152,7 +176,7 @@ type ScenarioResult struct {
 // ErrorRate is Failures over the requests that got an answer or timed out
 // (not aborted, not canceled), in [0, 1].
 func (r *LoadResult) ErrorRate() float64 {
-	n := r.Requests - r.ErrorsByKind[mcp.KindCanceled] - r.ErrorsByKind[mcp.KindAborted]
+	n := r.Requests - r.ErrorsByKind[KindCanceled] - r.ErrorsByKind[KindAborted]
 	if n <= 0 {
 		return 0
 	}
@@ -184,15 +208,15 @@ type PlanSummary struct {
 }
 
 type planSummaryJSON struct {
-	Target         string        `json:"target"`
-	Users          int           `json:"users"`
-	Duration       plan.Duration `json:"duration"`
-	RequestTimeout plan.Duration `json:"request_timeout"`
+	Target         string         `json:"target"`
+	Users          int            `json:"users"`
+	Duration       stringDuration `json:"duration"`
+	RequestTimeout stringDuration `json:"request_timeout"`
 }
 
 // MarshalJSON writes c with durations as strings.
 func (c PlanSummary) MarshalJSON() ([]byte, error) {
-	return json.Marshal(planSummaryJSON{c.Target, c.Users, plan.Duration(c.Duration), plan.Duration(c.RequestTimeout)})
+	return json.Marshal(planSummaryJSON{c.Target, c.Users, stringDuration(c.Duration), stringDuration(c.RequestTimeout)})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes (durations may also be
@@ -202,7 +226,7 @@ func (c *PlanSummary) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*c = PlanSummary{Target: w.Target, Users: w.Users, Duration: w.Duration.D(), RequestTimeout: w.RequestTimeout.D()}
+	*c = PlanSummary{Target: w.Target, Users: w.Users, Duration: time.Duration(w.Duration), RequestTimeout: time.Duration(w.RequestTimeout)}
 	return nil
 }
 

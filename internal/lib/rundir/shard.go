@@ -1,9 +1,8 @@
 package rundir
 
 import (
+	"encoding/json"
 	"time"
-
-	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
 // SeriesState is series.json: everything the engine counted in a run, in
@@ -12,9 +11,10 @@ import (
 // scenarios/FORMAT.md describes every field.
 type SeriesState struct {
 	// Segment is the shard of the plan the run played ("i/N"; "0/1": the
-	// whole plan); Plan the whole plan, resolved, without tokens.
-	Segment string     `json:"segment"`
-	Plan    *plan.Plan `json:"plan"`
+	// whole plan); Plan the whole plan, resolved, without tokens
+	// (plan.Plan's JSON; the engine reads it back to merge).
+	Segment string          `json:"segment"`
+	Plan    json.RawMessage `json:"plan"`
 	// StartAt is the common start the shard was given (zero: none);
 	// Started and Ended bound its load.
 	StartAt   time.Time `json:"start_at,omitzero"`
