@@ -173,7 +173,7 @@ func writeBaseline(out string, b *history.BaselineInfo) error {
 	if err != nil {
 		return err
 	}
-	for name, data := range map[string][]byte{"baseline.md": md.Bytes(), "baseline.json": append(js, '\n'), "baseline-junit.xml": junit.Bytes()} {
+	for name, data := range map[string][]byte{rundir.BaselineReportFile: md.Bytes(), rundir.BaselineSummaryFile: append(js, '\n'), rundir.BaselineJUnitFile: junit.Bytes()} {
 		if err := os.WriteFile(filepath.Join(out, name), data, 0o644); err != nil {
 			return fmt.Errorf("write %s: %w", name, err)
 		}

@@ -5,11 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/leakbench/leakbench/gateway-under-test"
 	"github.com/leakbench/leakbench/internal/app/runner"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 func cmdSignoff(ctx context.Context, args []string) (err error) {
@@ -84,7 +86,7 @@ func cmdSignoff(ctx context.Context, args []string) (err error) {
 		return fmt.Errorf("%w: see %s/report.md", errVerdict, *out)
 	}
 	if regressed {
-		return fmt.Errorf("%w: after regressed against the baseline; see %s/baseline.md", errVerdict, *out)
+		return fmt.Errorf("%w: after regressed against the baseline; see %s", errVerdict, filepath.Join(*out, rundir.BaselineReportFile))
 	}
 	return nil
 }

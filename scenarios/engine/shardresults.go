@@ -103,7 +103,7 @@ func (e *engine) writeSeries(dir string, res *Result, startAt time.Time) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", rundir.SeriesFile, err)
 	}
-	return hdrlog.WriteFileAtomic(filepath.Join(dir, rundir.SeriesFile), append(raw, '\n'))
+	return rundir.WriteFile(filepath.Join(dir, rundir.SeriesFile), append(raw, '\n'))
 }
 
 // WriteHistogramLog writes the series' histograms (histograms.hlog), each

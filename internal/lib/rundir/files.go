@@ -36,6 +36,16 @@ const (
 	HTMLFile    = "report.html"
 	JUnitFile   = "junit.xml"
 	CompareFile = "compare.json"
+	// BaselineReportFile, BaselineSummaryFile and BaselineJUnitFile are a
+	// sign-off's comparison with its baseline (--baseline, package
+	// history).
+	BaselineReportFile  = "baseline.md"
+	BaselineSummaryFile = "baseline.json"
+	BaselineJUnitFile   = "baseline-junit.xml"
+	// TrendHTMLFile and TrendMarkdownFile are leakbench trend's pages
+	// (package trend), its plots in PlotsDir.
+	TrendHTMLFile     = "trend.html"
+	TrendMarkdownFile = "trend.md"
 	// PlotsDir holds the plots (PNG and SVG); LogsDir the servers' logs.
 	PlotsDir = "plots"
 	LogsDir  = "logs"

@@ -18,12 +18,14 @@ import (
 const MarkerFile = ".leakbench"
 
 // ownFiles are the names leakbench writes at the top of an output
-// directory (a run, a sign-off, a probe's or a comparison's output).
+// directory (a run, a sign-off, a probe's, a comparison's or a trend's
+// output).
 var ownFiles = []string{
 	MarkerFile, ConfigFile, SummaryFile, SamplesFile, EpisodesFile, LoadFile, LoadHistogramsFile, RequestsFile,
 	HistogramsFile, SeriesFile,
 	ReportFile, HTMLFile, JUnitFile, CompareFile, ProbeSummaryFile,
-	"baseline.md", "baseline.json", "baseline-junit.xml", // a sign-off's comparison with its baseline
+	BaselineReportFile, BaselineSummaryFile, BaselineJUnitFile,
+	TrendHTMLFile, TrendMarkdownFile,
 }
 
 // ownDirs are the subdirectories leakbench writes without a marker of their

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 // Write writes hists to path, each over start..end and tagged tags[i],
@@ -43,7 +44,7 @@ func Write(path string, start, end time.Time, comment string, tags []string, his
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
 	}
-	return WriteFileAtomic(path, buf.Bytes())
+	return rundir.WriteFile(path, buf.Bytes())
 }
 
 func header(w *hdrhistogram.HistogramLogWriter, start time.Time, comment string) error {
@@ -88,20 +89,7 @@ func WriteIntervals(path string, start time.Time, comment string, intervals []In
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
 	}
-	return WriteFileAtomic(path, buf.Bytes())
-}
-
-// WriteFileAtomic writes data to path through a temporary file and a
-// rename.
-func WriteFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
-	}
-	return nil
+	return rundir.WriteFile(path, buf.Bytes())
 }
 
 // Read reads every histogram of a log, summing those with the same tag.

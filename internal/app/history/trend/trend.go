@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/internal/app/history"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 // Options select what a trend shows.
@@ -107,16 +108,16 @@ func (t *Trend) index(id string) int {
 	return -1
 }
 
-// Files a trend writes into its directory.
+// Files a trend writes into its directory (their names are rundir's, the
+// owner of every output directory's names); plots go to rundir.PlotsDir.
 const (
-	HTMLFile     = "trend.html"
-	MarkdownFile = "trend.md"
-	PlotsDir     = "plots"
+	HTMLFile     = rundir.TrendHTMLFile
+	MarkdownFile = rundir.TrendMarkdownFile
 )
 
 // Write writes trend.html, trend.md and plots/NAME.png|svg into dir.
 func (t *Trend) Write(dir string) error {
-	if err := os.MkdirAll(filepath.Join(dir, PlotsDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, rundir.PlotsDir), 0o755); err != nil {
 		return fmt.Errorf("trend: %w", err)
 	}
 	svgs := map[string][]byte{}
@@ -129,7 +130,7 @@ func (t *Trend) Write(dir string) error {
 			if format == FormatSVG {
 				svgs[p.Name] = b.Bytes()
 			}
-			if err := writeFile(filepath.Join(dir, PlotsDir, p.Name+"."+format), b.Bytes()); err != nil {
+			if err := rundir.WriteFile(filepath.Join(dir, rundir.PlotsDir, p.Name+"."+format), b.Bytes()); err != nil {
 				return err
 			}
 		}
@@ -138,32 +139,14 @@ func (t *Trend) Write(dir string) error {
 	if err := t.WriteMarkdown(&md); err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(dir, MarkdownFile), md.Bytes()); err != nil {
+	if err := rundir.WriteFile(filepath.Join(dir, MarkdownFile), md.Bytes()); err != nil {
 		return err
 	}
 	var page bytes.Buffer
 	if err := t.writeHTML(&page, svgs); err != nil {
 		return err
 	}
-	return writeFile(filepath.Join(dir, HTMLFile), page.Bytes())
-}
-
-// writeFile writes through a temporary file and a rename, so that a
-// reader never sees half a file.
-func writeFile(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("trend: %w", err)
-	}
-	defer os.Remove(f.Name())
-	_, werr := f.Write(data)
-	if err := errors.Join(werr, f.Chmod(0o644), f.Close()); err != nil {
-		return fmt.Errorf("trend: write %s: %w", filepath.Base(path), err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("trend: %w", err)
-	}
-	return nil
+	return rundir.WriteFile(filepath.Join(dir, HTMLFile), page.Bytes())
 }
 
 // label is an entry's release as the axes show it: short.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/internal/app/history"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/ from the current output")
@@ -165,7 +166,7 @@ func TestWrite(t *testing.T) {
 	golden(t, "trend.html", []byte(svgElement.ReplaceAllString(html, "<svg>…</svg>")))
 
 	for _, p := range Plots() {
-		f, err := os.Open(filepath.Join(dir, PlotsDir, p.Name+".png"))
+		f, err := os.Open(filepath.Join(dir, rundir.PlotsDir, p.Name+".png"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +177,7 @@ func TestWrite(t *testing.T) {
 		} else if img.Bounds().Dx() < 600 {
 			t.Errorf("%s.png is %d px wide", p.Name, img.Bounds().Dx())
 		}
-		svg, err := os.ReadFile(filepath.Join(dir, PlotsDir, p.Name+".svg"))
+		svg, err := os.ReadFile(filepath.Join(dir, rundir.PlotsDir, p.Name+".svg"))
 		if err != nil || !bytes.Contains(svg, []byte("<svg")) {
 			t.Errorf("%s.svg: %v", p.Name, err)
 		}
