@@ -20,9 +20,10 @@ const (
 	// user retries with backoff until the scenario ends, so the load does
 	// not silently vanish during an outage.
 	maxInitAttempts = 5
-	// minInitBackoff is the first wait before retrying a failed
-	// initialize, doubling up to maxInitBackoff, so that zero think time
-	// does not turn into a busy loop.
+	// minInitBackoff is the ceiling of the first wait before retrying a
+	// failed initialize, doubling up to maxInitBackoff, so that zero
+	// think time does not turn into a busy loop; each wait is drawn
+	// below it (full jitter, see backoff).
 	minInitBackoff = 100 * time.Millisecond
 	maxInitBackoff = 2 * time.Second
 	// closeTimeout bounds the DELETE that ends a user's session when it
@@ -128,8 +129,16 @@ func credentialsRefused(err error) bool {
 	return errors.As(err, &e) && (e.Status == 401 || e.Status == 403)
 }
 
+// backoff is the wait before the user's next initialize after
+// initFails failures in a row: uniform in [0, min(maxInitBackoff,
+// minInitBackoff·2^(initFails-1))) — "full jitter" (AWS, Exponential
+// Backoff and Jitter). Without the jitter, users that failed together (a
+// fault cutting them all off) retried together, in waves that shaped the
+// faults profile's recovery figures. The draw is the user's seeded
+// source: a run is repeatable under its seed.
 func (v *vu) backoff() time.Duration {
-	return min(minInitBackoff<<min(max(v.initFails-1, 0), 10), maxInitBackoff)
+	ceiling := min(minInitBackoff<<min(max(v.initFails-1, 0), 10), maxInitBackoff)
+	return time.Duration(v.tc.Rand.Int64N(int64(ceiling)))
 }
 
 // initOnce starts a session (with the options of step c, if any) and
