@@ -10,11 +10,13 @@ import (
 
 	"github.com/leakbench/leakbench/internal/app/history"
 	"github.com/leakbench/leakbench/internal/app/history/trend"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 func cmdTrend(_ context.Context, args []string) error {
 	fs := flag.NewFlagSet("trend", flag.ContinueOnError)
-	out := fs.String("out", "", "directory for trend.html, trend.md and plots/ (required)")
+	out := fs.String("out", "", "directory for trend.html, trend.md and plots/ (required; created, or empty)")
+	force := fs.Bool("force", false, "replace the trend in a non-empty --out directory that leakbench wrote")
 	profile := fs.String("profile", "", "the profile whose entries to draw (default: the newest entry's)")
 	variant := fs.String("variant", "", "the (after) variant whose entries to draw (default: the newest entry's)")
 	baseline := fs.String("baseline", history.BaselineLast, "the entry to mark as the baseline: last (the newest passing one), an entry ID, or none")
@@ -57,7 +59,13 @@ func cmdTrend(_ context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The --out rules of every command: a new or empty directory, or with
+	// --force one that holds only leakbench's own output.
+	if err := rundir.Prepare(*out, *force); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
 	if err := t.Write(*out); err != nil {
+		rundir.Discard(*out)
 		return err
 	}
 	if err := t.WriteMarkdown(os.Stdout); err != nil {
