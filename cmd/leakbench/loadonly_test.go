@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leakbench/leakbench/internal/testmcp"
+	"github.com/leakbench/leakbench/internal/testing/mcptest"
 )
 
 // TestRunLoadOnly: `run --target URL --scenario FILE --out DIR` with no
@@ -18,13 +18,7 @@ import (
 // probe sections; the thresholds decide the exit code; a target that is
 // not there is exit 1 with one message, not a verdict.
 func TestRunLoadOnly(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := testmcp.Serve(ln, testmcp.New(testmcp.Options{SSE: true}))
-	defer srv.Close()
-	target := "http://" + ln.Addr().String() + "/mcp"
+	target := mcptest.Start(t, mcptest.Options{SSE: true}).URL
 	dir := t.TempDir()
 	scen := func(threshold string) string {
 		p := filepath.Join(dir, threshold+".yaml")

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,7 +14,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/internal/lib/rundir"
-	"github.com/leakbench/leakbench/internal/testmcp"
+	"github.com/leakbench/leakbench/internal/testing/mcptest"
 )
 
 const shardScenario = `scenarios:
@@ -36,14 +35,8 @@ thresholds:
 // directory renders as a run, a failed threshold is the verdict (99), and
 // a shard killed mid-run is named and fails the merge (not a verdict).
 func TestMergeShards(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := testmcp.New(testmcp.Options{})
-	hs := testmcp.Serve(ln, srv)
-	defer hs.Close()
-	target := "http://" + ln.Addr().String() + "/mcp"
+	srv := mcptest.Start(t, mcptest.Options{})
+	target := srv.URL
 	dir := t.TempDir()
 	scen := filepath.Join(dir, "s.yaml")
 	if err := os.WriteFile(scen, fmt.Appendf(nil, shardScenario, "p(99)<10000"), 0o644); err != nil {
@@ -84,8 +77,8 @@ func TestMergeShards(t *testing.T) {
 	// The server answers every JSON-RPC request but DELETE, plus each
 	// shard's preflight initialize.
 	deletes := l.Latency["DELETE"].Count
-	if got := l.Requests - deletes + 3; got != srv.Requests.Load() || l.Failures != 0 {
-		t.Errorf("merged %d requests (%d DELETE, %d failures) + 3 preflights, the server answered %d", l.Requests, deletes, l.Failures, srv.Requests.Load())
+	if got := l.Requests - deletes + 3; got != srv.Answered.Load() || l.Failures != 0 {
+		t.Errorf("merged %d requests (%d DELETE, %d failures) + 3 preflights, the server answered %d", l.Requests, deletes, l.Failures, srv.Answered.Load())
 	}
 	if c := l.Scenarios["calls"]; c.Iterations != 30 || l.Latency["tools/call"].Count != 30 || l.Latency["ping"].Count != 30 {
 		t.Errorf("calls: %d iterations, %d tools/call, %d ping", c.Iterations, l.Latency["tools/call"].Count, l.Latency["ping"].Count)

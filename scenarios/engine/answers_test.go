@@ -14,7 +14,7 @@ import (
 
 	"github.com/leakbench/leakbench/internal/lib/jsonl"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
-	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
+	"github.com/leakbench/leakbench/internal/testing/mcptest"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 	"github.com/leakbench/leakbench/scenarios/plan"
 	"github.com/leakbench/leakbench/scenarios/scenariofile"
@@ -59,7 +59,7 @@ thresholds:
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := mcptest.NewSDKServer(t, mcptest.Options{JSON: true})
+	srv := mcptest.Start(t, mcptest.Options{SDK: true})
 	res, err := RunPlan(context.Background(), p, RunOptions{Target: srv.URL})
 	if err != nil {
 		t.Fatal(err)

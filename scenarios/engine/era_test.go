@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/internal/lib/rundir"
-	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
+	"github.com/leakbench/leakbench/internal/testing/mcptest"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
@@ -65,7 +65,7 @@ thresholds:
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			checkLeaks(t)
-			srv := mcptest.NewSDKServer(t, mcptest.Options{JSON: true, DualEra: !tt.legacyOnly})
+			srv := mcptest.Start(t, mcptest.Options{SDK: true, DualEra: !tt.legacyOnly})
 			pl := mustParse(t, tt.setting+strings.Replace(flow, "%s", tt.step, 1))
 			res, err := RunPlan(context.Background(), pl, RunOptions{Target: srv.URL})
 			if err != nil {
@@ -116,7 +116,7 @@ thresholds:
 // initialize step in that era is a server/discover.
 func TestRunModernPingAndInitialize(t *testing.T) {
 	checkLeaks(t)
-	srv := mcptest.NewSDKServer(t, mcptest.Options{DualEra: true})
+	srv := mcptest.Start(t, mcptest.Options{SDK: true, SSE: true, DualEra: true})
 	res, err := RunPlan(context.Background(), mustParse(t, `
 scenarios:
   s:
@@ -144,7 +144,7 @@ scenarios:
 // step's at its own) and the /metrics labels.
 func TestModernRunOutputs(t *testing.T) {
 	checkLeaks(t)
-	srv := mcptest.NewSDKServer(t, mcptest.Options{JSON: true, DualEra: true})
+	srv := mcptest.Start(t, mcptest.Options{SDK: true, DualEra: true})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/testmcp"
+	"github.com/leakbench/leakbench/internal/testing/mcptest"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
@@ -51,7 +51,7 @@ func TestFeaturesOnHandRolledServer(t *testing.T) {
 		sse, listen, cache := m.sse, m.listen, m.cache
 		t.Run(fmt.Sprintf("sse=%v/listen=%v/%s", sse, listen, cache), func(t *testing.T) {
 			checkLeaks(t)
-			srv, url := serveTestMCP(t, testmcp.Options{Modern: true, Stateless: true, SSE: sse, ListTTL: time.Minute, PageSize: 1,
+			srv, url := serveTestMCP(t, mcptest.Options{DualEra: true, Stateless: true, SSE: sse, TTL: time.Minute, PageSize: 1,
 				TaskDuration: 150 * time.Millisecond, TaskPollInterval: 30 * time.Millisecond, NotifyEvery: 20 * time.Millisecond})
 			defer srv.Close()
 			pl := mustParse(t, fmt.Sprintf(modernFlow, listen, cache))
@@ -108,7 +108,7 @@ func TestFeaturesOnHandRolledServer(t *testing.T) {
 // a failure.
 func TestCancelledTaskOnHandRolledServer(t *testing.T) {
 	checkLeaks(t)
-	srv, url := serveTestMCP(t, testmcp.Options{Modern: true, Stateless: true, TaskDuration: 10 * time.Second, TaskPollInterval: 20 * time.Millisecond})
+	srv, url := serveTestMCP(t, mcptest.Options{DualEra: true, Stateless: true, TaskDuration: 10 * time.Second, TaskPollInterval: 20 * time.Millisecond})
 	pl := mustParse(t, `timeout: 3s
 scenarios:
   s:
@@ -135,7 +135,7 @@ scenarios:
 // Last-Event-ID, which the server recognizes as its own.
 func TestListenResumesOnHandRolledServer(t *testing.T) {
 	checkLeaks(t)
-	srv, url := serveTestMCP(t, testmcp.Options{NotifyEvery: 10 * time.Millisecond, DropStreamAfter: 3})
+	srv, url := serveTestMCP(t, mcptest.Options{NotifyEvery: 10 * time.Millisecond, DropStreamAfter: 3})
 	pl := mustParse(t, `timeout: 3s
 protocolVersion: 2025-06-18
 scenarios:

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
+	"github.com/leakbench/leakbench/internal/testing/mcptest"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
@@ -41,7 +41,7 @@ func TestFeaturesOnSDKServer(t *testing.T) {
 	for _, cache := range []string{"", "cache: ignore"} {
 		t.Run("cache="+cache, func(t *testing.T) {
 			checkLeaks(t)
-			srv := mcptest.NewSDKServer(t, mcptest.Options{JSON: true, DualEra: true, TTL: time.Minute, Ask: true})
+			srv := mcptest.Start(t, mcptest.Options{SDK: true, DualEra: true, TTL: time.Minute, Ask: true})
 			pl := mustParse(t, strings.Replace(featuresFlow, "%s", cache, 1))
 			res, err := RunPlan(context.Background(), pl, RunOptions{Target: srv.URL})
 			if err != nil {
@@ -79,7 +79,7 @@ func TestFeaturesOnSDKServer(t *testing.T) {
 // session's GET stream, and closes it when the session ends.
 func TestListenOn2025Session(t *testing.T) {
 	checkLeaks(t)
-	srv := mcptest.NewSDKServer(t, mcptest.Options{JSON: true})
+	srv := mcptest.Start(t, mcptest.Options{SDK: true})
 	pl := mustParse(t, `
 protocolVersion: 2025-06-18
 scenarios:

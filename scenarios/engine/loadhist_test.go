@@ -11,7 +11,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/leakbench/leakbench/internal/lib/rundir"
-	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
+	"github.com/leakbench/leakbench/internal/testing/mcptest"
 )
 
 // TestLoadHistogramLog: load.hlog holds one "all" histogram per load.jsonl
@@ -19,7 +19,7 @@ import (
 // came from, and together every answered request of the run.
 func TestLoadHistogramLog(t *testing.T) {
 	checkLeaks(t)
-	srv := mcptest.NewSDKServer(t, mcptest.Options{JSON: true})
+	srv := mcptest.Start(t, mcptest.Options{SDK: true})
 	dir := t.TempDir()
 	p := mustParse(t, "scenarios:\n  s: {executor: constant-vus, vus: 3, duration: 2500ms, flow: [ping, think: 20ms]}\n")
 	res, err := RunPlan(context.Background(), p, RunOptions{Target: srv.URL, RunDir: dir})

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/leakbench/leakbench/internal/testing/mcptest"
 	"github.com/leakbench/leakbench/internal/testing/testenv"
-	"github.com/leakbench/leakbench/internal/testmcp"
 )
 
 // netnsListenEnv makes TestNetnsHelper serve the hand-rolled MCP server
@@ -29,8 +29,7 @@ func TestNetnsHelper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := testmcp.Serve(ln, testmcp.New(testmcp.Options{}))
-	defer s.Close()
+	mcptest.Start(t, mcptest.Options{Listener: ln})
 	fmt.Printf("ADDR %s\n", ln.Addr())
 	_, _ = bufio.NewReader(os.Stdin).ReadString('\n') // until the parent closes stdin
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
+	"github.com/leakbench/leakbench/internal/testing/mcptest"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
 

@@ -14,7 +14,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/leakbench/leakbench/internal/lib/rundir"
-	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
+	"github.com/leakbench/leakbench/internal/testing/mcptest"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
@@ -25,7 +25,7 @@ var traceparentRE = regexp.MustCompile(`^00-([0-9a-f]{32})-([0-9a-f]{16})-01$`)
 // with that trace id and what came of it.
 func TestRequestIndex(t *testing.T) {
 	checkLeaks(t)
-	srv := mcptest.NewSDKServer(t, mcptest.Options{JSON: true})
+	srv := mcptest.Start(t, mcptest.Options{SDK: true})
 	// The 2025 handshake: auto would probe with server/discover first
 	// (era_test.go indexes both eras).
 	pl := mustParse(t, `

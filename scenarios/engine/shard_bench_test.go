@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/internal/lib/procstat"
-	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
+	"github.com/leakbench/leakbench/internal/testing/mcptest"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
 

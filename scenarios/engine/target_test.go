@@ -17,22 +17,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/testmcp"
+	"github.com/leakbench/leakbench/internal/testing/mcptest"
 	"github.com/leakbench/leakbench/scenarios/internal/h1"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 )
 
 // serveTestMCP serves the hand-rolled MCP server on loopback.
-func serveTestMCP(t *testing.T, opts testmcp.Options) (*testmcp.Server, string) {
+func serveTestMCP(t *testing.T, opts mcptest.Options) (*mcptest.Server, string) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := testmcp.New(opts)
-	hs := testmcp.Serve(ln, s)
-	t.Cleanup(func() { _ = hs.Close() })
-	return s, "http://" + ln.Addr().String() + "/mcp"
+	s := mcptest.Start(t, opts)
+	return s, s.URL
 }
 
 const echoPlan = `timeout: 3s
@@ -58,7 +52,7 @@ func TestHandRolledServer(t *testing.T) {
 			for _, shared := range []bool{false, true} {
 				name := fmt.Sprintf("stateless=%v/sse=%v/shared=%v", stateless, sse, shared)
 				t.Run(name, func(t *testing.T) {
-					srv, url := serveTestMCP(t, testmcp.Options{Stateless: stateless, SSE: sse})
+					srv, url := serveTestMCP(t, mcptest.Options{Stateless: stateless, SSE: sse})
 					conns := ""
 					if shared {
 						conns = "connections: {shared: 1}"
@@ -96,7 +90,7 @@ func TestBadTargets(t *testing.T) {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	refused := "http://" + ln.Addr().String() + "/mcp"
 	ln.Close()
-	plain, plainURL := serveTestMCP(t, testmcp.Options{})
+	plain, plainURL := serveTestMCP(t, mcptest.Options{})
 	_ = plain
 	html := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
@@ -203,15 +197,13 @@ func nxdomainResolver(t *testing.T) *net.Resolver {
 // test server's CA is not among them), a --ca-file, or nothing.
 func TestTLSTarget(t *testing.T) {
 	checkLeaks(t)
-	srv := httptest.NewUnstartedServer(testmcp.New(testmcp.Options{}))
-	srv.StartTLS()
-	defer srv.Close()
+	srv := mcptest.Start(t, mcptest.Options{TLS: true})
 	ca := filepath.Join(t.TempDir(), "ca.pem")
 	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	pl := mustParse(t, fmt.Sprintf(echoPlan, "", 2))
-	if _, err := RunPlan(context.Background(), pl, RunOptions{Target: srv.URL + "/mcp"}); err == nil || !strings.Contains(err.Error(), "TLS failed") || !strings.Contains(err.Error(), "--ca-file") {
+	if _, err := RunPlan(context.Background(), pl, RunOptions{Target: srv.URL}); err == nil || !strings.Contains(err.Error(), "TLS failed") || !strings.Contains(err.Error(), "--ca-file") {
 		t.Fatalf("system roots: %v", err)
 	}
 	for _, tt := range []struct {
@@ -222,7 +214,7 @@ func TestTLSTarget(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := RunPlan(context.Background(), pl, RunOptions{Target: srv.URL + "/mcp", TLS: conf})
+		res, err := RunPlan(context.Background(), pl, RunOptions{Target: srv.URL, TLS: conf})
 		if err != nil || res.Failures != 0 || res.Requests == 0 {
 			t.Fatalf("ca %q insecure %v: %v %+v", tt.ca, tt.insecure, err, res)
 		}
@@ -274,14 +266,14 @@ func TestOAuthClientCredentials(t *testing.T) {
 			te := &tokenEndpoint{id: "lb-client", secret: "s3cret-value", life: time.Second, valid: map[string]time.Time{}}
 			ts := httptest.NewServer(te)
 			defer ts.Close()
-			srv, url := serveTestMCP(t, testmcp.Options{Authorized: te.authorized})
+			srv, url := serveTestMCP(t, mcptest.Options{Authorized: te.authorized})
 			pl := mustParse(t, fmt.Sprintf(strings.Replace(echoPlan, "400ms", "2500ms", 1), "", users))
 			oc := &mcp.OAuthConfig{TokenURL: ts.URL + "/token", ClientID: te.id, ClientSecret: te.secret, PerUser: perUser}
 			res, err := RunPlan(context.Background(), pl, RunOptions{Target: url, OAuth: oc})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Failures != 0 || srv.Requests.Load() == 0 {
+			if res.Failures != 0 || srv.Answered.Load() == 0 {
 				t.Fatalf("failures %d %v %v", res.Failures, res.ErrorsByKind, res.ErrorSamples)
 			}
 			min := int64(2) // a refresh happened

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/internal/lib/tty"
-	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
+	"github.com/leakbench/leakbench/internal/testing/mcptest"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
@@ -18,7 +18,7 @@ import (
 // latency instead of vanishing (wrk2's correction).
 func TestCoordinatedOmission(t *testing.T) {
 	checkLeaks(t)
-	srv := mcptest.NewSDKServer(t, mcptest.Options{JSON: true})
+	srv := mcptest.Start(t, mcptest.Options{SDK: true})
 	p := mustParse(t, "scenarios:\n  s: {executor: constant-arrival-rate, rate: 1, duration: 1s, maxVUs: 1, flow: [ping, ping]}\n")
 	p.Target = srv.URL
 	cp, err := plan.Compile(p)

@@ -13,7 +13,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
+	"github.com/leakbench/leakbench/internal/testing/mcptest"
 )
 
 // BenchmarkCallTool measures one tools/call of the lean client. The server
@@ -38,8 +38,8 @@ func BenchmarkCallTool(b *testing.B) {
 		b.StopTimer()
 		_ = s.Close(ctx)
 	}
-	b.Run("sdk-json", func(b *testing.B) { run(b, mcptest.NewSDKServer(b, mcptest.Options{JSON: true}).URL) })
-	b.Run("sdk-sse", func(b *testing.B) { run(b, mcptest.NewSDKServer(b, mcptest.Options{}).URL) })
+	b.Run("sdk-json", func(b *testing.B) { run(b, mcptest.Start(b, mcptest.Options{SDK: true}).URL) })
+	b.Run("sdk-sse", func(b *testing.B) { run(b, mcptest.Start(b, mcptest.Options{SDK: true, SSE: true}).URL) })
 	b.Run("canned-json", func(b *testing.B) {
 		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			body, _ := io.ReadAll(r.Body)
@@ -64,7 +64,7 @@ func BenchmarkCallTool(b *testing.B) {
 // BenchmarkCallToolSDKClient is the same call through the go-sdk client,
 // for comparison.
 func BenchmarkCallToolSDKClient(b *testing.B) {
-	srv := mcptest.NewSDKServer(b, mcptest.Options{JSON: true})
+	srv := mcptest.Start(b, mcptest.Options{SDK: true})
 	ctx := context.Background()
 	client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "v0"}, nil)
 	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL}, nil)
@@ -110,7 +110,7 @@ func BenchmarkIdleSessionCost(b *testing.B) {
 		}
 	}
 	b.Run("lean", func(b *testing.B) {
-		srv := mcptest.NewSDKServer(b, mcptest.Options{JSON: true})
+		srv := mcptest.Start(b, mcptest.Options{SDK: true})
 		c := NewClient(srv.URL, ClientOptions{MaxConns: n})
 		defer c.CloseIdleConnections()
 		measure(b, func(ctx context.Context) func() {
@@ -122,7 +122,7 @@ func BenchmarkIdleSessionCost(b *testing.B) {
 		})
 	})
 	b.Run("go-sdk", func(b *testing.B) {
-		srv := mcptest.NewSDKServer(b, mcptest.Options{JSON: true})
+		srv := mcptest.Start(b, mcptest.Options{SDK: true})
 		hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}}
 		defer hc.CloseIdleConnections()
 		client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "v0"}, nil)
@@ -176,7 +176,7 @@ func BenchmarkCallToolEras(b *testing.B) {
 		{"canned", helperURL, false},
 		{"canned-traced", helperURL, true},
 		{"sdk-json", func(b *testing.B) string {
-			return mcptest.NewSDKServer(b, mcptest.Options{JSON: true, DualEra: true}).URL
+			return mcptest.Start(b, mcptest.Options{SDK: true, DualEra: true}).URL
 		}, false},
 	} {
 		for _, era := range eras {

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
+	"github.com/leakbench/leakbench/internal/testing/mcptest"
 )
 
 // TestClientConformance drives the lean client against the real go-sdk
@@ -23,7 +23,7 @@ func TestClientConformance(t *testing.T) {
 		t.Run(mode.Name, func(t *testing.T) {
 			o := mode.Opts
 			o.PageSize, o.ExtraTools = 2, 5 // 8 tools: 4 pages
-			srv := mcptest.NewSDKServer(t, o)
+			srv := mcptest.Start(t, o)
 			c := NewClient(srv.URL, ClientOptions{RequestTimeout: 5 * time.Second})
 			defer c.CloseIdleConnections()
 			ctx := context.Background()
@@ -135,7 +135,7 @@ func TestClientConformance(t *testing.T) {
 // TestSessionExpired: after the server drops the session, the next request
 // gets 404 and reports ErrSessionExpired; a new Initialize recovers.
 func TestSessionExpired(t *testing.T) {
-	srv := mcptest.NewSDKServer(t, mcptest.Options{JSON: true})
+	srv := mcptest.Start(t, mcptest.Options{SDK: true})
 	c := NewClient(srv.URL, ClientOptions{})
 	defer c.CloseIdleConnections()
 	ctx := context.Background()
@@ -185,7 +185,7 @@ func TestSessionExpired(t *testing.T) {
 // TestPinnedVersion: a pinned version is asked for, and a server that
 // answers another one is refused.
 func TestPinnedVersion(t *testing.T) {
-	srv := mcptest.NewSDKServer(t, mcptest.Options{JSON: true})
+	srv := mcptest.Start(t, mcptest.Options{SDK: true})
 	c := NewClient(srv.URL, ClientOptions{ProtocolVersion: "2025-03-26", Headers: map[string]string{"X-Tenant": "t1"}})
 	defer c.CloseIdleConnections()
 	ctx := context.Background()

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
+	"github.com/leakbench/leakbench/internal/testing/mcptest"
 )
 
 // answer is how a scripted server answers one method.

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
+	"github.com/leakbench/leakbench/internal/testing/mcptest"
 )
 
 // TestModernConformance drives the lean client in the 2026-07-28 era
@@ -22,7 +22,7 @@ func TestModernConformance(t *testing.T) {
 			t.Run(mode.Name+"/"+setting, func(t *testing.T) {
 				o := mode.Opts
 				o.PageSize, o.ExtraTools = 2, 5 // 8 tools: 4 pages
-				srv := mcptest.NewSDKServer(t, o)
+				srv := mcptest.Start(t, o)
 				c := NewClient(srv.URL, ClientOptions{RequestTimeout: 5 * time.Second, ProtocolVersion: setting})
 				defer c.CloseIdleConnections()
 				ctx := context.Background()
@@ -144,7 +144,7 @@ func checkModernWire(t *testing.T, reqs []mcptest.Request, token string) {
 // headers. A pinned 2026-07-28 is refused with the server's offer.
 func TestAutoFallsBack(t *testing.T) {
 	ctx := context.Background()
-	srv := mcptest.NewSDKServer(t, mcptest.Options{JSON: true})
+	srv := mcptest.Start(t, mcptest.Options{SDK: true})
 	c := NewClient(srv.URL, ClientOptions{ProtocolVersion: VersionAuto})
 	defer c.CloseIdleConnections()
 	s := c.NewSession("")
@@ -182,7 +182,7 @@ func TestAutoFallsBack(t *testing.T) {
 // version and the default setting still do the handshake.
 func TestDualEraPinned2025(t *testing.T) {
 	ctx := context.Background()
-	srv := mcptest.NewSDKServer(t, mcptest.Options{DualEra: true, JSON: true})
+	srv := mcptest.Start(t, mcptest.Options{SDK: true, DualEra: true})
 	for _, setting := range []string{"", "2025-03-26"} {
 		c := NewClient(srv.URL, ClientOptions{ProtocolVersion: setting})
 		s := c.NewSession("")

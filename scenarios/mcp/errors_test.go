@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/internal/lib/redact"
+	"github.com/leakbench/leakbench/internal/testing/mcptest"
 	"github.com/leakbench/leakbench/scenarios/internal/h1"
-	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
 )
 
 const pingOK = `{"jsonrpc":"2.0","id":1,"result":{}}`
@@ -230,7 +230,7 @@ func TestInitializeHandshakeErrors(t *testing.T) {
 // TestCloseIgnores405: a stateless server that hands out a session id but
 // does not allow DELETE.
 func TestCloseIgnores405(t *testing.T) {
-	srv := mcptest.NewSDKServer(t, mcptest.Options{JSON: true, Stateless: true})
+	srv := mcptest.Start(t, mcptest.Options{SDK: true, Stateless: true})
 	var deletes int
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodDelete {

@@ -3,7 +3,7 @@ package mcp
 import (
 	"testing"
 
-	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
+	"github.com/leakbench/leakbench/internal/testing/mcptest"
 )
 
 func TestMain(m *testing.M) { mcptest.Main(m) }

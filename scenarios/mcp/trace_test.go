@@ -12,7 +12,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/leakbench/leakbench/scenarios/internal/mcptest"
+	"github.com/leakbench/leakbench/internal/testing/mcptest"
 )
 
 // traced returns ctx with a sampled span context of fixed ids.
@@ -110,7 +110,7 @@ func TestTraceContext(t *testing.T) {
 func TestTraceContextSDK(t *testing.T) {
 	for _, mode := range mcptest.Modes {
 		t.Run(mode.Name, func(t *testing.T) {
-			srv := mcptest.NewSDKServer(t, mode.Opts)
+			srv := mcptest.Start(t, mode.Opts)
 			c := NewClient(srv.URL, ClientOptions{RequestTimeout: 5 * time.Second})
 			defer c.CloseIdleConnections()
 			s := c.NewSession("tok")
