@@ -126,35 +126,43 @@ func exitCode(err error) int {
 	}
 }
 
-// parseFlags parses args, turning flag errors into usage errors.
+// Every subcommand parses its arguments one way: flags may come before,
+// between or after the positional arguments (leakbench merge A B --out D,
+// leakbench trend --out D HISTORY), and "--" ends the flags. parseFlags is
+// for the subcommands that take no positional argument, parseArgs for
+// those that do.
+
+// parseFlags parses args, turning flag errors into usage errors; a
+// positional argument is a usage error.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	fs.SetOutput(os.Stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("%w: %v", errUsage, err)
+	pos, err := parseArgs(fs, args)
+	if err == nil && len(pos) > 0 {
+		err = fmt.Errorf("%w: unexpected argument %q", errUsage, pos[0])
 	}
-	if fs.NArg() > 0 && fs.Name() != "compare" && fs.Name() != "report" && fs.Name() != "merge" {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
-	}
-	return nil
+	return err
 }
 
-// parseInterspersed parses args with fs, letting flags come before,
-// between or after the positional arguments (leakbench merge A B --out D),
-// and returns the positional arguments.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+// parseArgs parses args with fs, flags anywhere among the positional
+// arguments, and returns the positional arguments in their order.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	fs.SetOutput(os.Stderr)
 	var pos []string
 	for rest := args; len(rest) > 0; {
-		if err := parseFlags(fs, rest); err != nil {
-			return nil, err
+		if err := fs.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w: %v", errUsage, err)
 		}
-		rest = fs.Args()
-		if len(rest) > 0 {
-			pos = append(pos, rest[0])
-			rest = rest[1:]
+		left := fs.Args()
+		if n := len(rest) - len(left); n > 0 && rest[n-1] == "--" {
+			return append(pos, left...), nil // after "--", nothing is a flag
 		}
+		if len(left) > 0 {
+			pos = append(pos, left[0])
+			left = left[1:]
+		}
+		rest = left
 	}
 	return pos, nil
 }

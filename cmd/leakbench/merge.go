@@ -23,7 +23,7 @@ func cmdMerge(ctx context.Context, args []string) error {
 		fmt.Fprintf(os.Stderr, "Usage: leakbench merge SHARD_DIR... --out DIR [flags]\n\nAdds up the run directories of `leakbench run --shard i/N` into one run directory that report,\ncompare and signoff read like any other: counts summed, latency histograms merged (percentiles\nexact), thresholds judged on the merged result. Exit 0 pass, 99 a threshold failed, 1 a shard is\nmissing, failed or late (each is named) or nothing could be merged.\n\n")
 		fs.PrintDefaults()
 	}
-	dirs, err := parseInterspersed(fs, args)
+	dirs, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}

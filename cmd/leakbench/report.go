@@ -16,13 +16,14 @@ func cmdReport(_ context.Context, args []string) error {
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, "Usage: leakbench report RUN_DIR\n\nRenders RUN_DIR's report from what the run recorded: summary.json, report.md, report.html,\njunit.xml and plots/*.png|svg. A run killed before it finished renders with an \"incomplete\"\nbanner. With $GITHUB_STEP_SUMMARY set, report.md is appended to it.\n")
 	}
-	if err := parseFlags(fs, args); err != nil {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
+	if len(pos) != 1 {
 		return fmt.Errorf("%w: want exactly one RUN_DIR", errUsage)
 	}
-	dir := fs.Arg(0)
+	dir := pos[0]
 	run, err := reports.RenderRun(dir)
 	if err != nil {
 		return err
@@ -39,7 +40,7 @@ func cmdCompare(_ context.Context, args []string) error {
 		fmt.Fprintf(os.Stderr, "Usage: leakbench compare BEFORE_DIR AFTER_DIR --out DIR\n\nJudges two run directories: BEFORE must show the leak, AFTER must show none. Exit 99 when not.\n\n")
 		fs.PrintDefaults()
 	}
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
