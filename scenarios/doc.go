@@ -16,12 +16,21 @@
 //     (Streamable HTTP) each virtual user holds a session of, and the
 //     closed set of error kinds results are counted by.
 //   - scenarios/internal/h1: the HTTP/1.1 transport under the client.
+//   - [github.com/leakbench/leakbench/scenarios/faults]: the format of a
+//     profile's faults: timeline and its recovery thresholds (the proxies
+//     that apply it are fixtures/faultproxy).
+//   - [github.com/leakbench/leakbench/scenarios/userdata]: the users' data
+//     files (CSV, JSON) a plan binds.
 //   - [github.com/leakbench/leakbench/scenarios/profiles]: the built-in
 //     sign-off profiles.
 //
 // Data flows one way: a scenario file is decoded into a plan
 // (scenariofile.Load), the engine plays it (engine.RunPlan) and writes
-// into a run directory; the engine never reads YAML.
+// into a run directory (internal/lib/rundir, a leaf: its records hold the
+// plan as JSON, read back with scenariofile.ReadRecorded); the reports
+// read the run directory. The engine never reads YAML, and nothing here
+// links the stack (fixtures, containers, the gateway): the application
+// layer (internal/app/runner) puts the pieces together.
 //
 //	p, err := scenariofile.Load("scenarios/examples/annotated.yaml")
 //	if err != nil {
