@@ -16,7 +16,6 @@
 package merge
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,6 +28,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/lib/jsonl"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/reports"
 	"github.com/leakbench/leakbench/reports/forensics"
@@ -329,13 +329,9 @@ func mergeLoad(out string, shards []*engine.Shard, started time.Time) error {
 		if err != nil {
 			return fmt.Errorf("read %s: %w", rundir.LoadFile, err)
 		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			var p rundir.LoadPoint
-			if json.Unmarshal(sc.Bytes(), &p) != nil {
-				continue // a line cut short by a kill
-			}
+		// A line cut short by a kill does not decode and is skipped; one
+		// past jsonl.MaxLine is an error, not the end of the file.
+		_, err = jsonl.Each(f, -1, func(p *rundir.LoadPoint) {
 			sec := secondOf(p.Time, started)
 			m := bySec[sec]
 			if m == nil {
@@ -353,8 +349,7 @@ func mergeLoad(out string, shards []*engine.Shard, started time.Time) error {
 			m.HTTPRequests += p.HTTPRequests
 			m.HTTPFailures += p.HTTPFailures
 			m.HTTPP50Ms, m.HTTPP95Ms, m.HTTPP99Ms = max(m.HTTPP50Ms, p.HTTPP50Ms), max(m.HTTPP95Ms, p.HTTPP95Ms), max(m.HTTPP99Ms, p.HTTPP99Ms)
-		}
-		err = sc.Err()
+		})
 		f.Close()
 		if err != nil {
 			return fmt.Errorf("read %s: %w", filepath.Join(sh.Dir, rundir.LoadFile), err)

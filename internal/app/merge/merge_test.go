@@ -220,3 +220,53 @@ func TestRunCarriesTheProbe(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestMergeLoadLongLine: the shards' load.jsonl are read by the one jsonl
+// reader: a line longer than 1 MiB (bufio.Scanner's old cap here) is read
+// and the seconds after it are merged, all requests counted.
+func TestMergeLoadLongLine(t *testing.T) {
+	root := t.TempDir()
+	dirs := writeShards(t, root, 2, 10*time.Second)
+	path := filepath.Join(dirs[0], rundir.LoadFile)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(raw), "\n")
+	// A second's point with a field of 2 MiB that the reader ignores.
+	long := strings.Replace(lines[3], "{", `{"note":"`+strings.Repeat("x", 2<<20)+`",`, 1)
+	lines[3] = long
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(root, "out")
+	if _, err := merge.Run(context.Background(), merge.Options{Dirs: dirs, Out: out}); err != nil {
+		t.Fatalf("merge with a 2 MiB line in a shard's %s: %v", rundir.LoadFile, err)
+	}
+	var requests int64
+	points := 0
+	for _, p := range readLoad(t, filepath.Join(out, rundir.LoadFile)) {
+		requests += p.Requests
+		points++
+	}
+	if requests != 2*10*10 || points != 10 {
+		t.Errorf("merged load: %d requests in %d seconds, want 200 in 10", requests, points)
+	}
+}
+
+func readLoad(t *testing.T, path string) []rundir.LoadPoint {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []rundir.LoadPoint
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var p rundir.LoadPoint
+		if err := json.Unmarshal([]byte(line), &p); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		out = append(out, p)
+	}
+	return out
+}

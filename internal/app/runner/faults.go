@@ -1,11 +1,11 @@
 package runner
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/internal/lib/jsonl"
 	"github.com/leakbench/leakbench/internal/lib/redact"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/probes"
@@ -81,7 +82,9 @@ func (fp *faultPlayer) stop(dir string, p Profile, sum *rundir.Summary) {
 	}
 	fp.cancel()
 	fp.wg.Wait()
-	countErrors(filepath.Join(dir, rundir.RequestsFile), fp.recs)
+	if err := countErrors(filepath.Join(dir, rundir.RequestsFile), fp.recs); err != nil {
+		fp.log("%v; the faults' error counts are those of the requests before it", err)
+	}
 	sum.Faults = fp.recs
 	if sum.Load != nil {
 		sum.Load.Thresholds = append(sum.Load.Thresholds, judgeRecovery(p.RecoverySeconds, fp.recs, time.Now())...)
@@ -384,19 +387,22 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 
 // countErrors counts the failed requests of requests.jsonl per fault:
 // those started while it was on, and from its removal until it recovered
-// (or the end of the run). A missing index counts nothing.
-func countErrors(path string, recs []rundir.FaultRecord) {
+// (or the end of the run). A missing index counts nothing; one that cannot
+// be read to its end (a line past jsonl.MaxLine) is an error, the counts
+// then those of the lines before it. A line cut short by a kill is
+// skipped.
+func countErrors(path string, recs []rundir.FaultRecord) error {
 	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
 	if err != nil {
-		return
+		return fmt.Errorf("count the errors per fault: %w", err)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	for sc.Scan() {
-		var r rundir.Request
-		if json.Unmarshal(sc.Bytes(), &r) != nil || r.Outcome == rundir.RequestOK {
-			continue
+	_, err = jsonl.Each(f, -1, func(r *rundir.Request) {
+		if r.Outcome == rundir.RequestOK {
+			return
 		}
 		for i := range recs {
 			fr := &recs[i]
@@ -411,5 +417,9 @@ func countErrors(path string, recs []rundir.FaultRecord) {
 				fr.ErrorsAfter++
 			}
 		}
+	})
+	if err != nil {
+		return fmt.Errorf("count the errors per fault in %s: %w", path, err)
 	}
+	return nil
 }

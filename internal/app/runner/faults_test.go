@@ -1,12 +1,16 @@
 package runner
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/lib/jsonl"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/probes"
 	"github.com/leakbench/leakbench/scenarios/plan"
@@ -90,5 +94,55 @@ func TestHealthy(t *testing.T) {
 		if got := healthy(tt.s); got != tt.want {
 			t.Errorf("healthy(%+v) = %v", tt.s, got)
 		}
+	}
+}
+
+// TestCountErrorsLongLine: the request index is read by the one jsonl
+// reader: a line longer than 1 MiB (bufio.Scanner's old cap here) is read,
+// and the failures after it are counted, not silently dropped.
+func TestCountErrorsLongLine(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	applied, removed := t0.Add(10*time.Second), t0.Add(20*time.Second)
+	var b strings.Builder
+	line := func(r rundir.Request) {
+		raw, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(raw)
+		b.WriteByte('\n')
+	}
+	failed := func(at time.Duration) rundir.Request {
+		return rundir.Request{TraceID: strings.Repeat("ab", 16), Method: "tools/call", Start: t0.Add(at), Outcome: rundir.RequestFailed, Kind: "http_5xx"}
+	}
+	line(failed(11 * time.Second))
+	long := failed(12 * time.Second)
+	long.Name = strings.Repeat("n", 2<<20) // a 2 MiB tool name
+	line(long)
+	for i := range 5 {
+		line(failed(13*time.Second + time.Duration(i)*time.Second))
+	}
+	line(rundir.Request{Start: t0.Add(14 * time.Second), Outcome: rundir.RequestOK})
+	path := filepath.Join(t.TempDir(), rundir.RequestsFile)
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	recs := []rundir.FaultRecord{{Name: "db latency", Applied: &applied, Removed: &removed}}
+	if err := countErrors(path, recs); err != nil || recs[0].ErrorsDuring != 7 {
+		t.Errorf("errors during the fault: %d (%v), want 7 (one line of 2 MiB among them)", recs[0].ErrorsDuring, err)
+	}
+
+	// A line past the reader's bound is an error, not a short count.
+	long.Name = strings.Repeat("n", jsonl.MaxLine)
+	line(long)
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	recs[0].ErrorsDuring = 0
+	if err := countErrors(path, recs); err == nil || !strings.Contains(err.Error(), path) {
+		t.Errorf("a line of %d MiB: %v (%d counted), want an error naming %s", jsonl.MaxLine>>20, err, recs[0].ErrorsDuring, path)
+	}
+	if err := countErrors(filepath.Join(t.TempDir(), rundir.RequestsFile), recs); err != nil {
+		t.Errorf("no index: %v, want nothing counted and no error", err)
 	}
 }
