@@ -22,7 +22,7 @@ import (
 // hostileBytes is how much a hostile test server sends at most: many
 // times the client's bounds, so that a client without them is seen
 // reading far past them, yet small enough to end in a second.
-const hostileBytes = 64 << 20
+const hostileBytes = 128 << 20
 
 // endless writes prefix, then fill repeated without a line break, until
 // hostileBytes were written, the client went away or the test's 20 s
@@ -44,9 +44,10 @@ func endless(w http.ResponseWriter, r *http.Request, prefix string, fill byte) i
 
 // allocBound is what reading one hostile answer or line may allocate
 // in all, garbage included: a reader bounded at b grows its buffer by
-// doubling up to about b, which allocates about 4·b; an unbounded one
-// allocates more than the hostileBytes (16·b) it is sent.
-func allocBound(b int) uint64 { return 8 * uint64(b) }
+// doubling up to about b, which allocates about 4·b (8·b under the race
+// detector); an unbounded one holds all of the hostileBytes (32·b) it is
+// sent, and allocates twice that growing to it.
+func allocBound(b int) uint64 { return 16 * uint64(b) }
 
 // allocatedDuring returns the bytes the process allocated while f ran
 // (the test servers' own writes reuse one chunk: they allocate little).
