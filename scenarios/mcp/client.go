@@ -206,10 +206,13 @@ type Session struct {
 	// uncacheable: a page of the listing (or the read) being fetched may
 	// not be cached (cache.go); beside rawOnce, it takes no room either.
 	uncacheable bool
-	slot        *h1.Slot     // the session's own connection; nil: the shared pool
-	tokens      TokenSource  // nil: token is fixed
-	trace       traceCarrier // the trace context of the request being sent (trace.go)
-	ids         traceIDs     // a trace context set with SetTrace (trace.go)
+	// refused: the last request was answered 401 with a token fetched
+	// anew for it (send), which statusError counts as KindAuth.
+	refused bool
+	slot    *h1.Slot     // the session's own connection; nil: the shared pool
+	tokens  TokenSource  // nil: token is fixed
+	trace   traceCarrier // the trace context of the request being sent (trace.go)
+	ids     traceIDs     // a trace context set with SetTrace (trace.go)
 
 	// The request being sent speaks 2026-07-28: meta (the client's
 	// _meta members) goes into its params, and method and name into its

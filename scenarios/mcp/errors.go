@@ -44,8 +44,10 @@ const (
 	KindTLS = "tls"
 	// KindDNS: the target's name did not resolve.
 	KindDNS = "dns"
-	// KindAuth: no bearer token could be had: the OAuth token endpoint
-	// refused the client credentials or could not be reached.
+	// KindAuth: no bearer token could be had — the OAuth token endpoint
+	// refused the client credentials or could not be reached — or the
+	// target answered 401 to a token fetched anew after its first 401
+	// ([Error.Status] 401).
 	KindAuth = "auth"
 	// KindProtocol: the answer was not valid JSON, SSE or JSON-RPC, or
 	// broke the MCP Streamable HTTP rules.
@@ -109,7 +111,7 @@ var ErrSessionExpired = errors.New("mcp session expired")
 type Error struct {
 	Kind   string // one of the Kind constants
 	Op     string // the MCP method ("initialize", "tools/call", ...), or "close"
-	Status int    // HTTP status, for KindHTTP; for KindJSONRPC, the 4xx a 2026-07-28 error came with (0: 200)
+	Status int    // HTTP status, for KindHTTP and a target's KindAuth; for KindJSONRPC, the 4xx a 2026-07-28 error came with (0: 200)
 	Code   int64  // JSON-RPC error code, for KindJSONRPC; for KindHTTP, the code of a JSON-RPC error in the body (0: none)
 	Msg    string // short human-readable detail; never contains the bearer token
 	Err    error  // underlying error, if any
@@ -291,6 +293,12 @@ func (s *Session) statusError(op string, resp *h1.Response) error {
 	}
 	if resp.StatusCode == http.StatusNotFound && s.sessioned {
 		e.expired = true
+	}
+	if resp.StatusCode == http.StatusUnauthorized && s.refused {
+		// A 401 to a token fetched anew for this request (send): the
+		// credentials, not the token's age, are what the target refuses.
+		e.Kind = KindAuth
+		e.Msg = s.redact("the target refused a freshly fetched token too (HTTP 401): " + s.sessionHint(snippet(body)))
 	}
 	return e
 }

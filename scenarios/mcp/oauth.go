@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
+	"weak"
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
@@ -22,6 +24,17 @@ import (
 // is cached.
 type TokenSource interface {
 	Token(ctx context.Context) (string, error)
+}
+
+// RefreshingTokenSource is a TokenSource that can drop a token the
+// target refused: after Invalidate(token), Token fetches a new one
+// (unless another caller already replaced that token). A session whose
+// request is answered 401 invalidates its token and sends the request
+// once more with a new one; only a second 401 is a failure, of kind
+// auth. [NewOAuthTokens] returns one.
+type RefreshingTokenSource interface {
+	TokenSource
+	Invalidate(token string)
 }
 
 // OAuthConfig is an OAuth 2.1 client-credentials grant (RFC 6749 §4.4):
@@ -62,21 +75,61 @@ func (c *OAuthConfig) Validate() error {
 // tokenTimeout bounds one token request.
 const tokenTimeout = 10 * time.Second
 
+// oauthMaxConns bounds the connections to one token endpoint, open and
+// idle: users fetching their tokens at once (per-user tokens, a ramp's
+// start) queue for them instead of opening one each. A token request
+// takes milliseconds: 3,000 users at once get theirs within a second or
+// two, far inside tokenTimeout.
+const oauthMaxConns = 64
+
+// oauthTransports holds the token requests' transports, one per TLS
+// configuration (by pointer: the engine's per-user token sources are
+// made from one OAuthConfig), so that per-user tokens share one
+// transport and its idle connections instead of cloning one per user,
+// never closed. An entry goes when its TLS configuration is collected.
+var oauthTransports sync.Map // weak.Pointer[tls.Config] → *http.Transport
+
+// oauthTransport returns the shared transport for token requests made
+// with tlsConf (nil: the system roots).
+func oauthTransport(tlsConf *tls.Config) *http.Transport {
+	key := weak.Make(tlsConf) // nil gives the zero weak pointer: one entry for all nil
+	if tr, ok := oauthTransports.Load(key); ok {
+		return tr.(*http.Transport)
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	// The proxy of the environment (HTTPS_PROXY, NO_PROXY), as every
+	// other HTTP client of the machine: a token endpoint outside is
+	// often behind one. (The target is not: MCP requests go direct.)
+	tr.Proxy = http.ProxyFromEnvironment
+	tr.TLSClientConfig = tlsConf
+	tr.MaxConnsPerHost, tr.MaxIdleConnsPerHost = oauthMaxConns, oauthMaxConns
+	got, loaded := oauthTransports.LoadOrStore(key, tr)
+	if !loaded && tlsConf != nil {
+		runtime.AddCleanup(tlsConf, func(key weak.Pointer[tls.Config]) {
+			if tr, ok := oauthTransports.LoadAndDelete(key); ok {
+				tr.(*http.Transport).CloseIdleConnections()
+			}
+		}, key)
+	}
+	return got.(*http.Transport)
+}
+
 // NewOAuthTokens returns a token source for the client-credentials grant
 // c. It fetches a token when first asked and again before the one it has
 // expires: after four fifths of its lifetime, at most 30 s before its
-// expiry. Concurrent callers share one fetch. Errors name the token
-// endpoint (redacted) and the OAuth error code, never a secret.
-func NewOAuthTokens(c OAuthConfig) TokenSource {
+// expiry, or once the target refused it (Invalidate). Concurrent callers
+// share one fetch. All token sources with the same c.TLS share one
+// transport (at most oauthMaxConns connections to the endpoint), which
+// takes its proxy from the environment (HTTPS_PROXY, NO_PROXY). Errors
+// name the token endpoint (redacted) and the OAuth error code, never a
+// secret.
+func NewOAuthTokens(c OAuthConfig) RefreshingTokenSource {
 	cc := &clientcredentials.Config{ClientID: c.ClientID, ClientSecret: c.ClientSecret, TokenURL: c.TokenURL,
 		Scopes: c.Scopes, AuthStyle: oauth2.AuthStyleInHeader}
 	if c.Audience != "" {
 		cc.EndpointParams = url.Values{"audience": {c.Audience}}
 	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.Proxy = nil
-	tr.TLSClientConfig = c.TLS
-	return &oauthTokens{cc: cc, hc: &http.Client{Timeout: tokenTimeout, Transport: tr}, secret: c.ClientSecret}
+	return &oauthTokens{cc: cc, hc: &http.Client{Timeout: tokenTimeout, Transport: oauthTransport(c.TLS)}, secret: c.ClientSecret}
 }
 
 type oauthTokens struct {
@@ -117,6 +170,15 @@ func (o *oauthTokens) Token(ctx context.Context) (string, error) {
 	}
 	o.cur.Store(t)
 	return t.value, nil
+}
+
+// Invalidate drops token if it is still the current one, so that the
+// next Token fetches a new one; a token already replaced (another user
+// got the same 401 first) is left alone: one refresh for all.
+func (o *oauthTokens) Invalidate(token string) {
+	if t := o.cur.Load(); t != nil && t.value == token {
+		o.cur.CompareAndSwap(t, nil)
+	}
 }
 
 // describe says why a token request failed without quoting the answer's

@@ -97,25 +97,47 @@ func (s *Session) call(ctx context.Context, op, name string, params []byte, out 
 // scenario's abortAfter delay if abortable and that comes first. On success
 // the caller must close the body, which ends the request; the watch tells
 // whether its deadline fired, and can abort it.
+//
+// A 401 to a token from a RefreshingTokenSource (expired early, revoked)
+// is not the answer yet: the token is dropped and the request sent once
+// more, under the same deadline, with a new one; a second 401 is the
+// answer, and statusError counts it as KindAuth. A 401 is a refusal
+// before any work, so sending again is safe.
 func (s *Session) send(ctx context.Context, op, method string, body []byte, abortable bool) (*h1.Response, *h1.Watch, error) {
+	s.refused = false
 	if e := s.ready(ctx, op); e != nil {
 		return nil, nil, e
 	}
 	deadline, cause := s.deadline(abortable)
-	hb := headBufs.Get().(*[]byte)
-	h := s.appendSessionHead(append((*hb)[:0], s.c.head...), body != nil)
-	s.sessioned = s.id != ""
-	h = s.appendTraceHeaders(h)
-	h = s.appendStandardHeaders(h)
-	resp, w, err := s.c.tr.RoundTrip(ctx, s.slot, deadline, cause, method, h, body)
-	*hb = h
-	headBufs.Put(hb)
-	if err != nil {
-		// A malformed head is quoted in the error, and the target may
-		// have echoed the token into it.
-		return nil, nil, s.scrub(transportError(ctx, w.Expired(), op, err))
+	for retried := false; ; retried = true {
+		hb := headBufs.Get().(*[]byte)
+		h := s.appendSessionHead(append((*hb)[:0], s.c.head...), body != nil)
+		s.sessioned = s.id != ""
+		h = s.appendTraceHeaders(h)
+		h = s.appendStandardHeaders(h)
+		resp, w, err := s.c.tr.RoundTrip(ctx, s.slot, deadline, cause, method, h, body)
+		*hb = h
+		headBufs.Put(hb)
+		if err != nil {
+			// A malformed head is quoted in the error, and the target may
+			// have echoed the token into it.
+			return nil, nil, s.scrub(transportError(ctx, w.Expired(), op, err))
+		}
+		if resp.StatusCode != http.StatusUnauthorized || s.tokens == nil {
+			return resp, w, nil
+		}
+		rts, ok := s.tokens.(RefreshingTokenSource)
+		if retried || !ok {
+			s.refused = retried
+			return resp, w, nil
+		}
+		drain(resp.Body)
+		resp.Body.Close()
+		rts.Invalidate(s.token)
+		if e := s.ready(ctx, op); e != nil { // fetches the new token
+			return nil, nil, e
+		}
 	}
-	return resp, w, nil
 }
 
 // ready checks that a request of op can be sent — a usable target and
