@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -68,6 +69,8 @@ type server struct {
 	ln      net.Listener
 	accepts atomic.Int32
 	h       atomic.Pointer[handler]
+	conns   sync.Map // open connections, closed when the test ends
+	wg      sync.WaitGroup
 }
 
 type handler func(c net.Conn, req *http.Request)
@@ -83,20 +86,34 @@ func newServer(t *testing.T, handle handler) (*server, *Transport) {
 	}
 	s := &server{ln: ln}
 	s.handle(handle)
-	go func() {
+	s.wg.Go(func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
 			s.accepts.Add(1)
-			go s.serve(c)
+			s.conns.Store(c, true)
+			s.wg.Go(func() { s.serve(c) })
 		}
-	}()
+	})
 	u, _ := url.Parse("http://" + ln.Addr().String() + "/mcp")
 	tr := New(u, time.Second, 4, nil)
-	t.Cleanup(func() { ln.Close(); tr.CloseIdle() })
+	t.Cleanup(func() {
+		ln.Close()
+		tr.CloseIdle()
+		// The server's goroutines end with the test (TestMain checks).
+		s.conns.Range(func(c, _ any) bool { c.(net.Conn).Close(); return true })
+		s.wg.Wait()
+	})
 	return s, tr
+}
+
+// hang is a handler's not answering: it waits until the client closes the
+// connection (giving up) or the test ends, at most 2 s.
+func hang(c net.Conn) {
+	_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	_, _ = io.Copy(io.Discard, c)
 }
 
 func (s *server) serve(c net.Conn) {
@@ -180,7 +197,7 @@ func TestDeadline(t *testing.T) {
 			if half {
 				_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc")
 			}
-			time.Sleep(2 * time.Second)
+			hang(c)
 		})
 		slot := new(Slot)
 		start := time.Now()
@@ -249,7 +266,7 @@ func TestContextEnds(t *testing.T) {
 func TestShorten(t *testing.T) {
 	s, tr := newServer(t, func(c net.Conn, req *http.Request) {
 		_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n6\r\ndata:\n\r\n")
-		time.Sleep(2 * time.Second)
+		hang(c)
 	})
 	slot := new(Slot)
 	resp, w, err := tr.RoundTrip(context.Background(), slot, time.Now().Add(5*time.Second), errCause, "POST", nil, []byte("{}"))
