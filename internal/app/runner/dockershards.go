@@ -57,6 +57,16 @@ func checkShardable(p *plan.Plan) error {
 	return nil
 }
 
+// shardsTempPrefix names the shards' temporary directories: their
+// results copied out of the containers, and the merge.
+const shardsTempPrefix = "leakbench-shards-"
+
+// shardsTempDir makes the shards' temporary directory, owned by this
+// process, so that the next run's sweeps it when a kill -9 left it.
+func shardsTempDir(log io.Writer) (string, error) {
+	return fixtures.OwnedTempDir(shardsTempPrefix, log)
+}
+
 // playDockerShards plays p's load as n shard containers of env's stack
 // and merges their results into dir.
 func playDockerShards(ctx context.Context, p *plan.Plan, n int, env *fixtures.Env, dir string, logw io.Writer, name string) (*engine.Result, error) {
@@ -71,7 +81,7 @@ func playDockerShards(ctx context.Context, p *plan.Plan, n int, env *fixtures.En
 	if err != nil {
 		return nil, fmt.Errorf("encode the plan for the shards: %w", err)
 	}
-	tmp, err := os.MkdirTemp("", "leakbench-shards-")
+	tmp, err := shardsTempDir(logw)
 	if err != nil {
 		return nil, fmt.Errorf("shards: %w", err)
 	}
