@@ -67,7 +67,7 @@ func (ts *tokenServer) config() OAuthConfig {
 	return OAuthConfig{TokenURL: ts.URL + "/token", ClientID: "cid", ClientSecret: "csecret", PerUser: true}
 }
 
-// closeOAuthIdle closes the idle connections of the token requests
+// closeOAuthIdle closes the idle connections of the token requests'
 // transport of ts, so that goleak sees none left.
 func closeOAuthIdle(ts TokenSource) {
 	ts.(*oauthTokens).hc.Transport.(*http.Transport).CloseIdleConnections()
