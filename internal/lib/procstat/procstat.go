@@ -1,6 +1,13 @@
 // Package procstat tells how much CPU a process has used — this one
 // (getrusage) or another by pid (/proc/PID/stat, Linux) — for the
-// benchmarks that report cores: CPU seconds over wall seconds.
+// benchmarks that report cores (CPU seconds over wall seconds), and how
+// busy the whole machine was (/proc/stat, [Machine]) — for the engine's
+// self-check of whether the load generator kept up.
+//
+//	a, _ := procstat.Machine()
+//	time.Sleep(time.Second)
+//	b, _ := procstat.Machine()
+//	busy := procstat.BusyShare(a, b) // 0.42: 42% of every CPU's second
 package procstat
 
 import (
