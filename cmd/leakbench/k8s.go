@@ -1,10 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
@@ -27,7 +27,9 @@ func cmdK8s(_ context.Context, args []string) error {
 	fs.StringVar(&o.StorageClass, "storage-class", "", "storage class of the rendered claim (default: the cluster's; it must offer ReadWriteMany)")
 	fs.StringVar(&o.StorageSize, "storage-size", "1Gi", "size of the rendered claim")
 	fs.StringVar(&o.TokensSecret, "tokens-secret", "", "a Secret whose key \"tokens\" holds bearer tokens, one a line (--tokens-file of every shard)")
-	fs.Func("run-arg", "one more flag for every shard's leakbench run (repeat it: --run-arg=--ca-file=/x)", func(s string) error {
+	fs.StringVar(&o.ScenarioSecret, "scenario-secret", "", "a Secret whose key \"scenario.yaml\" holds the scenario (kubectl create secret generic NAME --from-file=scenario.yaml=FILE), mounted instead of a ConfigMap: for a scenario with inline tokens or credential headers, which are never printed into the manifests")
+	fs.StringVar(&o.EnvSecret, "env-secret", "", "a Secret whose keys become every shard's environment: the secrets of run's flags (LEAKBENCH_PROBE_DSN, LEAKBENCH_OAUTH_CLIENT_SECRET, …), which --run-arg must not carry")
+	fs.Func("run-arg", "one more flag for every shard's leakbench run (repeat it: --run-arg=--ca-file=/x); none may carry a secret (use --env-secret)", func(s string) error {
 		o.RunArgs = append(o.RunArgs, s)
 		return nil
 	})
@@ -60,17 +62,18 @@ func cmdK8s(_ context.Context, args []string) error {
 		at = time.Now().Add(*startIn).Truncate(time.Second)
 	}
 	o.StartAt = at
-	w := io.Writer(os.Stdout)
-	if *out != "-" {
-		f, err := os.Create(*out)
-		if err != nil {
+	// Rendered in full first: a refusal (a secret the manifests would
+	// print) leaves no file behind.
+	var buf bytes.Buffer
+	if err := k8s.Render(&buf, o); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if *out == "-" {
+		if _, err := os.Stdout.Write(buf.Bytes()); err != nil {
 			return err
 		}
-		defer f.Close()
-		w = f
-	}
-	if err := k8s.Render(w, o); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+	} else if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("write the manifests: %w", err)
 	}
 	fmt.Fprintf(os.Stderr, "shards start at %s; then: kubectl wait --for=condition=complete job/%s-merge --timeout=2h (its activeDeadlineSeconds bounds it); the merged run directory is %s/%s on the claim (%s, %s)\n",
 		at.UTC().Format(time.RFC3339), o.Name, k8s.ResultsDir, k8s.MergedDir, rundir.SummaryFile, rundir.HTMLFile)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -44,5 +45,42 @@ func TestK8s(t *testing.T) {
 		if err := cmdK8s(context.Background(), append(args, "--out", filepath.Join(dir, "x.yaml"))); !errors.Is(err, errUsage) {
 			t.Errorf("%q: %v, want a usage error", args, err)
 		}
+	}
+}
+
+// TestK8sRefusesSecrets: leakbench k8s refuses a scenario with inline
+// tokens and a --run-arg DSN with a password — a usage error saying which
+// Secret to use, the secret quoted nowhere, no manifest file written — and
+// renders the same scenario mounted from --scenario-secret.
+func TestK8sRefusesSecrets(t *testing.T) {
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(scen, []byte("tokens: [lbt_0123456789abcdef]\nscenarios:\n  a: {executor: constant-vus, vus: 2, duration: 10s, flow: [ping]}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "m.yaml")
+	args := []string{"--shards", "2", "--scenario", scen, "--target", "https://gw/mcp", "--image", "i", "--out", out}
+	for _, tc := range []struct {
+		extra        []string
+		secret, want string
+	}{
+		{nil, "lbt_0123456789abcdef", "--tokens-secret"},
+		{[]string{"--scenario-secret", "s", "--run-arg=--probe-dsn=postgres://mon:pgpw@db/app"}, "pgpw", "--env-secret"},
+		{[]string{"--scenario-secret", "s", "--target", "https://ci:hunter2@gw/mcp"}, "hunter2", "--target"},
+	} {
+		err := cmdK8s(context.Background(), append(slices.Clone(args), tc.extra...))
+		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), tc.secret) {
+			t.Errorf("%q: %v, want a usage error naming %s, not quoting the secret", tc.extra, err, tc.want)
+		}
+		if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%q: a refused render left %s: %v", tc.extra, out, err)
+		}
+	}
+	if err := cmdK8s(context.Background(), append(args, "--scenario-secret", "s-scenario")); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil || strings.Contains(string(raw), "lbt_0123456789abcdef") || !strings.Contains(string(raw), "secretName: s-scenario") {
+		t.Errorf("manifests with --scenario-secret (%v):\n%s", err, raw)
 	}
 }

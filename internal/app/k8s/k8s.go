@@ -77,7 +77,19 @@ type Options struct {
 	// TokensSecret names a Secret whose key "tokens" holds the bearer
 	// tokens, one a line (--tokens-file); "": none.
 	TokensSecret string
-	// RunArgs are more flags for every shard's leakbench run.
+	// ScenarioSecret names a Secret whose key "scenario.yaml" holds the
+	// scenario, mounted instead of the ConfigMap (none is rendered): for a
+	// scenario with inline tokens or credential headers, which are never
+	// printed into a manifest. "": the ConfigMap.
+	ScenarioSecret string
+	// EnvSecret names a Secret whose keys become every shard's environment
+	// (envFrom): the secrets of leakbench run's flags, which it reads from
+	// LEAKBENCH_PROBE_DSN, LEAKBENCH_OAUTH_CLIENT_SECRET and their kin.
+	// "": none.
+	EnvSecret string
+	// RunArgs are more flags for every shard's leakbench run. None may
+	// carry a secret (it would be printed into the Job): Render refuses
+	// them, and EnvSecret carries them.
 	RunArgs []string
 }
 
@@ -95,7 +107,10 @@ func (o Options) claim() string {
 // ShardDir is shard i's run directory in the results volume.
 func ShardDir(i int) string { return ResultsDir + "/shard-" + strconv.Itoa(i) }
 
-var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+var (
+	dnsLabel     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
+)
 
 func (o *Options) check() (time.Duration, error) {
 	var errs []error
@@ -107,6 +122,11 @@ func (o *Options) check() (time.Duration, error) {
 	}
 	if o.Namespace != "" && !dnsLabel.MatchString(o.Namespace) {
 		errs = append(errs, fmt.Errorf("namespace %q is not a DNS label", o.Namespace))
+	}
+	for _, sec := range []struct{ flag, name string }{{"tokens-secret", o.TokensSecret}, {"scenario-secret", o.ScenarioSecret}, {"env-secret", o.EnvSecret}} {
+		if sec.name != "" && (!dnsSubdomain.MatchString(sec.name) || len(sec.name) > 253) {
+			errs = append(errs, fmt.Errorf("--%s %q is not a Secret's name (lowercase letters, digits, '-' and '.')", sec.flag, sec.name))
+		}
 	}
 	if o.Shards < 1 || o.Shards > plan.MaxShards {
 		errs = append(errs, fmt.Errorf("shards: want 1 to %d (got %d)", plan.MaxShards, o.Shards))
@@ -134,6 +154,7 @@ func (o *Options) check() (time.Duration, error) {
 	if err != nil {
 		return 0, errors.Join(append(errs, fmt.Errorf("scenario: %w", err))...)
 	}
+	errs = append(errs, o.checkSecrets(p)...) // secrets.go
 	// How long the load can last: the latest scenario end plus its
 	// gracefulStop.
 	var length time.Duration
@@ -144,8 +165,11 @@ func (o *Options) check() (time.Duration, error) {
 }
 
 // Render writes the manifests, YAML documents separated by "---": the
-// ConfigMap, the PersistentVolumeClaim (unless o.PVC), the shards' Indexed
-// Job and the merge Job. Each Job has an activeDeadlineSeconds, so that
+// ConfigMap (unless o.ScenarioSecret), the PersistentVolumeClaim (unless
+// o.PVC), the shards' Indexed Job and the merge Job. It refuses a secret
+// that would be printed into them — the scenario's inline tokens or
+// credential headers, a --target or run argument that carries one — naming
+// the Secret that carries it instead (secrets.go). Each Job has an activeDeadlineSeconds, so that
 // nothing waits forever: the shards get the load's length plus 10 minutes
 // (image pulls, the preflight) after the start time; the merge waits for
 // them as long and then merges what is there, naming the rest.
@@ -156,7 +180,10 @@ func Render(w io.Writer, o Options) error {
 	}
 	lead := max(time.Until(o.StartAt), 0)
 	deadline := int64((lead + length + 10*time.Minute).Seconds())
-	docs := []any{o.configMapManifest()}
+	var docs []any
+	if o.ScenarioSecret == "" {
+		docs = append(docs, o.configMapManifest())
+	}
 	if o.PVC == "" {
 		docs = append(docs, o.claimManifest())
 	}
@@ -277,18 +304,27 @@ type container struct {
 	Image           string         `json:"image"`
 	Args            []string       `json:"args"`
 	Env             []any          `json:"env,omitempty"`
+	EnvFrom         []any          `json:"envFrom,omitempty"`
 	VolumeMounts    []any          `json:"volumeMounts"`
 	SecurityContext map[string]any `json:"securityContext"`
 }
 
 func (o Options) pod(component string, args []string, env []any, withScenario bool) podTmpl {
+	var envFrom []any
+	if withScenario && o.EnvSecret != "" {
+		envFrom = []any{map[string]any{"secretRef": map[string]any{"name": o.EnvSecret}}}
+	}
 	// The root file system is read-only; /tmp is the pod's own.
 	mounts := []any{map[string]any{"name": "results", "mountPath": ResultsDir}, map[string]any{"name": "tmp", "mountPath": "/tmp"}}
 	vols := []any{map[string]any{"name": "results", "persistentVolumeClaim": map[string]any{"claimName": o.claim()}},
 		map[string]any{"name": "tmp", "emptyDir": map[string]any{}}}
 	if withScenario {
 		mounts = append(mounts, map[string]any{"name": "scenario", "mountPath": ScenarioDir, "readOnly": true})
-		vols = append(vols, map[string]any{"name": "scenario", "configMap": map[string]any{"name": o.configMap()}})
+		if o.ScenarioSecret != "" {
+			vols = append(vols, map[string]any{"name": "scenario", "secret": map[string]any{"secretName": o.ScenarioSecret}})
+		} else {
+			vols = append(vols, map[string]any{"name": "scenario", "configMap": map[string]any{"name": o.configMap()}})
+		}
 		if o.TokensSecret != "" {
 			mounts = append(mounts, map[string]any{"name": "tokens", "mountPath": TokensDir, "readOnly": true})
 			vols = append(vols, map[string]any{"name": "tokens", "secret": map[string]any{"secretName": o.TokensSecret}})
@@ -301,7 +337,7 @@ func (o Options) pod(component string, args []string, env []any, withScenario bo
 			SecurityContext: map[string]any{"runAsNonRoot": true, "runAsUser": nonRootUser, "runAsGroup": nonRootUser,
 				"fsGroup": nonRootUser}, // the results volume is writable by the image's user
 			Containers: []container{{
-				Name: component, Image: o.Image, Args: args, Env: env, VolumeMounts: mounts,
+				Name: component, Image: o.Image, Args: args, Env: env, EnvFrom: envFrom, VolumeMounts: mounts,
 				SecurityContext: map[string]any{"allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true,
 					"capabilities": map[string]any{"drop": []string{"ALL"}}},
 			}},

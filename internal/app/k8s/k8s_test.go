@@ -163,3 +163,120 @@ func TestRenderBadOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderRefusesSecrets: no secret goes into the manifests, which
+// kubectl get and describe print to whoever may read the namespace: a
+// scenario's inline tokens and credential-like headers (its ConfigMap),
+// and a --target or --run-arg that carries a password, a token or a
+// secret query parameter (the Job's args). Each refusal says how to pass
+// the secret instead, and never quotes it.
+func TestRenderRefusesSecrets(t *testing.T) {
+	const flow = "scenarios:\n  a: {executor: constant-vus, vus: 2, duration: 10s, flow: [ping]}\n"
+	base := func(scen string) k8s.Options {
+		return k8s.Options{Shards: 2, Scenario: []byte(scen), Target: "https://gw.example.com/mcp", Image: "lb", StartAt: time.Now()}
+	}
+	for _, tc := range []struct {
+		name   string
+		o      k8s.Options
+		secret string
+		want   []string
+	}{
+		{"inline tokens", base("tokens: [lbt_0123456789abcdef, lbt_fedcba9876543210]\n" + flow), "lbt_0123456789abcdef",
+			[]string{"tokens", "--tokens-secret", "kubectl create secret generic"}},
+		{"credential header", base("headers: {X-Api-Key: k3y-s3cret, X-Team: blue}\n" + flow), "k3y-s3cret",
+			[]string{"X-Api-Key", "ConfigMap"}},
+		{"credential header of an http step", base("scenarios:\n  a: {executor: constant-vus, vus: 2, duration: 10s, flow: [{http: {url: /api, headers: {Cookie: sid=c00kie}}}]}\n"), "c00kie",
+			[]string{"Cookie", "scenarios.a"}},
+		{"password in the scenario's target", base("target: https://ci:hunter2@gw.example.com/mcp\n" + flow), "hunter2",
+			[]string{"target"}},
+		{"password in --target", func() k8s.Options { o := base(flow); o.Target = "https://ci:hunter2@gw.example.com/mcp"; return o }(), "hunter2",
+			[]string{"--target", "--tokens-secret"}},
+		{"secret query parameter in --target", func() k8s.Options { o := base(flow); o.Target = "https://gw.example.com/mcp?api_key=qu3ry"; return o }(), "qu3ry",
+			[]string{"--target", "api_key"}},
+		{"DSN with a password in --run-arg", func() k8s.Options {
+			o := base(flow)
+			o.RunArgs = []string{"--probe-dsn=postgres://mon:pgpw@db:5432/app"}
+			return o
+		}(), "pgpw", []string{"--run-arg", "LEAKBENCH_PROBE_DSN"}},
+		{"DSN as the next --run-arg", func() k8s.Options {
+			o := base(flow)
+			o.RunArgs = []string{"--probe-dsn", "host=db user=mon password=pgpw"}
+			return o
+		}(), "pgpw", []string{"--run-arg", "LEAKBENCH_PROBE_DSN"}},
+		{"OAuth client secret in --run-arg", func() k8s.Options {
+			o := base(flow)
+			o.RunArgs = []string{"--oauth-token-url=https://idp/token", "--oauth-client-secret=0auth"}
+			return o
+		}(), "0auth", []string{"--run-arg", "LEAKBENCH_OAUTH_CLIENT_SECRET"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			err := k8s.Render(&buf, tc.o)
+			if err == nil {
+				t.Fatalf("rendered, with the secret in the output: %v", strings.Contains(buf.String(), tc.secret))
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), tc.secret) || buf.Len() > 0 {
+				t.Errorf("the secret is quoted (%v) or something was written (%d bytes): %v", strings.Contains(err.Error(), tc.secret), buf.Len(), err)
+			}
+		})
+	}
+	// What is no secret renders: a DSN without a password, plain headers.
+	o := base("headers: {X-Team: blue}\n" + flow)
+	o.RunArgs = []string{"--probe-dsn=postgres://mon@db:5432/app", "--insecure-skip-verify"}
+	if err := k8s.Render(&bytes.Buffer{}, o); err != nil {
+		t.Errorf("no secret: %v", err)
+	}
+}
+
+// TestRenderFromSecrets: a scenario with credentials is mounted from the
+// user's Secret (no ConfigMap is rendered), and run's secret flags come
+// from a Secret as the shards' environment; nothing secret is printed.
+func TestRenderFromSecrets(t *testing.T) {
+	scen := "tokens: [lbt_0123456789abcdef]\nheaders: {X-Api-Key: k3y-s3cret}\n" +
+		"scenarios:\n  a: {executor: constant-vus, vus: 2, duration: 10s, flow: [ping]}\n"
+	var buf bytes.Buffer
+	err := k8s.Render(&buf, k8s.Options{Name: "sec", Shards: 2, Scenario: []byte(scen), Target: "https://gw.example.com/mcp", Image: "lb",
+		StartAt: time.Now(), ScenarioSecret: "sec-scenario", EnvSecret: "sec-env", RunArgs: []string{"--oauth-token-url=https://idp/token"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"lbt_0123456789abcdef", "k3y-s3cret", "ConfigMap"} {
+		if strings.Contains(buf.String(), s) {
+			t.Errorf("the manifests hold %q:\n%s", s, buf.String())
+		}
+	}
+	docs := regexp.MustCompile(`(?m)^---\n`).Split(buf.String(), -1)
+	if len(docs) != 3 {
+		t.Fatalf("%d documents, want PVC and 2 Jobs", len(docs))
+	}
+	var shards batchv1.Job
+	decodeStrict(t, docs[1], &shards)
+	pod := shards.Spec.Template.Spec
+	var scenVol *corev1.Volume
+	for i, v := range pod.Volumes {
+		if v.Name == "scenario" {
+			scenVol = &pod.Volumes[i]
+		}
+	}
+	if scenVol == nil || scenVol.Secret == nil || scenVol.Secret.SecretName != "sec-scenario" || scenVol.ConfigMap != nil {
+		t.Errorf("scenario volume %+v, want the Secret sec-scenario", scenVol)
+	}
+	c := pod.Containers[0]
+	if len(c.EnvFrom) != 1 || c.EnvFrom[0].SecretRef == nil || c.EnvFrom[0].SecretRef.Name != "sec-env" {
+		t.Errorf("envFrom %+v, want the Secret sec-env", c.EnvFrom)
+	}
+	var merge batchv1.Job
+	decodeStrict(t, docs[2], &merge)
+	if len(merge.Spec.Template.Spec.Containers[0].EnvFrom) != 0 {
+		t.Errorf("the merge gets the shards' secrets: %+v", merge.Spec.Template.Spec.Containers[0].EnvFrom)
+	}
+	if err := k8s.Render(&bytes.Buffer{}, k8s.Options{Shards: 1, Scenario: []byte(scen), Target: "http://x/mcp", Image: "i", StartAt: time.Now(),
+		ScenarioSecret: "Bad_Name"}); err == nil || !strings.Contains(err.Error(), "--scenario-secret") {
+		t.Errorf("a bad Secret name: %v", err)
+	}
+}
