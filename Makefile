@@ -60,6 +60,17 @@ bench: deps
 	@command -v wrk >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && apt-get install -y -qq wrk >/dev/null; } || echo "wrk not installed: the engine-vs-wrk benchmark is skipped (apt-get install wrk)"
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 20m $(PKGS)
 
+# fuzz runs every fuzz target for FUZZTIME (default 30s) each; what a
+# target finds is kept in its testdata/fuzz/ corpus, which go test replays.
+FUZZTIME ?= 30s
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+		dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
+		for f in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/^func //'); do \
+			echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) $$pkg; \
+		done; \
+	done
+
 # examples regenerates reports/examples/ from real sign-offs and the README's
 # tables from them (EXAMPLES="ci" for the short one only).
 examples: deps build

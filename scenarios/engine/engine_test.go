@@ -310,7 +310,8 @@ func TestRunKeepsRetryingAStrugglingTarget(t *testing.T) {
 	if res.AbortedUsers != 0 {
 		t.Errorf("%d users retired on 503s; want them to keep retrying", res.AbortedUsers)
 	}
-	// Backoff 100, 200, 400, 800, 1600 ms… within 4 s: at least 5 tries each.
+	// Backoff with full jitter, at most 100, 200, 400, 800, 1600 ms (half on
+	// average) within 4 s: at least 5 tries each.
 	if res.Requests < users*maxInitAttempts {
 		t.Errorf("only %d initialize attempts in 4 s from %d users", res.Requests, users)
 	}

@@ -84,6 +84,13 @@ func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
 		logw = io.Discard
 	}
 	p := o.Profile
+	// The plan's warnings (a step that fails on some servers) come before
+	// anything starts, so a user sees them even if the run then fails.
+	if p.Plan != nil {
+		for _, w := range p.Plan.Warnings() {
+			fmt.Fprintf(logw, "[%s] warning: %s\n", o.Name, w)
+		}
+	}
 	stackCfg := p.Stack
 	stackCfg.Variant = o.Variant
 	stackCfg.LogDir = filepath.Join(o.Dir, "logs")
