@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -12,9 +9,9 @@ import (
 	"strings"
 
 	"github.com/leakbench/leakbench/internal/app/history"
+	"github.com/leakbench/leakbench/internal/app/render"
 	"github.com/leakbench/leakbench/internal/lib/redact"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
-	"github.com/leakbench/leakbench/reports"
 )
 
 // historyFlags are the flags run and signoff share for the history
@@ -119,7 +116,7 @@ func (h *historyFlags) newEntry(ctx context.Context, kind, runDir string) (*hist
 // recordSignoff compares the sign-off with the baseline (when asked) and
 // appends it to the history (when asked). It reports whether a figure
 // regressed.
-func (h *historyFlags) recordSignoff(ctx context.Context, out string, cmp *reports.Comparison) (regressed bool, err error) {
+func (h *historyFlags) recordSignoff(ctx context.Context, out string, cmp *render.Comparison) (regressed bool, err error) {
 	if h.store == nil {
 		return false, nil
 	}
@@ -141,7 +138,7 @@ func (h *historyFlags) recordSignoff(ctx context.Context, out string, cmp *repor
 		b := history.Judge(h.baseline, h.base, e, h.rules)
 		e.Baseline = b
 		regressed = b.Regressed
-		if err := writeBaseline(out, b); err != nil {
+		if err := render.Baseline(out, b); err != nil {
 			return regressed, err
 		}
 		fmt.Println()
@@ -158,55 +155,6 @@ func (h *historyFlags) recordSignoff(ctx context.Context, out string, cmp *repor
 	return regressed, nil
 }
 
-// writeBaseline writes baseline.md, baseline.json and baseline-junit.xml
-// beside the sign-off's report, and appends baseline.md to
-// $GITHUB_STEP_SUMMARY when it is set.
-func writeBaseline(out string, b *history.BaselineInfo) error {
-	var md, junit bytes.Buffer
-	if err := b.WriteMarkdown(&md); err != nil {
-		return err
-	}
-	if err := b.WriteJUnit(&junit); err != nil {
-		return err
-	}
-	js, err := json.MarshalIndent(b, "", "  ")
-	if err != nil {
-		return err
-	}
-	for name, data := range map[string][]byte{rundir.BaselineReportFile: md.Bytes(), rundir.BaselineSummaryFile: append(js, '\n'), rundir.BaselineJUnitFile: junit.Bytes()} {
-		if err := os.WriteFile(filepath.Join(out, name), data, 0o644); err != nil {
-			return fmt.Errorf("write %s: %w", name, err)
-		}
-	}
-	if path := os.Getenv(reports.StepSummaryEnv); path != "" {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-		if err != nil {
-			return fmt.Errorf("write $%s: %w", reports.StepSummaryEnv, err)
-		}
-		_, werr := f.Write(append(md.Bytes(), '\n'))
-		if err := errors.Join(werr, f.Close()); err != nil {
-			return fmt.Errorf("write $%s: %w", reports.StepSummaryEnv, err)
-		}
-	}
-	return nil
-}
-
-// runVerdict is a run's verdict as its report and junit.xml give it: every
-// leak check and every threshold passed.
-func runVerdict(r *reports.Run) (bool, []history.Check) {
-	pass := true
-	var checks []history.Check
-	for _, c := range reports.RunChecks(r.Summary) {
-		pass = pass && c.Pass
-		checks = append(checks, history.Check{Name: c.Name, Pass: c.Pass, Detail: redact.String(c.Detail)})
-	}
-	for _, t := range r.Thresholds {
-		pass = pass && t.Pass
-		checks = append(checks, history.Check{Name: "threshold " + t.Metric + " " + t.Expression, Pass: t.Pass, Detail: "observed " + t.ObservedString()})
-	}
-	return pass, checks
-}
-
 // recordRun appends a run to the history (when asked) and turns a failed
 // verdict — a leak check or a threshold — into exit 99 (with --bisect, a
 // "bad" commit), as k6 does for thresholds: a CI step that runs leakbench
@@ -214,8 +162,8 @@ func runVerdict(r *reports.Run) (bool, []history.Check) {
 //
 // judge false (a shard's slice of the load) records without judging: a
 // slice's counts say nothing of the whole's verdict.
-func (h *historyFlags) recordRun(ctx context.Context, out string, r *reports.Run, judge bool) error {
-	pass, checks := runVerdict(r)
+func (h *historyFlags) recordRun(ctx context.Context, out string, r *render.Run, judge bool) error {
+	pass, checks := render.Verdict(r)
 	if h.store != nil {
 		e, err := h.newEntry(ctx, history.KindRun, out)
 		if err != nil {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/internal/app/merge"
-	"github.com/leakbench/leakbench/reports"
+	"github.com/leakbench/leakbench/internal/app/render"
 )
 
 func cmdMerge(ctx context.Context, args []string) error {
@@ -42,10 +42,10 @@ func cmdMerge(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := reports.RenderRun(*out); err != nil {
+	if _, err := render.Report(*out); err != nil {
 		return fmt.Errorf("render reports: %w", err)
 	}
-	if err := reports.WriteSummaryMarkdown(os.Stdout, res.Summary); err != nil {
+	if err := render.WriteSummary(os.Stdout, res.Summary); err != nil {
 		return err
 	}
 	fmt.Printf("\nreport: %s/report.html\n", *out)
@@ -54,13 +54,7 @@ func cmdMerge(ctx context.Context, args []string) error {
 	}
 	// The merged load's thresholds are the verdict (a probe, if the shards
 	// had one, is not merged).
-	var failed []string
-	for _, t := range res.Summary.Load.Thresholds {
-		if !t.Pass {
-			failed = append(failed, "threshold "+t.Metric+" "+t.Expression)
-		}
-	}
-	if len(failed) > 0 {
+	if failed := render.FailedThresholds(res.Summary); len(failed) > 0 {
 		return fmt.Errorf("%w: %s", errVerdict, strings.Join(failed, "; "))
 	}
 	return nil

@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/leakbench/leakbench/internal/app/render"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
-	"github.com/leakbench/leakbench/reports"
 )
 
 func cmdReport(_ context.Context, args []string) error {
@@ -24,7 +24,7 @@ func cmdReport(_ context.Context, args []string) error {
 		return fmt.Errorf("%w: want exactly one RUN_DIR", errUsage)
 	}
 	dir := pos[0]
-	run, err := reports.RenderRun(dir)
+	run, err := render.Report(dir)
 	if err != nil {
 		return err
 	}
@@ -47,16 +47,8 @@ func cmdCompare(_ context.Context, args []string) error {
 	if len(pos) != 2 || *out == "" {
 		return fmt.Errorf("%w: want BEFORE_DIR AFTER_DIR --out DIR", errUsage)
 	}
-	before, err := reports.LoadRun(pos[0])
+	cmp, err := render.Compare(*out, pos[0], pos[1])
 	if err != nil {
-		return fmt.Errorf("before: %w", err)
-	}
-	after, err := reports.LoadRun(pos[1])
-	if err != nil {
-		return fmt.Errorf("after: %w", err)
-	}
-	cmp := reports.CompareRuns(before, after)
-	if err := reports.RenderComparison(*out, cmp); err != nil {
 		return err
 	}
 	if err := cmp.WriteTable(os.Stdout); err != nil {

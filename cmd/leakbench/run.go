@@ -9,17 +9,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leakbench/leakbench/fixtures"
-	"github.com/leakbench/leakbench/gateway-under-test"
+	"github.com/leakbench/leakbench/internal/app/render"
 	"github.com/leakbench/leakbench/internal/app/runner"
-	"github.com/leakbench/leakbench/reports"
 )
 
 func cmdRun(ctx context.Context, args []string) (err error) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	profile := fs.String("profile", "ci", "built-in profile: "+strings.Join(runner.ProfileNames(), ", "))
 	scenario := fs.String("scenario", "", "a profile or scenario file to use instead of --profile")
-	variant := fs.String("variant", "fixed", "gateway variant to run against; known: "+gateway.VariantNames())
+	variant := fs.String("variant", "fixed", "gateway variant to run against; known: "+runner.VariantNames())
 	out := fs.String("out", "", "run directory to write (required)")
 	force := fs.Bool("force", false, "replace the contents of a non-empty --out directory")
 	env := fs.String("env", "auto", "where the stack runs: auto (docker when an engine answers, else local), docker, local, or external (your own service: --target, and --probe-dsn to probe its database; --target alone implies external)")
@@ -87,7 +85,7 @@ func cmdRun(ctx context.Context, args []string) (err error) {
 	if *env != "external" && tf.inUse() {
 		return fmt.Errorf("%w: --ca-file, --insecure-skip-verify and --oauth-* belong to --target (your own service)", errUsage)
 	}
-	ext := fixtures.External{GatewayURL: *target, GatewayMetricsURL: *metricsURL, ProbeDSN: probeDSN, PgBouncerAdminDSN: pgbouncerDSN, TLS: topts.TLS, FaultLinks: faultLinks}
+	ext := runner.External{GatewayURL: *target, GatewayMetricsURL: *metricsURL, ProbeDSN: probeDSN, PgBouncerAdminDSN: pgbouncerDSN, TLS: topts.TLS, FaultLinks: faultLinks}
 	// The environment may hold DSNs for other commands; only flags given
 	// here decide the mode.
 	if *env != "external" && (*target != "" || probeDSNFlag.given() || *tokensFile != "" || len(faultLinks) > 0) {
@@ -131,12 +129,12 @@ func cmdRun(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	rendered, err := reports.RenderRun(*out)
+	rendered, err := render.Report(*out)
 	if err != nil {
 		return fmt.Errorf("render reports: %w", err)
 	}
 	fmt.Println()
-	if err := reports.WriteSummaryMarkdown(os.Stdout, sum); err != nil {
+	if err := render.WriteSummary(os.Stdout, sum); err != nil {
 		return err
 	}
 	fmt.Printf("\nreport: %s/report.html\n", *out)

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leakbench/leakbench/gateway-under-test"
 	"github.com/leakbench/leakbench/internal/app/runner"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
@@ -21,7 +20,7 @@ func cmdSignoff(ctx context.Context, args []string) (err error) {
 	out := fs.String("out", "", "directory for the run directories (before/, after/) and the comparison (required)")
 	force := fs.Bool("force", false, "replace the contents of a non-empty --out directory")
 	env := fs.String("env", "auto", "where each run's stack runs: auto (docker when an engine answers, else local), docker, local")
-	before := fs.String("variant-before", "", "gateway variant of the before run (default from the profile: commit-in-finally); known: "+gateway.VariantNames())
+	before := fs.String("variant-before", "", "gateway variant of the before run (default from the profile: commit-in-finally); known: "+runner.VariantNames())
 	after := fs.String("variant-after", "", "gateway variant of the after run (default from the profile: fixed)")
 	metricsAddr := fs.String("metrics-addr", "", "serve the load engine's and the probe's live Prometheus metrics at http://ADDR/metrics while each run's load runs (e.g. 127.0.0.1:9464)")
 	shards := fs.Int("shards", 0, "play each run's load as `N` leakbench containers on the docker stack's network (--env docker), merged exactly into the run while this process probes; the engine's live metrics are then the shards' own, not served")
@@ -137,7 +136,7 @@ func overrideVariants(p *runner.Profile, before, after string) error {
 		if v == "" {
 			continue
 		}
-		if _, err := gateway.ParseVariants(v); err != nil {
+		if err := runner.CheckVariants(v); err != nil {
 			return fmt.Errorf("%w: %v", errUsage, err)
 		}
 	}

@@ -6,9 +6,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/leakbench/leakbench/internal/app/render"
 	"github.com/leakbench/leakbench/internal/app/runner"
-	"github.com/leakbench/leakbench/reports"
-	"github.com/leakbench/leakbench/scenarios/mcp"
 )
 
 // targetFlags are how `run` reaches the user's own service: TLS and
@@ -42,7 +41,7 @@ func addTargetFlags(fs *flag.FlagSet) *targetFlags {
 // options resolves the flags; oauth is nil when no token URL was given.
 func (t *targetFlags) options() (runner.TargetOptions, error) {
 	var o runner.TargetOptions
-	tlsConf, err := mcp.TLSConfig(t.caFile, t.insecure)
+	tlsConf, err := runner.TLSConfig(t.caFile, t.insecure)
 	if err != nil {
 		return o, fmt.Errorf("%w: --ca-file: %v", errUsage, err)
 	}
@@ -65,7 +64,7 @@ func (t *targetFlags) options() (runner.TargetOptions, error) {
 		}
 		return o, nil
 	}
-	oc := &mcp.OAuthConfig{TokenURL: tokenURL, ClientID: id, ClientSecret: secret, Audience: t.audience, PerUser: t.perUser, TLS: tlsConf}
+	oc := &runner.OAuthConfig{TokenURL: tokenURL, ClientID: id, ClientSecret: secret, Audience: t.audience, PerUser: t.perUser, TLS: tlsConf}
 	oc.Scopes = strings.FieldsFunc(t.scopes, func(r rune) bool { return r == ' ' || r == ',' })
 	if err := oc.Validate(); err != nil {
 		return o, fmt.Errorf("%w: %v (client id: %s; secret: %s)", errUsage, err, t.clientID.Sources(), t.secret.Sources())
@@ -82,17 +81,11 @@ func (t *targetFlags) inUse() bool {
 
 // loadOnlyVerdict: a load-only run has no leak checks, so its thresholds
 // decide the exit code, as k6's do (99 when one failed).
-func loadOnlyVerdict(sum *reports.Summary) error {
+func loadOnlyVerdict(sum *render.Summary) error {
 	if sum == nil || !sum.Environment.LoadOnly || sum.Load == nil {
 		return nil
 	}
-	var failed []string
-	for _, t := range sum.Load.Thresholds {
-		if !t.Pass {
-			failed = append(failed, "threshold "+t.Metric+" "+t.Expression)
-		}
-	}
-	if len(failed) > 0 {
+	if failed := render.FailedThresholds(sum); len(failed) > 0 {
 		return fmt.Errorf("%w: %s", errVerdict, strings.Join(failed, "; "))
 	}
 	return nil
