@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -109,6 +110,9 @@ type engine struct {
 	// segment is the shard of the plan this run plays (segment.go).
 	segment plan.Segment
 
+	// gen is the generator's self-check (generator.go).
+	gen *genCheck
+
 	endOnce   sync.Once
 	endReason atomic.Value // string
 	stopRun   context.CancelFunc
@@ -197,6 +201,7 @@ func newEngine(cp *plan.Compiled, tokens []string, opts RunOptions) *engine {
 		seed:     p.Seed,
 		closeSem: make(chan struct{}, maxConcurrentCloses),
 		oauth:    opts.OAuth,
+		gen:      newGenCheck(),
 	}
 	copts := mcp.ClientOptions{RequestTimeout: p.Timeout.D(), MaxConns: users, Headers: p.Headers,
 		SharedConns: p.SharedConnections, TLS: opts.TLS}
@@ -295,6 +300,9 @@ func (e *engine) preflight(ctx context.Context) error {
 		return fmt.Errorf("cannot reach target %s: TLS failed (for a private CA give --ca-file, for a self-signed staging server --insecure-skip-verify; an http port answers https with garbage): %w", target, err)
 	case kind == mcp.KindConnRefused:
 		return fmt.Errorf("cannot reach target %s: connection refused (nothing listens there; start the service or fix the URL): %w", target, err)
+	case kind == mcp.KindAuth && me != nil && me.Status == http.StatusUnauthorized:
+		// The token was fetched, refreshed once, and still refused.
+		return fmt.Errorf("target %s refused the credentials (401 with a fresh token: check the token endpoint's audience and scopes): %w", target, err)
 	case kind == mcp.KindAuth:
 		return fmt.Errorf("cannot get a token for target %s: %w", target, err)
 	case kind == mcp.KindTimeout:
@@ -412,6 +420,7 @@ func (e *engine) result(ended time.Time) *Result {
 	e.m.samplesMu.Unlock()
 	r.Checks, r.HTTP = e.checkResults(), e.httpResults(all)
 	e.addProtocols(r) // protocol.go
+	r.Generator = e.gen.result(r.DroppedIterations)
 	return r
 }
 

@@ -294,6 +294,14 @@ func TestOAuthClientCredentials(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), "cannot get a token") || !strings.Contains(err.Error(), "invalid_client") || strings.Contains(err.Error(), "wrong-secret-value") {
 				t.Fatalf("bad secret: %v", err)
 			}
+
+			// A target that refuses every token, fresh ones too: the
+			// token endpoint is not the one to blame.
+			_, refusing := serveTestMCP(t, mcptest.Options{Authorized: func(string) bool { return false }})
+			_, err = RunPlan(context.Background(), pl, RunOptions{Target: refusing, OAuth: oc})
+			if err == nil || !strings.Contains(err.Error(), "refused the credentials") {
+				t.Fatalf("a target refusing fresh tokens: %v", err)
+			}
 		})
 	}
 }
