@@ -24,17 +24,14 @@ func cmdTrend(_ context.Context, args []string) error {
 		fmt.Fprintf(os.Stderr, "Usage: leakbench trend HISTORY_DIR --out DIR [flags]\n\nDraws the key figures of a history directory (written by run/signoff --history) release after\nrelease: a self-contained trend.html, trend.md and plots/NAME.png|svg, the baseline marked.\n\n")
 		fs.PrintDefaults()
 	}
-	// The directory may come before or after the flags.
-	var dir string
-	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
-		dir, args = args[0], args[1:]
-	}
-	if err := parseFlags(fs, args); err != nil {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
 		return err
 	}
-	if dir == "" {
+	if len(pos) != 1 {
 		return fmt.Errorf("%w: leakbench trend HISTORY_DIR --out DIR", errUsage)
 	}
+	dir := pos[0]
 	if *out == "" {
 		return fmt.Errorf("%w: --out DIR is required", errUsage)
 	}

@@ -87,4 +87,12 @@ func TestTrendOut(t *testing.T) {
 		t.Errorf("trend into a new directory: exit %d\n%s", code, out)
 	}
 	written(missing)
+
+	// Flags before the history directory read the same (#27: they failed).
+	first := filepath.Join(t.TempDir(), "first")
+	cmd := exec.Command(bin, "trend", "--out", first, hist)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("trend --out DIR HISTORY: %v\n%s", err, out)
+	}
+	written(first)
 }
