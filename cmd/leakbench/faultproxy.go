@@ -8,12 +8,12 @@ import (
 	"os"
 	"strings"
 
-	"github.com/leakbench/leakbench/fixtures/faultproxy"
+	"github.com/leakbench/leakbench/internal/app/servers"
 )
 
 // linkFlags collect repeated --link NAME=LISTEN=UPSTREAM flags, each
 // checked as it is parsed so that a bad one is a usage error naming it.
-type linkFlags []faultproxy.ServerLink
+type linkFlags []servers.FaultLink
 
 func (l *linkFlags) String() string {
 	parts := make([]string, len(*l))
@@ -24,7 +24,7 @@ func (l *linkFlags) String() string {
 }
 
 func (l *linkFlags) Set(v string) error {
-	link, err := faultproxy.ParseLink(v)
+	link, err := servers.ParseFaultLink(v)
 	if err != nil {
 		return err
 	}
@@ -73,8 +73,5 @@ closing every connection through its proxies.
 	if len(links) == 0 {
 		return fmt.Errorf("%w: faultproxy needs at least one --link NAME=LISTEN=UPSTREAM", errUsage)
 	}
-	if err := faultproxy.Serve(ctx, *api, links, os.Stderr); err != nil {
-		return fmt.Errorf("faultproxy: %w", err)
-	}
-	return nil
+	return servers.ServeFaultProxy(ctx, *api, links, os.Stderr)
 }

@@ -10,7 +10,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/leakbench/leakbench/gateway-under-test"
+	"github.com/leakbench/leakbench/internal/app/runner"
+	"github.com/leakbench/leakbench/internal/app/servers"
 	"github.com/leakbench/leakbench/internal/lib/redact"
 )
 
@@ -127,24 +128,25 @@ func (e *envFlags) Err() error {
 func cmdGateway(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
 	e := &envFlags{fs: fs}
+	def := servers.DefaultGatewayConfig()
 	dsnFlag := newSecretFlag(fs, "dsn", "LEAKBENCH_GATEWAY_DSN", "PostgreSQL `DSN` of the application database, normally through PgBouncer; required")
-	variant := e.String("variant", "LEAKBENCH_GATEWAY_VARIANT", string(gateway.VariantFixed), "variant, or several leak variants comma-separated; known: "+gateway.VariantNames())
-	listen := e.String("listen", "LEAKBENCH_GATEWAY_LISTEN", gateway.DefaultListen, "address to serve on")
-	poolSize := e.Int("pool-size", "LEAKBENCH_GATEWAY_POOL_SIZE", gateway.DefaultPoolSize, "size of the gateway's own connection pool")
-	poolTimeout := e.Duration("pool-timeout", "LEAKBENCH_GATEWAY_POOL_TIMEOUT", gateway.DefaultPoolTimeout, "how long a request waits for a pooled connection before it fails (503 during token scoping, a tool error inside a tool)")
+	variant := e.String("variant", "LEAKBENCH_GATEWAY_VARIANT", def.Variant, "variant, or several leak variants comma-separated; known: "+runner.VariantNames())
+	listen := e.String("listen", "LEAKBENCH_GATEWAY_LISTEN", def.Listen, "address to serve on")
+	poolSize := e.Int("pool-size", "LEAKBENCH_GATEWAY_POOL_SIZE", def.PoolSize, "size of the gateway's own connection pool")
+	poolTimeout := e.Duration("pool-timeout", "LEAKBENCH_GATEWAY_POOL_TIMEOUT", def.PoolTimeout, "how long a request waits for a pooled connection before it fails (503 during token scoping, a tool error inside a tool)")
 	requestTimeout := e.Duration("request-timeout", "LEAKBENCH_GATEWAY_REQUEST_TIMEOUT", 0, "bound each /mcp request's work, as a service's own request deadline does (0: none); under commit-in-finally, a deadline that fires during a slow COMMIT leaks the session (the faults profile)")
 	upstreamURL := e.String("upstream-url", "LEAKBENCH_GATEWAY_UPSTREAM_URL", "", "http(s) base URL of the upstream service call_upstream calls (see 'leakbench upstream'); empty: call_upstream fails")
-	upstreamTimeout := e.Duration("upstream-timeout", "LEAKBENCH_GATEWAY_UPSTREAM_TIMEOUT", gateway.DefaultUpstreamTimeout, "how long one upstream call may take")
-	runDelay := e.Duration("run-delay", "LEAKBENCH_GATEWAY_RUN_DELAY", gateway.DefaultRunDelay, "how long after start_run a run is done")
-	pollInterval := e.Duration("poll-interval", "LEAKBENCH_GATEWAY_POLL_INTERVAL", gateway.DefaultPollInterval, "how often wait_for_run checks its run")
-	pageSize := e.Int("page-size", "LEAKBENCH_GATEWAY_PAGE_SIZE", gateway.DefaultPageSize, "items per page of tools/list, resources/list and prompts/list")
-	maxBody := e.Int64("max-body-bytes", "LEAKBENCH_GATEWAY_MAX_BODY_BYTES", gateway.DefaultMaxBodyBytes, "largest request body accepted; larger ones get 413")
-	sessionTimeout := e.Duration("session-timeout", "LEAKBENCH_GATEWAY_SESSION_TIMEOUT", gateway.DefaultSessionTimeout, "close stateful MCP sessions idle this long (negative: never)")
+	upstreamTimeout := e.Duration("upstream-timeout", "LEAKBENCH_GATEWAY_UPSTREAM_TIMEOUT", def.UpstreamTimeout, "how long one upstream call may take")
+	runDelay := e.Duration("run-delay", "LEAKBENCH_GATEWAY_RUN_DELAY", def.RunDelay, "how long after start_run a run is done")
+	pollInterval := e.Duration("poll-interval", "LEAKBENCH_GATEWAY_POLL_INTERVAL", def.PollInterval, "how often wait_for_run checks its run")
+	pageSize := e.Int("page-size", "LEAKBENCH_GATEWAY_PAGE_SIZE", def.PageSize, "items per page of tools/list, resources/list and prompts/list")
+	maxBody := e.Int64("max-body-bytes", "LEAKBENCH_GATEWAY_MAX_BODY_BYTES", def.MaxBodyBytes, "largest request body accepted; larger ones get 413")
+	sessionTimeout := e.Duration("session-timeout", "LEAKBENCH_GATEWAY_SESSION_TIMEOUT", def.SessionTimeout, "close stateful MCP sessions idle this long (negative: never)")
 	stateless := e.Bool("stateless", "LEAKBENCH_GATEWAY_STATELESS", false, "serve MCP without sessions (no Mcp-Session-Id)")
 	jsonResp := e.Bool("json-response", "LEAKBENCH_GATEWAY_JSON_RESPONSE", false, "answer with application/json instead of text/event-stream")
-	readHeaderTimeout := e.Duration("read-header-timeout", "LEAKBENCH_GATEWAY_READ_HEADER_TIMEOUT", gateway.DefaultReadHeaderTimeout, "how long a client may take to send a request's headers")
-	bodyReadTimeout := e.Duration("body-read-timeout", "LEAKBENCH_GATEWAY_BODY_READ_TIMEOUT", gateway.DefaultBodyReadTimeout, "how long a client may take to send a request's body (408 after it); the body is read whole before any database work")
-	idleTimeout := e.Duration("idle-timeout", "LEAKBENCH_GATEWAY_IDLE_TIMEOUT", gateway.DefaultIdleTimeout, "close keep-alive connections idle this long")
+	readHeaderTimeout := e.Duration("read-header-timeout", "LEAKBENCH_GATEWAY_READ_HEADER_TIMEOUT", def.ReadHeaderTimeout, "how long a client may take to send a request's headers")
+	bodyReadTimeout := e.Duration("body-read-timeout", "LEAKBENCH_GATEWAY_BODY_READ_TIMEOUT", def.BodyReadTimeout, "how long a client may take to send a request's body (408 after it); the body is read whole before any database work")
+	idleTimeout := e.Duration("idle-timeout", "LEAKBENCH_GATEWAY_IDLE_TIMEOUT", def.IdleTimeout, "close keep-alive connections idle this long")
 	tokenUsage := e.Bool("token-usage", "LEAKBENCH_GATEWAY_TOKEN_USAGE", false, "record each token's last use (at most once a second per token); the session-outside-request variant leaks there, so compare it with a fixed run that has this on")
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, `Usage: leakbench gateway --dsn DSN [--variant V] [--listen ADDR] [--pool-size N] [--upstream-url URL]
@@ -192,30 +194,13 @@ Logs go to stderr; SIGINT or SIGTERM stops the gateway.
 	if dsn == "" {
 		return fmt.Errorf("%w: a DSN is required (%s)", errUsage, dsnFlag.Sources())
 	}
-	if _, err := gateway.ParseVariants(*variant); err != nil {
+	if err := runner.CheckVariants(*variant); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	cfg := gateway.Config{DSN: dsn, Variant: *variant, Listen: *listen, PoolSize: *poolSize, PoolTimeout: *poolTimeout,
+	cfg := servers.GatewayConfig{DSN: dsn, Variant: *variant, Listen: *listen, PoolSize: *poolSize, PoolTimeout: *poolTimeout,
 		RequestTimeout: *requestTimeout, Stateless: *stateless, JSONResponse: *jsonResp, UpstreamURL: *upstreamURL, UpstreamTimeout: *upstreamTimeout,
 		RunDelay: *runDelay, PollInterval: *pollInterval, PageSize: *pageSize, MaxBodyBytes: *maxBody,
 		SessionTimeout: *sessionTimeout, ReadHeaderTimeout: *readHeaderTimeout, BodyReadTimeout: *bodyReadTimeout,
-		IdleTimeout: *idleTimeout, TokenUsage: *tokenUsage, Logger: log}
-	gw, err := gateway.Start(ctx, cfg)
-	if err != nil {
-		return fmt.Errorf("start gateway: %w", err)
-	}
-	log.Info("gateway serving", "mcp", gw.URL(), "metrics", gw.MetricsURL(), "variant", gw.Variants().String(),
-		"stateless", *stateless, "json_response", *jsonResp, "upstream", redact.URL(*upstreamURL))
-	select {
-	case <-ctx.Done():
-	case <-waitChan(gw.Wait):
-	}
-	return gw.Close(context.Background())
-}
-
-func waitChan(f func() error) <-chan error {
-	ch := make(chan error, 1)
-	go func() { ch <- f() }()
-	return ch
+		IdleTimeout: *idleTimeout, TokenUsage: *tokenUsage, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))}
+	return servers.ServeGateway(ctx, cfg)
 }

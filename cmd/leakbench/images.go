@@ -2,19 +2,16 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
-	"text/tabwriter"
-	"time"
 
-	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/internal/app/servers"
 )
 
 func cmdImages(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("images", flag.ContinueOnError)
-	var opts fixtures.ImagesOptions
+	var opts servers.ImagesOptions
 	fs.StringVar(&opts.Base, "base", "", "where the Debian base comes from: auto (registry's debian:bookworm-slim when one answers, else debootstrap), registry or debootstrap (env LEAKBENCH_IMAGE_BASE)")
 	fs.StringVar(&opts.Mirror, "mirror", "", "Debian mirror for debootstrap (env LEAKBENCH_DEBIAN_MIRROR; default: this machine's apt sources)")
 	fs.StringVar(&opts.Binary, "binary", "", "static leakbench binary for the gateway image (env LEAKBENCH_BINARY; default: this program)")
@@ -37,26 +34,5 @@ hash of its recipe (fixtures/images), so images are reused until that changes.
 		return err
 	}
 	opts.Log = os.Stderr
-	start := time.Now()
-	imgs, err := fixtures.BuildImages(ctx, opts)
-	if err != nil {
-		return fmt.Errorf("images: %w", err)
-	}
-	if *asJSON {
-		return json.NewEncoder(os.Stdout).Encode(imgs)
-	}
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "ROLE\tIMAGE\tSTATUS\tSOURCE\n")
-	for _, im := range imgs {
-		status := "reused"
-		if im.Built {
-			status = fmt.Sprintf("built in %.1fs", im.BuildSeconds)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", im.Role, im.Tag, status, im.Source)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Printf("done in %.1fs\n", time.Since(start).Seconds())
-	return nil
+	return servers.BuildImages(ctx, opts, os.Stdout, *asJSON)
 }
