@@ -103,6 +103,8 @@ func (g *Gateway) tokenScoping(next http.Handler) http.Handler {
 	switch {
 	case g.variants[VariantCommitInFinally]:
 		scope = g.scopeAroundRequest
+	case g.variants[VariantCommitInFinallyRare]:
+		scope = g.scopeAroundRequestRare // rareleak.go
 	case g.variants[VariantHeldWhileWaiting]:
 		scope = g.scopeHeldForRequest
 	}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -30,6 +31,7 @@ const (
 	DefaultMaxBodyBytes    = 1 << 20
 	DefaultSessionTimeout  = 10 * time.Minute
 	DefaultTaskTTL         = 60 * time.Second
+	DefaultRareLeakEvery   = 500
 
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultBodyReadTimeout   = 10 * time.Second
@@ -105,6 +107,10 @@ type Config struct {
 	// RequestTimeout bounds each /mcp request's work, as a service's
 	// timeout middleware does (deadline.go). Default 0: none.
 	RequestTimeout time.Duration
+	// RareLeakEvery is how rarely the commit-in-finally-rare variant's
+	// error path is reached: one request in RareLeakEvery (rareleak.go).
+	// Default 500.
+	RareLeakEvery int
 	// Logger receives the gateway's logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -136,6 +142,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxBodyBytes == 0 {
 		c.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if c.RareLeakEvery == 0 {
+		c.RareLeakEvery = DefaultRareLeakEvery
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -146,6 +155,8 @@ func (c Config) validate() error {
 	switch {
 	case c.DSN == "":
 		return errors.New("no database DSN given")
+	case c.RareLeakEvery < 1:
+		return fmt.Errorf("rare leak every %d requests: want at least 1", c.RareLeakEvery)
 	case c.PoolSize < 1:
 		return fmt.Errorf("pool size must be at least 1, got %d", c.PoolSize)
 	case c.PoolTimeout < 0 || c.RunDelay < 0 || c.UpstreamTimeout < 0 || c.RequestTimeout < 0:
@@ -183,6 +194,9 @@ type Gateway struct {
 	// client goes away) stop waiting and polling.
 	stopping context.Context
 	stop     context.CancelFunc
+	// scoped counts the requests token scoping has seen, for
+	// commit-in-finally-rare's one in RareLeakEvery (rareleak.go).
+	scoped atomic.Uint64
 }
 
 // Start validates cfg, connects the pool, and serves MCP at /mcp and

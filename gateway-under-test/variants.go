@@ -16,6 +16,12 @@ const (
 	// failing commit skips the release; sessions stay idle in transaction
 	// until idle_in_transaction_session_timeout (scoping.go).
 	VariantCommitInFinally Variant = "commit-in-finally"
+	// VariantCommitInFinallyRare is commit-in-finally reached rarely: one
+	// request in Config.RareLeakEvery (default 500) meets an error whose
+	// handling cancels its context before the cleanup, under a load that
+	// never gives up; a short sign-off sees nothing, a soak sees the climb
+	// (rareleak.go).
+	VariantCommitInFinallyRare Variant = "commit-in-finally-rare"
 	// VariantHeldWhileWaiting reproduces an MCP server whose wait_for_run
 	// kept the authentication request's pooled connection for its whole
 	// polling loop: the pool runs dry while the server sees plain idle
@@ -43,7 +49,7 @@ const (
 )
 
 // Variants lists every known variant, for help texts and validation.
-var Variants = []Variant{VariantFixed, VariantCommitInFinally, VariantHeldWhileWaiting, VariantHeldWhilePolling, VariantHeldAcrossUpstream, VariantSessionOutsideRequest}
+var Variants = []Variant{VariantFixed, VariantCommitInFinally, VariantCommitInFinallyRare, VariantHeldWhileWaiting, VariantHeldWhilePolling, VariantHeldAcrossUpstream, VariantSessionOutsideRequest}
 
 // VariantSet is the set of variants enabled at once.
 type VariantSet map[Variant]bool

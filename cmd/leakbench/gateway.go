@@ -147,6 +147,7 @@ func cmdGateway(ctx context.Context, args []string) error {
 	readHeaderTimeout := e.Duration("read-header-timeout", "LEAKBENCH_GATEWAY_READ_HEADER_TIMEOUT", def.ReadHeaderTimeout, "how long a client may take to send a request's headers")
 	bodyReadTimeout := e.Duration("body-read-timeout", "LEAKBENCH_GATEWAY_BODY_READ_TIMEOUT", def.BodyReadTimeout, "how long a client may take to send a request's body (408 after it); the body is read whole before any database work")
 	idleTimeout := e.Duration("idle-timeout", "LEAKBENCH_GATEWAY_IDLE_TIMEOUT", def.IdleTimeout, "close keep-alive connections idle this long")
+	rareLeakEvery := e.Int("rare-leak-every", "LEAKBENCH_GATEWAY_RARE_LEAK_EVERY", def.RareLeakEvery, "commit-in-finally-rare: one request in this many takes the error path that leaks its session")
 	tokenUsage := e.Bool("token-usage", "LEAKBENCH_GATEWAY_TOKEN_USAGE", false, "record each token's last use (at most once a second per token); the session-outside-request variant leaks there, so compare it with a fixed run that has this on")
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, `Usage: leakbench gateway --dsn DSN [--variant V] [--listen ADDR] [--pool-size N] [--upstream-url URL]
@@ -163,6 +164,10 @@ Variants (--variant; the leak variants combine, comma-separated, but not with fi
   commit-in-finally     ContextForge #1885 / PR #1886: a request whose client gives up
                         leaves its token-scoping session idle in transaction until
                         PostgreSQL's idle_in_transaction_session_timeout kills it
+  commit-in-finally-rare
+                        the same cleanup reached by one request in --rare-leak-every
+                        (500): an error cancels the request before its cleanup, no
+                        client gives up; a soak sees the climb (leakbench soak)
   held-while-waiting    wait_for_run keeps the request's authentication connection
                         while it polls (up to 30 s): the pool runs dry
   held-while-polling    its MCP 2026-07-28 Tasks twin: a wait_for_run task keeps the
@@ -201,6 +206,6 @@ Logs go to stderr; SIGINT or SIGTERM stops the gateway.
 		RequestTimeout: *requestTimeout, Stateless: *stateless, JSONResponse: *jsonResp, UpstreamURL: *upstreamURL, UpstreamTimeout: *upstreamTimeout,
 		RunDelay: *runDelay, PollInterval: *pollInterval, PageSize: *pageSize, MaxBodyBytes: *maxBody,
 		SessionTimeout: *sessionTimeout, ReadHeaderTimeout: *readHeaderTimeout, BodyReadTimeout: *bodyReadTimeout,
-		IdleTimeout: *idleTimeout, TokenUsage: *tokenUsage, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))}
+		IdleTimeout: *idleTimeout, TokenUsage: *tokenUsage, RareLeakEvery: *rareLeakEvery, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))}
 	return servers.ServeGateway(ctx, cfg)
 }

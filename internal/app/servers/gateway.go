@@ -26,6 +26,7 @@ func DefaultGatewayConfig() GatewayConfig {
 		PollInterval:      gateway.DefaultPollInterval,
 		PageSize:          gateway.DefaultPageSize,
 		MaxBodyBytes:      gateway.DefaultMaxBodyBytes,
+		RareLeakEvery:     gateway.DefaultRareLeakEvery,
 		SessionTimeout:    gateway.DefaultSessionTimeout,
 		ReadHeaderTimeout: gateway.DefaultReadHeaderTimeout,
 		BodyReadTimeout:   gateway.DefaultBodyReadTimeout,
