@@ -29,4 +29,21 @@ type LoadPoint struct {
 	HTTPP50Ms    float64 `json:"http_p50_ms,omitempty"`
 	HTTPP95Ms    float64 `json:"http_p95_ms,omitempty"`
 	HTTPP99Ms    float64 `json:"http_p99_ms,omitempty"`
+
+	// The generator's own figures for that second (Generator sums them
+	// up; absent in runs from before they were recorded).
+	// EngineCores is the CPU the engine's process used, in cores (CPU
+	// seconds per wall second); MachineBusy the share of the whole
+	// machine's CPU that was busy, in [0, 1] (absent where /proc/stat is
+	// not readable).
+	EngineCores float64 `json:"engine_cores,omitempty"`
+	MachineBusy float64 `json:"machine_busy,omitempty"`
+	// LateSamples counts the due times met in that second (think times
+	// ending, arrival-rate iterations starting, the requests they lead
+	// to) and LateP50Ms, LateP99Ms, LateMaxMs how late they were
+	// started, in milliseconds; absent when nothing was due.
+	LateSamples int64   `json:"late_samples,omitempty"`
+	LateP50Ms   float64 `json:"late_p50_ms,omitempty"`
+	LateP99Ms   float64 `json:"late_p99_ms,omitempty"`
+	LateMaxMs   float64 `json:"late_max_ms,omitempty"`
 }

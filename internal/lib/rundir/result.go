@@ -6,7 +6,6 @@ import (
 	"math"
 	"strconv"
 	"time"
-
 )
 
 // OpAll is the key of Result.Latency over every method.
@@ -58,7 +57,7 @@ type LoadResult struct {
 	// without tokens: plan.Plan's JSON, the scenario file's shape, which
 	// scenariofile.ReadRecorded reads back. Config sums it up.
 	Plan   json.RawMessage `json:"plan,omitempty"`
-	Config PlanSummary `json:"config,omitzero"`
+	Config PlanSummary     `json:"config,omitzero"`
 
 	Started time.Time `json:"started"`
 	Ended   time.Time `json:"ended"`
@@ -130,6 +129,11 @@ type LoadResult struct {
 	// name, else its URL as written). Their requests are also counted in
 	// Requests and Failures, not in Latency.
 	HTTP map[string]HTTPStats `json:"http,omitempty"`
+
+	// Generator is the load generator's self-check: its CPU, how late its
+	// schedule ran, and whether it kept up (absent in runs from before it
+	// was recorded).
+	Generator *Generator `json:"generator,omitempty"`
 }
 
 // CheckResult is one check of one scenario: how often it held.
