@@ -27,6 +27,12 @@ const (
 	MetricHTTPReqDuration   = "http_req_duration"  // trend, ms: http steps answered
 	MetricHTTPReqFailed     = "http_req_failed"    // rate: http steps failed / sent (aborted, canceled excluded)
 	MetricHTTPReqs          = "http_reqs"          // counter: http steps sent
+	// MetricGeneratorLag is the load generator's own lateness, ms: how
+	// late it started what it had scheduled (think times' ends,
+	// arrival-rate iterations, the requests after them). A run whose
+	// generator ran late measured leakbench's delay along with the
+	// target's: generator_lag: ["p(99)<50"] fails such a run.
+	MetricGeneratorLag = "generator_lag" // trend, ms
 )
 
 type metricType uint8
@@ -57,6 +63,8 @@ var metricDefs = map[string]struct {
 	MetricHTTPReqDuration:   {mTrend, []string{"scenario", "method", "name", "status"}},
 	MetricHTTPReqFailed:     {mRate, []string{"scenario", "method", "name", "status"}},
 	MetricHTTPReqs:          {mCounter, []string{"scenario", "method", "name", "status"}},
+	// The engine's, not a scenario's: its schedule is one for all.
+	MetricGeneratorLag: {mTrend, nil},
 }
 
 // aggregations allowed per metric type, as k6 has them.
@@ -108,6 +116,8 @@ func parseMetricKey(key string) (string, []Tag, error) {
 		switch {
 		case !ok || tag == "" || value == "":
 			return "", nil, fmt.Errorf("metric %q: %q is not tag:value", textutil.Truncate(key, 60), textutil.Truncate(item, 40))
+		case len(def.tags) == 0:
+			return "", nil, fmt.Errorf("metric %s takes no tag filter", name)
 		case !slices.Contains(def.tags, tag):
 			return "", nil, fmt.Errorf("metric %s has no tag %q; its tags are %s", name, textutil.Truncate(tag, 30), strings.Join(def.tags, ", "))
 		}
