@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -74,12 +73,22 @@ func playDockerShards(ctx context.Context, p *plan.Plan, n int, env *fixtures.En
 	if target == "" {
 		return nil, fmt.Errorf("--shards %d needs the docker provider with its gateway (this stack is %s)", n, env.Provider)
 	}
+	return playShards(ctx, p, n, env, target, env.Tokens, dir, logw, name)
+}
+
+// playShards plays p's load as n shard containers of env's stack against
+// target, as the containers reach it, with tokens, and merges their
+// results into dir.
+func playShards(ctx context.Context, p *plan.Plan, n int, env *fixtures.Env, target string, tokens []string, dir string, logw io.Writer, name string) (*engine.Result, error) {
 	if err := checkShardable(p); err != nil {
 		return nil, err
 	}
-	planJSON, err := json.Marshal(p)
+	// Not the plan's JSON, which masks credential headers for the run
+	// directory: the shards must send them as written (shardplan.go). It
+	// goes into the containers only.
+	planJSON, err := shardPlan(p)
 	if err != nil {
-		return nil, fmt.Errorf("encode the plan for the shards: %w", err)
+		return nil, err
 	}
 	tmp, err := shardsTempDir(logw)
 	if err != nil {
@@ -89,7 +98,7 @@ func playDockerShards(ctx context.Context, p *plan.Plan, n int, env *fixtures.En
 
 	startAt := time.Now().Add(shardStartDelay).UTC().Truncate(time.Second)
 	files := map[string][]byte{shardInput + "/plan.yaml": planJSON, // JSON is YAML
-		shardInput + "/tokens": []byte(strings.Join(env.Tokens, "\n") + "\n")}
+		shardInput + "/tokens": []byte(strings.Join(tokens, "\n") + "\n")}
 	jobs := make([]fixtures.LeakbenchJob, n)
 	dirs := make([]string, n)
 	for i := range n {
