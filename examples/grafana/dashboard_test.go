@@ -343,6 +343,7 @@ func liveLabels(t *testing.T) map[string][]string {
 			Tasks:  &rundir.TaskStats{Created: 1},
 			Listen: &rundir.ListenStats{Streams: 1, Events: map[string]int64{"notifications/progress": 1}},
 		}}},
+		Generator: &live.Generator{CPUs: 2, Cores: 0.2, MachineBusy: 0.3, MachineKnown: true, LateSamples: 1, LateP50: 0.001, LateP99: 0.002, LateMax: 0.003},
 	}
 	srv, err := live.Serve("127.0.0.1:0", func() live.Snapshot { return snap }, nil)
 	if err != nil {

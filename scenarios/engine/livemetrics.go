@@ -9,7 +9,7 @@ import (
 
 // liveSnapshot is what a scrape of the live metrics (RunOptions.MetricsAddr,
 // package live) reports: every series merged over the shards, and each
-// scenario's counters.
+// scenario's counters, and the generator's self-check of its last second.
 func (e *engine) liveSnapshot() live.Snapshot {
 	var s live.Snapshot
 	for _, g := range e.m.collect(nil) {
@@ -38,5 +38,6 @@ func (e *engine) liveSnapshot() live.Snapshot {
 		s.Scenarios = append(s.Scenarios, live.Scenario{Name: sr.cs.Name, Iterations: sc.iterations.Load(),
 			Dropped: sc.dropped.Load(), VUs: sc.active.Load(), VUsMax: sc.peak.Load(), Features: sc.features.snapshot()})
 	}
+	s.Generator = e.gen.live() // generator.go
 	return s
 }

@@ -97,7 +97,10 @@ type shard struct {
 	// recentHTTP is the http steps' share of recent, for load.jsonl's
 	// http_* figures.
 	recentHTTP *hdrhistogram.Histogram
-	_          [64]byte // keep shards' locks on separate cache lines
+	// late holds how late, since the last tick, the shard's users started
+	// what was due (generator.go): the generator's own lateness, µs.
+	late *hdrhistogram.Histogram
+	_    [64]byte // keep shards' locks on separate cache lines
 }
 
 func (sh *shard) get(k seriesKey) *series {
@@ -144,7 +147,7 @@ func newMetrics(scenarios int, secrets []string) *metrics {
 	m := &metrics{shards: make([]*shard, n), scen: make([]*scenCounters, scenarios), secrets: secrets,
 		names: []string{""}, nameIDs: map[string]uint32{"": 0}}
 	for i := range m.shards {
-		m.shards[i] = &shard{series: map[seriesKey]*series{}, recent: newHist(), recentHTTP: newHist()}
+		m.shards[i] = &shard{series: map[seriesKey]*series{}, recent: newHist(), recentHTTP: newHist(), late: newHist()}
 	}
 	m.all.vusMin.Store(-1)
 	for i := range m.scen {
@@ -298,12 +301,22 @@ func (sc *scenCounters) userStarted() {
 
 func (sc *scenCounters) userStopped() { sc.active.Add(-1) }
 
+// recordLate counts how late one due time was met: d is its actual start
+// minus when it was due (generator.go).
+func (m *metrics) recordLate(sh *shard, d time.Duration) {
+	us := min(max(d.Microseconds(), histMinUs), histMaxUs)
+	sh.mu.Lock()
+	sh.late.RecordValue(us) //nolint:errcheck // us is in range
+	sh.mu.Unlock()
+}
+
 // interval merges the latency histogram of every request recorded since
-// its previous call into all, and of the http steps' requests into http,
-// and starts a new interval.
-func (m *metrics) interval(all, http *hdrhistogram.Histogram) {
+// its previous call into all, of the http steps' requests into http, and
+// the lateness recorded since into late, and starts a new interval.
+func (m *metrics) interval(all, http, late *hdrhistogram.Histogram) {
 	all.Reset()
 	http.Reset()
+	late.Reset()
 	for _, sh := range m.shards {
 		sh.mu.Lock()
 		all.Merge(sh.recent)
@@ -311,6 +324,10 @@ func (m *metrics) interval(all, http *hdrhistogram.Histogram) {
 		if sh.recentHTTP.TotalCount() > 0 {
 			http.Merge(sh.recentHTTP)
 			sh.recentHTTP.Reset()
+		}
+		if sh.late.TotalCount() > 0 {
+			late.Merge(sh.late)
+			sh.late.Reset()
 		}
 		sh.mu.Unlock()
 	}

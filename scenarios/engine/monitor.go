@@ -52,6 +52,7 @@ type monitor struct {
 	plainEvery time.Duration
 
 	scratch, scratchHTTP, window *hdrhistogram.Histogram
+	scratchLate                  *hdrhistogram.Histogram // the interval's lateness (generator.go)
 	last                         totals
 	lastTick                     time.Time
 	lastPrint                    time.Time
@@ -62,7 +63,8 @@ type monitor struct {
 
 func newMonitor(e *engine, progress io.Writer, out *outputs) *monitor {
 	m := &monitor{e: e, out: out, progress: progress, tty: tty.Is(progress),
-		scratch: newHist(), scratchHTTP: newHist(), window: newHist(), lastTick: e.started, lastPrint: e.started}
+		scratch: newHist(), scratchHTTP: newHist(), scratchLate: newHist(), window: newHist(), lastTick: e.started, lastPrint: e.started}
+	e.gen.begin(e.started)
 	// On a terminal the line is redrawn every second; plain output gets
 	// at most about 60 lines per run.
 	m.plainEvery = min(max((e.total/60).Round(time.Second), time.Second), 10*time.Second)
@@ -91,14 +93,15 @@ func (m *monitor) loop(done <-chan struct{}) {
 func (m *monitor) tick(now time.Time) {
 	e := m.e
 	cur := e.totals()
-	e.m.interval(m.scratch, m.scratchHTTP)
+	e.m.interval(m.scratch, m.scratchHTTP, m.scratchLate)
+	gs := e.gen.sample(now, m.scratchLate)
 	m.window.Merge(m.scratch)
 	for _, sr := range e.runs {
 		updateMin(&sr.sc.vusMin, sr.sc.active.Load())
 	}
 	updateMin(&e.m.all.vusMin, cur.active)
 	if m.out != nil && m.out.load != nil && m.writeErr == nil {
-		m.writeLine(now, cur)
+		m.writeLine(now, cur, gs)
 	}
 	if m.out != nil && m.out.requests != nil {
 		m.out.requests.flush()
@@ -123,8 +126,8 @@ func updateMin(v interface {
 }
 
 // writeLine writes the interval that ends now, whose latencies are in
-// m.scratch and m.scratchHTTP.
-func (m *monitor) writeLine(now time.Time, cur totals) {
+// m.scratch and m.scratchHTTP, and the generator's figures gs.
+func (m *monitor) writeLine(now time.Time, cur totals, gs genSecond) {
 	d := now.Sub(m.lastTick).Seconds()
 	l := rundir.LoadPoint{
 		Time:              now.UTC(),
@@ -137,6 +140,12 @@ func (m *monitor) writeLine(now time.Time, cur totals) {
 		DroppedIterations: cur.dropped - m.last.dropped,
 		HTTPRequests:      cur.httpRequests - m.last.httpRequests,
 		HTTPFailures:      cur.httpFailures - m.last.httpFailures,
+		EngineCores:       gs.cores,
+		MachineBusy:       gs.busy,
+		LateSamples:       gs.late.Count,
+		LateP50Ms:         gs.late.P50Ms,
+		LateP99Ms:         gs.late.P99Ms,
+		LateMaxMs:         gs.late.MaxMs,
 	}
 	if d > 0 {
 		l.ReqPerSecond = round3(float64(l.Requests) / d)
@@ -214,12 +223,15 @@ func (m *monitor) checkAborts(now time.Time) {
 }
 
 // finish closes the last, partial interval once every user has stopped:
-// written unless it is a sliver in which nothing happened.
+// written unless it is a sliver in which nothing happened, and always
+// counted in the generator's self-check.
 func (m *monitor) finish(ended time.Time) {
-	if cur := m.e.totals(); m.out != nil && m.out.load != nil && m.writeErr == nil &&
+	cur := m.e.totals()
+	m.e.m.interval(m.scratch, m.scratchHTTP, m.scratchLate)
+	gs := m.e.gen.sample(ended, m.scratchLate)
+	if m.out != nil && m.out.load != nil && m.writeErr == nil &&
 		(ended.Sub(m.lastTick) > tickEvery/100 || cur != m.last) {
-		m.e.m.interval(m.scratch, m.scratchHTTP)
-		m.writeLine(ended, cur)
+		m.writeLine(ended, cur, gs)
 	}
 	if m.progress != nil && m.tty {
 		m.print(ended, m.e.totals())

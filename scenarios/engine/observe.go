@@ -69,6 +69,9 @@ func (e *engine) observe(t *plan.CompiledThreshold, all []*merged, elapsed time.
 		return e.observeChecks(t.Filter)
 	case plan.MetricHTTPReqDuration, plan.MetricHTTPReqFailed, plan.MetricHTTPReqs:
 		return e.observeHTTP(t, all, elapsed)
+	case plan.MetricGeneratorLag:
+		h := e.gen.lateness() // generator.go
+		return trendValue(h, t.Expr), h.TotalCount()
 	}
 	f := e.filter(t.Filter)
 	switch t.Name {

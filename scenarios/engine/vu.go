@@ -62,6 +62,9 @@ type vu struct {
 	// its first request is measured from there, so that a late start is
 	// charged to latency (coordinated omission, as wrk2 corrects it).
 	coStart time.Time
+	// due is when the step after a think time was due to start: the
+	// next request's lateness is measured against it (generator.go).
+	due time.Time
 
 	// req is the request being sent: its trace, for the request index.
 	req reqInfo
@@ -183,9 +186,12 @@ func (v *vu) initOnce(hard context.Context, c *step) bool {
 // iterate plays the flow once. intended is the iteration's due time for
 // arrival-rate executors (zero otherwise).
 func (v *vu) iterate(soft, hard context.Context, intended time.Time) {
-	start := time.Now()
+	now := time.Now()
+	start := now
 	if !intended.IsZero() {
 		start, v.coStart = intended, intended
+		v.due = time.Time{}   // a think that ended the last iteration is long past
+		v.late(intended, now) // generator.go
 	}
 	ok := v.run(soft, hard, v.cs.flow)
 	v.coStart = time.Time{}
@@ -202,7 +208,7 @@ func (v *vu) run(soft, hard context.Context, steps []step) bool {
 		c := &steps[i]
 		switch c.Kind {
 		case plan.StepThink:
-			if !v.sleep(soft, v.thinkTime(c.Think)) {
+			if !v.think(soft, v.thinkTime(c.Think)) { // generator.go
 				return false
 			}
 		case plan.StepChoose:
@@ -253,6 +259,7 @@ func (v *vu) request(soft, hard context.Context, c *step) bool {
 	}
 	if err := v.varsMissing(c); err != nil {
 		v.sr.e.m.record(v.sh, seriesKey{scen: v.cs.idx, op: c.op, name: c.nameID}, -1, err) // not sent: no latency
+		v.due = time.Time{}                                                                 // nor lateness
 		return true
 	}
 	v.setOptions(c)
@@ -328,14 +335,22 @@ func (v *vu) args(c *step) []byte {
 }
 
 // reqStart is when the next request counts from: now, or the intended
-// start of the iteration for its first request.
+// start of the iteration for its first request. A request that had a due
+// time (the first of an arrival-rate iteration, the first after a think
+// time) records how late it is sent (generator.go).
 func (v *vu) reqStart() time.Time {
 	if !v.coStart.IsZero() {
 		t := v.coStart
 		v.coStart = time.Time{}
+		v.late(t, time.Now())
 		return t
 	}
-	return time.Now()
+	now := time.Now()
+	if !v.due.IsZero() {
+		v.late(v.due, now)
+		v.due = time.Time{}
+	}
+	return now
 }
 
 func (v *vu) record(op uint8, name uint32, start time.Time, err error) {

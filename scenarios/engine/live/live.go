@@ -66,6 +66,9 @@ type Scenario struct {
 type Snapshot struct {
 	Series    []Series
 	Scenarios []Scenario
+	// Generator is the generator's self-check (nil: no second measured
+	// yet).
+	Generator *Generator
 }
 
 var (
@@ -114,6 +117,9 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range featureDescs {
 		ch <- d
 	}
+	for _, d := range generatorDescs {
+		ch <- d
+	}
 }
 
 func (c collector) Collect(ch chan<- prometheus.Metric) {
@@ -147,6 +153,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descVUsMax, prometheus.GaugeValue, float64(sc.VUsMax), sc.Name)
 		collectFeatures(ch, sc.Name, sc.Features)
 	}
+	collectGenerator(ch, s.Generator)
 }
 
 // MetricNames lists the names of the live metrics, as a scrape shows them

@@ -32,6 +32,7 @@ func TestServe(t *testing.T) {
 			Scenarios: []Scenario{{Name: "a", Iterations: 7, Dropped: 1, VUs: 2, VUsMax: 5, Features: &rundir.FeatureStats{
 				CacheHits: map[string]int64{"tools/list": 9}, InputRoundTrips: 4, Tasks: &rundir.TaskStats{Created: 3, Completed: 2},
 				Listen: &rundir.ListenStats{Streams: 2, Events: map[string]int64{"notifications/tools/list_changed": 6}}}}},
+			Generator: &Generator{CPUs: 2, Cores: 0.25, MachineBusy: 0.5, MachineKnown: true, LateSamples: 9, LateP50: 0.001, LateP99: 0.003, LateMax: 0.84},
 		}
 	}
 	s, err := Serve("127.0.0.1:0", snap, nil)
@@ -61,6 +62,9 @@ func TestServe(t *testing.T) {
 		`leakbench_mcp_tasks_total{scenario="a",state="created"} 3`, `leakbench_mcp_tasks_total{scenario="a",state="completed"} 2`,
 		`leakbench_mcp_listen_streams_total{scenario="a"} 2`,
 		`leakbench_mcp_listen_events_total{method="notifications/tools/list_changed",scenario="a"} 6`,
+		`leakbench_generator_cpus 2`, `leakbench_generator_cores 0.25`, `leakbench_generator_machine_busy_ratio 0.5`,
+		`leakbench_generator_schedule_late_p50_seconds 0.001`, `leakbench_generator_schedule_late_p99_seconds 0.003`,
+		`leakbench_generator_schedule_late_max_seconds 0.84`,
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("scrape lacks %s:\n%s", want, body)
@@ -78,7 +82,7 @@ func TestServe(t *testing.T) {
 	}
 	var nilServer *Server
 	nilServer.Close()
-	if names := MetricNames(); len(names) != 17 || !slices.Contains(names, "leakbench_http_req_duration_seconds") || !slices.Contains(names, "leakbench_mcp_tasks_total") {
+	if names := MetricNames(); len(names) != 23 || !slices.Contains(names, "leakbench_http_req_duration_seconds") || !slices.Contains(names, "leakbench_mcp_tasks_total") {
 		t.Errorf("MetricNames() = %v", names)
 	}
 }
