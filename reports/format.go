@@ -58,6 +58,18 @@ var tableRows = []metricRow{
 		}
 		return millis(all.P95Ms) + " / " + millis(all.P99Ms)
 	}},
+	{"Generator", generatorRow},
+}
+
+// generatorRow is the load generator's self-check: "kept up: schedule
+// late by p99 3.0 ms, 0.2 cores", or saturated and why — the latency rows
+// above then include leakbench's own delay. A run recorded before the
+// check existed says "not recorded", never a figure.
+func generatorRow(s *Summary) string {
+	if s.Load == nil {
+		return "n/a"
+	}
+	return s.Load.Generator.Line()
 }
 
 func probeInt(s *Summary, f func(*probes.Summary) int) string {
