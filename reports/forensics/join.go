@@ -167,6 +167,9 @@ func requestsFor(dir string, want func(traceID string) bool) (map[string]rundir.
 			out[r.TraceID] = r
 		}
 	}
+	if sc.Err() != nil {
+		return nil, false // a partial index joins nothing (a line past jsonl's bound)
+	}
 	return out, true
 }
 

@@ -62,3 +62,23 @@ func TestJoin(t *testing.T) {
 		t.Errorf("first %+v", f.First)
 	}
 }
+
+// TestJoinPartialIndex: a request index the reader cannot finish (a line
+// past jsonl's bound) joins nothing, rather than what it read before the
+// line: a request it missed could be the one that held the session (#26).
+func TestJoinPartialIndex(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+	id := strings.Repeat("0", 31) + "a"
+	fb := New(dir, &rundir.ProbeSummary{StuckAfterSeconds: 2})
+	fb.Add(&rundir.Episode{PID: 100, Start: t0, HoldSeconds: 5, EndReason: rundir.EndTimeout, TraceID: id})
+	raw, _ := json.Marshal(rundir.Request{TraceID: id, User: 1, Method: "tools/call", Start: t0, Seconds: 0.5, Outcome: rundir.RequestOK})
+	reqs := append(raw, '\n')
+	reqs = append(reqs, `{"trace_id":"`+strings.Repeat("x", 5<<20)+"\"}\n"...)
+	if err := os.WriteFile(filepath.Join(dir, rundir.RequestsFile), reqs, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if f := fb.Finish(); f.Joined != 0 || f.RequestsIndexed {
+		t.Errorf("a partial index: joined %d, indexed %v; want no join claimed", f.Joined, f.RequestsIndexed)
+	}
+}

@@ -180,6 +180,15 @@ func matchByToken(dir string, eps []tokenEpisode) bool {
 			}
 		}
 	}
+	if sc.Err() != nil {
+		// A line past jsonl's bound ended the read early: a request
+		// missed could make an ambiguous episode look joined. No join
+		// is claimed from a partial index.
+		for i := range eps {
+			eps[i].candidates, eps[i].candidate = 0, rundir.Request{}
+		}
+		return false
+	}
 	for k, idx := range byToken {
 		if t, ok := gaveUpAt[k]; ok {
 			for _, i := range idx {
