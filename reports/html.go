@@ -37,6 +37,8 @@ type htmlView struct {
 	Ending       []htmlRow
 	Notes        []string
 	HasThreshold bool
+	// Soak is a soak run's section (soaksection.go).
+	Soak template.HTML
 }
 
 type htmlRow struct {
@@ -69,6 +71,7 @@ func (r *Run) WriteHTML(w io.Writer) error {
 		v.Pass = v.Pass && c.Pass
 	}
 	v.Verdict = runVerdict(r.Summary)
+	v.Soak = soakHTML(r.Summary)
 	return v.render(w, r)
 }
 

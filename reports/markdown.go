@@ -61,6 +61,7 @@ func writeRunMarkdown(b *strings.Builder, s *Summary, r *Run) {
 		writeChecks(b, RunChecks(s))
 	}
 	writeCulprits(b, "## Culprits (last query of stuck sessions)", s, 3)
+	writeSoak(b, s) // soaksection.go
 	writeForensics(b, "## Forensics: who left the stuck sessions", s)
 	if r != nil {
 		writeThresholds(b, "## Thresholds", r.Thresholds)

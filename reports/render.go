@@ -33,6 +33,9 @@ func renderRun(r *Run, stepSummary bool) error {
 	if _, err := writePlots(r.Dir, r); err != nil {
 		return err
 	}
+	if err := renderSoak(r); err != nil { // soaksection.go
+		return err
+	}
 	if err := writeJSON(filepath.Join(r.Dir, rundir.SummaryFile), r.Summary); err != nil {
 		return err
 	}

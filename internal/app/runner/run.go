@@ -66,6 +66,9 @@ type Options struct {
 	// docker stack's network, merged into this run (dockershards.go);
 	// docker provider only.
 	Shards int
+	// Soak, when set, makes the run a soak's (soakhooks.go): a baseline
+	// before the load, a cool-down of fixed length after it.
+	Soak *SoakHooks
 }
 
 // Run starts a stack with the variant, probes it while the load plays, lets
@@ -166,6 +169,10 @@ func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
 		}
 	}()
 
+	afterSoak, err := o.Soak.beforeLoad(ctx, env) // soakhooks.go; nothing without Soak
+	if err != nil {
+		return sum, interrupted(ctx, fmt.Errorf("soak baseline: %w", err))
+	}
 	fp := startFaults(ctx, p, env, poller, logw, o.Name) // nil without faults (faults.go)
 	var res *engine.Result
 	var loadErr error
@@ -175,9 +182,14 @@ func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
 		res, loadErr = playInProcess(ctx, o, env, poller, logw)
 	}
 	sum.Load = res
-	if loadErr == nil && ctx.Err() == nil && p.Probe.Drain > 0 {
+	switch {
+	case loadErr != nil || ctx.Err() != nil:
+	case o.Soak != nil:
+		o.Soak.coolDown(ctx, logw, o.Name, poller)
+	case p.Probe.Drain > 0:
 		drain(ctx, p.Probe.Drain, logw, o.Name, poller)
 	}
+	afterSoak()
 	fp.stop(o.Dir, p, sum) // every fault removed; recovery and its thresholds into sum
 	probeSum, stopErr := poller.Stop()
 	probeStopped = true

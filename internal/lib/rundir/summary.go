@@ -58,6 +58,9 @@ type Summary struct {
 	// Pool is the verdict on the connection pools, derived from the
 	// samples by the report.
 	Pool *PoolState `json:"pool,omitempty"`
+	// Soak is a soak's verdict on each resource's trend (leakbench soak;
+	// soak.go); nil for other runs.
+	Soak *SoakResult `json:"soak,omitempty"`
 	// Forensics is what the report learned about the stuck sessions:
 	// leaked or released late, the requests that left them, whom they
 	// blocked (see Forensics).
