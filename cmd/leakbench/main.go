@@ -47,6 +47,7 @@ type command struct {
 var commands = map[string]command{
 	"signoff":  {"run a scenario against the leaky (before) and fixed (after) gateway and compare", cmdSignoff},
 	"run":      {"run a scenario against one gateway variant and write a run directory", cmdRun},
+	"capacity": {"find the largest load the service holds every limit at (before and after the fix)", cmdCapacity},
 	"merge":    {"add up the run directories of the shards of one run (run --shard i/N) into one", cmdMerge},
 	"k8s":      {"render Kubernetes manifests: an Indexed Job of N shards, the scenario, a results claim, the merge", cmdK8s},
 	"report":   {"re-render report.md of a run directory from its summary.json", cmdReport},

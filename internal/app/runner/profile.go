@@ -34,6 +34,9 @@ type Profile struct {
 	// RecoverySeconds are the thresholds on the faults' recovery
 	// ("max<10"), from the profile's recovery section.
 	RecoverySeconds []string
+	// Capacity is the profile's capacity: section, for leakbench
+	// capacity (capacityspec.go); a plain run ignores it.
+	Capacity CapacitySection
 }
 
 // Record is p as config.json records it: the stack, the plan (without
@@ -114,7 +117,8 @@ func profileFrom(filename string, parse func(...scenariofile.Section) (*plan.Pla
 	var recovery recoverySection
 	pl, err := parse(scenariofile.Section{Key: "stack", Into: &p.Stack}, scenariofile.Section{Key: "probe", Into: &p.Probe},
 		scenariofile.Section{Key: "signoff", Into: &signoff},
-		scenariofile.Section{Key: "faults", Into: &p.Faults}, scenariofile.Section{Key: "recovery", Into: &recovery})
+		scenariofile.Section{Key: "faults", Into: &p.Faults}, scenariofile.Section{Key: "recovery", Into: &recovery},
+		scenariofile.Section{Key: "capacity", Into: &p.Capacity})
 	if err != nil {
 		return p, err
 	}

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/leakbench/leakbench/internal/app/capacity"
+	"github.com/leakbench/leakbench/internal/app/runner"
+)
+
+// listFlag collects a repeated flag's values.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+func cmdCapacity(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("capacity", flag.ContinueOnError)
+	profile := fs.String("profile", "capacity", "built-in profile: "+strings.Join(runner.ProfileNames(), ", "))
+	scenario := fs.String("scenario", "", "a profile or scenario file to use instead of --profile (its capacity: section sets the search)")
+	var variants listFlag
+	fs.Var(&variants, "variant", "gateway `VARIANT` to search (repeat for two: before, then after; default: the profile's signoff pair); known: "+runner.VariantNames())
+	out := fs.String("out", "", "output directory (required): summary.json, report.md, report.html, junit.xml, plots/, and each stage's run directory")
+	force := fs.Bool("force", false, "replace the contents of a non-empty --out directory")
+	env := fs.String("env", "local", "where a variant's stack runs: local or docker (one stack per variant, for all its stages)")
+	verbose := fs.Bool("v", false, "print the runs' own progress lines too, not only a line per stage")
+	target := fs.String("target", "", "search your own MCP endpoint (any http(s) URL) instead of a variant; without --probe-dsn only the load's limits (thresholds, error rate) are judged")
+	runName := fs.String("name", "", "your service's name in the reports (default: the target's host and port)")
+	metricsURL := fs.String("metrics-url", "", "with --target: your service's Prometheus endpoint, for its pool metrics (optional)")
+	probeDSNFlag := newSecretFlag(fs, "probe-dsn", "LEAKBENCH_PROBE_DSN", "with --target: PostgreSQL `DSN` of a role with pg_monitor, direct (not through PgBouncer)", "dsn")
+	pgbouncerFlag := newSecretFlag(fs, "pgbouncer-admin-dsn", "LEAKBENCH_PGBOUNCER_ADMIN_DSN", "with --target: PgBouncer admin console `DSN` (optional)", "pgbouncer")
+	tokensFile := fs.String("tokens-file", "", "with --target: file of bearer tokens, one a line")
+	tf := addTargetFlags(fs)
+
+	load := fs.String("load", "", "what the stages step: users (a constant-vus scenario) or rate (a constant-arrival-rate scenario)")
+	start := fs.Int("start", 0, "the first stage's load (default: the section's, else 10)")
+	maxLoad := fs.Int("max", 0, "the most load the search tries")
+	factor := fs.Float64("factor", 0, "each stage's load over the last until one breaks a limit (default 2)")
+	resolution := fs.String("resolution", "", "how close the bisection gets: a share of the load (10%) or a load (5)")
+	stage := fs.Duration("stage", 0, "how long each stage holds its load (default 10s; at least 3s)")
+	maxStages := fs.Int("max-stages", 0, "the most stages the search runs (default 12)")
+	minLoad := fs.Int("min", 0, "the load the service must sustain: exit 99 below it (a CI gate: --min 500)")
+	stuck := fs.String("stuck-sessions", "", "limit: the most sessions stuck idle in a transaction at once")
+	pool := fs.String("pool", "", "limit: exhausted, pinned, any (default) or off")
+	errorRate := fs.String("error-rate", "", "limit: the most failed share of requests (0.01 or 1%)")
+	var limits listFlag
+	fs.Var(&limits, "limit", "limit in the thresholds' syntax, `METRIC:EXPR`: 'mcp_req_duration{name:generate_report}:p(95)<400' (repeat)")
+	generator := fs.String("generator", "", "on (default): a stage where leakbench's own generator saturated stops the search as inconclusive; off: only reported")
+	fs.Usage = func() {
+		fmt.Fprintf(os.Stderr, `Usage: leakbench capacity [--variant V [--variant V2]] --out DIR [flags]
+       leakbench capacity --target URL --scenario FILE --out DIR [--probe-dsn DSN ...] [flags]
+
+Finds the largest load the service holds every limit at. Steps the load (users, or an
+arrival rate) up by --factor, each stage held for --stage, until a limit trips — stuck
+sessions, the pool exhausted or pinned, the error rate, latency thresholds — then bisects
+between the last stage that held and the first that broke to --resolution. A stage where
+the generator saturated, or whose load was still climbing at its end, stops the search as
+inconclusive (exit 1): no capacity is reported that was not measured.
+
+A variant gets one local stack for all its stages; each stage's run directory is kept under
+--out (stage-01-users-10/, …). Writes summary.json (its capacity section), report.md,
+report.html, junit.xml and plots/capacity.png|svg. With two variants, says how the
+capacity changed ("commit-in-finally → fixed raised capacity from 12 to 40 users, 3.3×").
+Exit codes: 0 found (and --min met), 99 below --min, 1 inconclusive or could not be done.
+
+The profile's capacity: section sets the search; flags override it:
+
+  capacity:
+    load: users
+    start: 10
+    max: 400
+    stage: 8s
+    resolution: 10%%
+    stuck_sessions: 0
+    pool: exhausted
+    error_rate: 0.01
+    thresholds:
+      mcp_req_duration{name:generate_report}: ["p(95)<400"]
+
+`)
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *out == "" {
+		return fmt.Errorf("%w: --out DIR is required", errUsage)
+	}
+	p, err := loadProfile(*profile, *scenario)
+	if err != nil {
+		return err
+	}
+	sec := &p.Capacity
+	setStr(&sec.Load, *load)
+	setInt(&sec.Start, *start)
+	setInt(&sec.Max, *maxLoad)
+	setInt(&sec.MaxStages, *maxStages)
+	setInt(&sec.Min, *minLoad)
+	setStr(&sec.Resolution, *resolution)
+	setStr(&sec.StuckSessions, *stuck)
+	setStr(&sec.Pool, *pool)
+	setStr(&sec.ErrorRate, *errorRate)
+	setStr(&sec.Generator, *generator)
+	if *factor != 0 {
+		sec.Factor = *factor
+	}
+	if *stage != 0 {
+		sec.Stage = *stage
+	}
+	for _, l := range limits {
+		metric, expr, ok := splitLimit(l)
+		if !ok {
+			return fmt.Errorf("%w: --limit %q: want METRIC:EXPR, e.g. 'mcp_req_duration{method:tools/call}:p(95)<500'", errUsage, l)
+		}
+		if sec.Thresholds == nil {
+			sec.Thresholds = map[string][]string{}
+		}
+		sec.Thresholds[metric] = append(sec.Thresholds[metric], expr)
+	}
+	spec, err := capacity.Resolve(*sec, p.Plan)
+	if err != nil {
+		return err
+	}
+	o := capacity.Options{Profile: p, Spec: spec, Env: *env, Out: *out, Force: *force, Log: os.Stderr, Verbose: *verbose, Version: version}
+	if *target != "" {
+		if len(variants) > 0 {
+			return fmt.Errorf("%w: --target searches your own service; --variant the reference gateway's: give one of them", errUsage)
+		}
+		probeDSN, err := probeDSNFlag.Value()
+		if err != nil {
+			return err
+		}
+		pgbouncerDSN, err := pgbouncerFlag.Value()
+		if err != nil {
+			return err
+		}
+		topts, err := tf.options()
+		if err != nil {
+			return err
+		}
+		ext := runner.External{GatewayURL: *target, GatewayMetricsURL: *metricsURL, ProbeDSN: probeDSN, PgBouncerAdminDSN: pgbouncerDSN, TLS: topts.TLS}
+		if *tokensFile != "" {
+			if ext.Tokens, err = readTokens(*tokensFile); err != nil {
+				return err
+			}
+		}
+		o.Target, o.Name, o.TargetOptions = &ext, externalName(*runName, *target), topts
+	} else {
+		if probeDSNFlag.given() || *metricsURL != "" || *tokensFile != "" || tf.inUse() || *runName != "" {
+			return fmt.Errorf("%w: --probe-dsn, --pgbouncer-admin-dsn, --metrics-url, --tokens-file, --name and the TLS/OAuth flags belong to --target", errUsage)
+		}
+		if len(variants) == 0 {
+			variants = listFlag{p.VariantBefore, p.VariantAfter}
+		}
+		for _, v := range variants {
+			if err := runner.CheckVariants(v); err != nil {
+				return fmt.Errorf("%w: %v", errUsage, err)
+			}
+		}
+		o.Variants = variants
+	}
+	sum, err := capacity.Run(ctx, o)
+	if sum != nil {
+		fmt.Println()
+		for _, s := range sum.Capacity.Searches {
+			fmt.Println(s.Headline())
+		}
+		if c := sum.Capacity.Change; c != nil {
+			fmt.Println(c.Line)
+		}
+		fmt.Printf("\nreport: %s/report.html\n", *out)
+	}
+	if errors.Is(err, capacity.ErrBelowMin) {
+		return fmt.Errorf("%w: %v", errVerdict, err)
+	}
+	return err
+}
+
+// splitLimit splits METRIC:EXPR at the colon after the metric and its
+// {tag:value} filter, if any.
+func splitLimit(s string) (metric, expr string, ok bool) {
+	from := 0
+	if i := strings.Index(s, "}"); i >= 0 {
+		from = i
+	}
+	i := strings.Index(s[from:], ":")
+	if i < 0 {
+		return "", "", false
+	}
+	metric, expr = strings.TrimSpace(s[:from+i]), strings.TrimSpace(s[from+i+1:])
+	return metric, expr, metric != "" && expr != ""
+}
+
+func setStr(dst *string, v string) {
+	if v != "" {
+		*dst = v
+	}
+}
+
+func setInt(dst *int, v int) {
+	if v != 0 {
+		*dst = v
+	}
+}

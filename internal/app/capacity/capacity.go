@@ -1,0 +1,261 @@
+package capacity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/internal/app/runner"
+	"github.com/leakbench/leakbench/internal/lib/redact"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
+	"github.com/leakbench/leakbench/reports"
+)
+
+// Sentinel outcomes a caller turns into exit codes.
+var (
+	// ErrBelowMin: the search found a capacity below the required Min.
+	ErrBelowMin = errors.New("capacity below the required minimum")
+	// ErrInconclusive: a search stopped before its answer for a reason
+	// that is not the service's (see reports.CapacityInconclusive).
+	ErrInconclusive = errors.New("capacity search inconclusive")
+)
+
+// Options configures a capacity search.
+type Options struct {
+	Profile runner.Profile
+	Spec    Spec
+	// Variants are the reference gateway's variants to search, each on a
+	// stack of its own, in order (two: before and after); none with
+	// Target.
+	Variants []string
+	// Env is where a variant's stack runs: local (default) or docker.
+	Env string
+	// Target is the user's own service (its GatewayURL set), with Name
+	// its name in the reports; TargetOptions its TLS and OAuth.
+	Target        *fixtures.External
+	Name          string
+	TargetOptions runner.TargetOptions
+	// Out is the output directory: summary.json, reports and the
+	// stages' run directories.
+	Out   string
+	Force bool
+	// Log receives a line per stage as it starts and as it ends; Verbose
+	// adds the runs' own progress lines.
+	Log     io.Writer
+	Verbose bool
+	Version string
+}
+
+// Run searches every variant (or the target) and writes the output
+// directory. The summary is returned with the error when the search could
+// not be done, or ErrInconclusive, or ErrBelowMin.
+func Run(ctx context.Context, o Options) (*reports.CapacitySummary, error) {
+	if (len(o.Variants) == 0) == (o.Target == nil) {
+		return nil, fmt.Errorf("%w: give the variants to search or a target, one of them", ErrSpec)
+	}
+	if len(o.Variants) > 2 {
+		return nil, fmt.Errorf("%w: at most two variants (before and after), got %d", ErrSpec, len(o.Variants))
+	}
+	if err := reach(o.Spec); err != nil {
+		return nil, err
+	}
+	if err := rundir.Prepare(o.Out, o.Force); err != nil {
+		return nil, err
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	sum := &reports.CapacitySummary{Started: time.Now().UTC()}
+	write := func() error {
+		sum.Ended = time.Now().UTC()
+		sum.Capacity.Change = change(sum.Capacity.Searches)
+		return reports.WriteCapacity(o.Out, sum)
+	}
+	var runErr error
+	if o.Target != nil {
+		s, err := searchOne(ctx, o, "", *o.Target, "")
+		sum.Capacity.Searches = append(sum.Capacity.Searches, s)
+		runErr = err
+	}
+	for _, v := range o.Variants {
+		sub := ""
+		if len(o.Variants) > 1 {
+			sub = v
+		}
+		s, err := searchVariant(ctx, o, v, sub)
+		sum.Capacity.Searches = append(sum.Capacity.Searches, s)
+		if err != nil {
+			runErr = err
+			break
+		}
+	}
+	if err := write(); err != nil {
+		return sum, errors.Join(runErr, err)
+	}
+	if runErr != nil {
+		return sum, runErr
+	}
+	return sum, verdict(sum)
+}
+
+// verdict is the searches' outcome as an error: ErrInconclusive for one
+// that stopped short (it says why), ErrBelowMin for one under Min.
+func verdict(sum *reports.CapacitySummary) error {
+	var errs []error
+	for _, s := range sum.Capacity.Searches {
+		switch {
+		case s.MinPass != nil && !*s.MinPass:
+			errs = append(errs, fmt.Errorf("%w: %s; required %d %s", ErrBelowMin, s.Headline(), s.Min, s.Unit))
+		case s.Outcome == reports.CapacityInconclusive && s.MinPass == nil:
+			errs = append(errs, fmt.Errorf("%w: %s", ErrInconclusive, s.Headline()))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// reach refuses a Min the search cannot reach in its stages.
+func reach(s Spec) error {
+	if s.Min == 0 {
+		return nil
+	}
+	top := float64(s.Start) * math.Pow(s.Factor, float64(s.MaxStages-1))
+	if top < float64(s.Min) {
+		return fmt.Errorf("%w: --min %d cannot be reached: from %d, ×%g a stage, %d stages reach at most %.0f; raise --start, --factor or --max-stages",
+			ErrSpec, s.Min, s.Start, s.Factor, s.MaxStages, top)
+	}
+	return nil
+}
+
+// searchVariant starts a stack with the variant, searches it and stops
+// the stack.
+func searchVariant(ctx context.Context, o Options, variant, sub string) (s reports.CapacitySearch, err error) {
+	dir := filepath.Join(o.Out, sub)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return s, fmt.Errorf("capacity: make %s: %w", dir, err)
+	}
+	cfg := o.Profile.Stack
+	cfg.Variant = variant
+	cfg.LogDir = filepath.Join(dir, "stack-logs")
+	fmt.Fprintf(o.Log, "[%s] starting PostgreSQL, PgBouncer and the %s gateway (%s) for the whole search…\n", variant, variant, orStr(o.Env, fixtures.ProviderLocal))
+	env, err := fixtures.Start(ctx, cfg, fixtures.StartOptions{Provider: orStr(o.Env, fixtures.ProviderLocal), Log: o.logw(variant)})
+	defer func() {
+		if cerr := env.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("stop the %s stack: %w", variant, cerr))
+		}
+	}()
+	if err != nil {
+		s = reports.CapacitySearch{Name: variant, Variant: variant, Outcome: reports.CapacityInconclusive, Reason: "the stack did not start"}
+		return s, interrupted(ctx, fmt.Errorf("capacity %s: start the stack: %w", variant, err))
+	}
+	ext := fixtures.External{GatewayURL: env.GatewayURL, GatewayMetricsURL: env.GatewayMetricsURL, UpstreamURL: env.UpstreamURL,
+		ProbeDSN: env.ProbeDSN, PgBouncerAdminDSN: env.PgBouncerAdminDSN, Tokens: env.Tokens}
+	return searchOne(ctx, o, variant, ext, sub)
+}
+
+func (o Options) logw(name string) io.Writer {
+	if !o.Verbose {
+		return nil
+	}
+	return prefixWriter(o.Log, "["+name+"] ")
+}
+
+// searchOne runs the stages of one search against ext.
+func searchOne(ctx context.Context, o Options, variant string, ext fixtures.External, sub string) (reports.CapacitySearch, error) {
+	sp := o.Spec
+	name := variant
+	if name == "" {
+		name = orStr(o.Name, "target")
+	}
+	probed := ext.ProbeDSN != ""
+	res := reports.CapacitySearch{Name: name, Variant: variant, Load: sp.Load, Unit: sp.Unit(o.Profile.Plan),
+		Resolution: sp.Resolution, Limits: sp.Limits(probed), Min: sp.Min, Dir: sub}
+	if variant == "" {
+		res.Target = redact.URL(ext.GatewayURL)
+	}
+	se := newSearch(sp)
+	var runErr error
+	for i := 1; ; i++ {
+		load, ok := se.Next()
+		if !ok {
+			break
+		}
+		st, err := runStage(ctx, o, ext, name, sub, i, load)
+		res.Stages = append(res.Stages, st)
+		if err != nil {
+			runErr = err
+			res.Reason = fmt.Sprintf("stage %d (%d %s) could not be judged: %v", i, load, res.Unit, redact.String(err.Error()))
+			break
+		}
+		if st.Inconclusive != "" {
+			res.Reason = fmt.Sprintf("stage %d (%d %s): %s — no capacity is reported beyond what earlier stages held", i, load, res.Unit, st.Inconclusive)
+			break
+		}
+		se.Record(load, st.Held)
+	}
+	conclude(&res, se)
+	fmt.Fprintf(o.Log, "[%s] %s\n", name, res.Headline())
+	return res, runErr
+}
+
+// conclude sets the search's outcome from its stages.
+func conclude(res *reports.CapacitySearch, se *search) {
+	res.Capacity, res.FirstBad = se.good, se.bad
+	res.Resolved = se.Resolved() && res.Reason == ""
+	switch {
+	case res.Reason != "":
+		res.Outcome = reports.CapacityInconclusive
+	case se.bad == 0 && se.good >= se.spec.Max:
+		res.Outcome = reports.CapacityAboveMax
+	case se.bad == 0:
+		res.Outcome = reports.CapacityInconclusive
+		res.Reason = fmt.Sprintf("out of stages (%d) before any limit tripped", len(res.Stages))
+	case se.good == 0:
+		res.Outcome = reports.CapacityBelowStart
+	default:
+		res.Outcome = reports.CapacityFound
+	}
+	for _, st := range res.Stages {
+		if st.Load == se.bad && len(st.Trips) > 0 {
+			res.Limit, res.Detail, res.Resource = st.Trips[0].Limit, st.Trips[0].Detail, st.Trips[0].Resource
+		}
+	}
+	if res.Min > 0 {
+		pass := res.Capacity >= res.Min
+		if pass || res.Outcome != reports.CapacityInconclusive {
+			res.MinPass = &pass
+		}
+	}
+}
+
+// change compares two searches that both found a capacity.
+func change(ss []reports.CapacitySearch) *reports.CapacityChange {
+	if len(ss) != 2 || ss[0].Capacity == 0 || ss[1].Capacity == 0 || ss[0].Outcome == reports.CapacityInconclusive || ss[1].Outcome == reports.CapacityInconclusive {
+		return nil
+	}
+	b, a := ss[0], ss[1]
+	c := &reports.CapacityChange{Before: b.Name, After: a.Name, From: b.Capacity, To: a.Capacity, Unit: a.Unit,
+		Ratio: math.Round(float64(a.Capacity)/float64(b.Capacity)*10) / 10}
+	verb := "raised"
+	if a.Capacity < b.Capacity {
+		verb = "lowered"
+	}
+	atLeast := ""
+	if a.Outcome == reports.CapacityAboveMax {
+		atLeast = "at least "
+	}
+	c.Line = fmt.Sprintf("%s → %s %s capacity from %d to %s%d %s, %.1f×", b.Name, a.Name, verb, b.Capacity, atLeast, a.Capacity, a.Unit, c.Ratio)
+	return c
+}
+
+func interrupted(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return runner.ErrInterrupted
+	}
+	return err
+}

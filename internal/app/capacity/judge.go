@@ -1,0 +1,118 @@
+package capacity
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/leakbench/leakbench/internal/lib/rundir"
+	"github.com/leakbench/leakbench/reports"
+)
+
+// measure fills the stage's figures from its rendered run.
+func measure(st *reports.CapacityStage, r *reports.Run, stage time.Duration) {
+	sum := r.Summary
+	if l := sum.Load; l != nil {
+		st.Requests = l.Requests
+		if judged := l.Requests - l.Aborted; judged > 0 {
+			st.ErrorRate = float64(l.Failures) / float64(judged)
+		}
+		if all, ok := l.Latency[rundir.OpAll]; ok {
+			st.P50Ms, st.P95Ms, st.P99Ms = all.P50Ms, all.P95Ms, all.P99Ms
+		}
+		if secs := l.Ended.Sub(l.Started).Seconds(); secs > 0 {
+			st.Seconds = math.Round(secs*10) / 10
+		}
+		st.ReqPerSecond = float64(l.Requests) / stage.Seconds()
+	}
+	if pr := sum.Probe; pr != nil {
+		st.Probed = true
+		st.MaxStuck = pr.MaxStuckIdleInTx
+	}
+	if p := sum.Pool; p != nil {
+		st.PgBouncerWait = p.PgBouncerMaxClWaiting
+		st.AppPoolMax, st.AppPoolPeak = p.AppPoolMax, p.AppPoolMaxAcquired
+		st.PoolExhausted, st.PoolPinned = p.Exhausted, p.Pinned
+		for _, s := range p.Services {
+			st.ServiceConns = max(st.ServiceConns, s.Max)
+		}
+	}
+}
+
+// judge sets the stage's verdict by the search's limits. An error is a
+// limit that cannot be judged (it matched no request): bad input, not a
+// verdict.
+func judge(st *reports.CapacityStage, s Spec, r *reports.Run) error {
+	sum := r.Summary
+	resource := resourceBehind(sum)
+	trip := func(limit, detail, res string) {
+		st.Trips = append(st.Trips, reports.CapacityTrip{Limit: limit, Detail: detail, Resource: res})
+	}
+	if p := sum.Pool; p != nil && sum.Probe != nil {
+		if (s.Pool == PoolAny || s.Pool == PoolExhausted) && p.Exhausted {
+			trip("pool exhausted", p.Reason, resource)
+		}
+		if (s.Pool == PoolAny || s.Pool == PoolPinned) && p.Pinned {
+			trip("pool pinned", pinnedDetail(p), resource)
+		}
+	}
+	if pr := sum.Probe; pr != nil && s.StuckSessions >= 0 && pr.MaxStuckIdleInTx > s.StuckSessions {
+		trip(fmt.Sprintf("stuck sessions ≤ %d", s.StuckSessions),
+			fmt.Sprintf("%d stuck idle in transaction at once, %d stuck episodes", pr.MaxStuckIdleInTx, pr.StuckEpisodes),
+			"connections held idle in transaction by the service")
+	}
+	if l := sum.Load; l != nil {
+		for _, t := range l.Thresholds {
+			if t.Samples == 0 {
+				return fmt.Errorf("%w: limit %s %s matched nothing the stage measured: no such method, tool or scenario in the load (check its name)", ErrSpec, t.Metric, t.Expression)
+			}
+			if !t.Pass {
+				trip(t.Metric+" "+t.Expression, fmt.Sprintf("observed %s over %d", observed(t.Observed), t.Samples), resource)
+			}
+		}
+		if s.Load == LoadRate && l.DroppedIterations > 0 {
+			trip("arrival rate sustained", fmt.Sprintf("%d iterations dropped: every user was busy", l.DroppedIterations), resource)
+		}
+	}
+	st.Held = len(st.Trips) == 0
+	return nil
+}
+
+func observed(v float64) string {
+	if math.IsNaN(v) {
+		return "nothing"
+	}
+	return fmt.Sprintf("%.4g", v)
+}
+
+func pinnedDetail(p *reports.PoolState) string {
+	for _, s := range p.Services {
+		if s.Pinned {
+			return fmt.Sprintf("%s's %d connections pinned for %.1f s, none working", s.Name, s.Max, s.PinnedSeconds)
+		}
+	}
+	return "the service's connections pinned"
+}
+
+// resourceBehind names the resource that ran out, from the stage's pool
+// figures: the service's own pool, PgBouncer's, the connections as the
+// database saw them, or none of them.
+func resourceBehind(sum *reports.Summary) string {
+	p := sum.Pool
+	if sum.Probe == nil || p == nil {
+		return "not observed: the stage was not probed (no database DSN)"
+	}
+	switch {
+	case p.AppPoolSampled && p.AppPoolMax > 0 && p.AppPoolMaxAcquired >= p.AppPoolMax:
+		return fmt.Sprintf("the service's connection pool: %g/%g connections acquired, %g acquires waited (%.1f s in all)",
+			p.AppPoolMaxAcquired, p.AppPoolMax, p.AppPoolAcquireWaits, p.AppPoolAcquireWaitSeconds)
+	case p.PgBouncerSampled && p.PgBouncerMaxClWaiting > 0:
+		return fmt.Sprintf("PgBouncer's pool: up to %d clients waiting for a server connection, worst wait %.0f ms",
+			p.PgBouncerMaxClWaiting, 1000*p.WorstWaitSeconds)
+	case p.Pinned:
+		return "the service's database connections, pinned at their maximum (database view)"
+	case sum.Probe.MaxStuckIdleInTx > 0:
+		return fmt.Sprintf("connections held idle in transaction (%d stuck at once)", sum.Probe.MaxStuckIdleInTx)
+	}
+	return "no pool at its limit: the service itself (its CPU, locks or upstream)"
+}

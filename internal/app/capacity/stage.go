@@ -1,0 +1,120 @@
+package capacity
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sync"
+
+	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/internal/app/render"
+	"github.com/leakbench/leakbench/internal/app/runner"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
+	"github.com/leakbench/leakbench/reports"
+)
+
+// stageDir is a stage's run directory's name: stage-01-users-40.
+func stageDir(i int, load string, n int) string { return fmt.Sprintf("stage-%02d-%s-%d", i, load, n) }
+
+// runStage plays one stage — a whole run at load, against ext — renders
+// its reports and judges it. The error is a stage that could not be run
+// or judged; a stage that ran has its verdict in the returned record.
+func runStage(ctx context.Context, o Options, ext fixtures.External, name, sub string, i, load int) (reports.CapacityStage, error) {
+	sp := o.Spec
+	rel := filepath.Join(sub, stageDir(i, sp.Load, load))
+	st := reports.CapacityStage{Index: i, Load: load, Dir: rel}
+	unit := sp.Unit(o.Profile.Plan)
+	pl, err := stagePlan(o.Profile.Plan, sp, load)
+	if err != nil {
+		return st, err
+	}
+	prof := o.Profile
+	prof.Plan = pl
+	prof.Faults, prof.RecoverySeconds = nil, nil
+	fmt.Fprintf(o.Log, "[%s] stage %d: %d %s for %s…\n", name, i, load, unit, sp.Stage)
+	dir := filepath.Join(o.Out, rel)
+	_, err = runner.Run(ctx, runner.Options{Profile: prof, Name: fmt.Sprintf("%s stage %d", name, i), Dir: dir,
+		Log: o.logw(fmt.Sprintf("%s %d", name, i)), Version: o.Version, Env: fixtures.ProviderExternal, External: ext, Target: o.TargetOptions})
+	if err != nil {
+		return st, interrupted(ctx, fmt.Errorf("stage %d: %w", i, err))
+	}
+	r, err := render.Report(dir)
+	if err != nil {
+		return st, fmt.Errorf("stage %d: render its reports: %w", i, err)
+	}
+	measure(&st, r, sp.Stage)
+	if g := r.Summary.Load.Generator; g != nil {
+		st.Generator, st.GeneratorLine = g.Verdict, g.Line()
+		if sp.Generator && g.Verdict == rundir.GeneratorSaturated {
+			st.Inconclusive = "the load generator saturated (" + g.Line() + "): this load measures leakbench's limit, not the service's"
+		}
+	}
+	if st.Inconclusive == "" {
+		if ok, why := settled(r.Load, sp.Stage); !ok {
+			st.Inconclusive = why
+		}
+	}
+	if st.Inconclusive == "" {
+		if err := judge(&st, sp, r); err != nil {
+			return st, err
+		}
+	}
+	fmt.Fprintf(o.Log, "[%s] stage %d: %d %s — %s | %.1f req/s, p95 %.0f ms, errors %.1f%%%s\n", name, i, load, unit, stageWord(st),
+		st.ReqPerSecond, st.P95Ms, 100*st.ErrorRate, poolWords(st))
+	return st, nil
+}
+
+func stageWord(st reports.CapacityStage) string {
+	switch {
+	case st.Inconclusive != "":
+		return "inconclusive: " + st.Inconclusive
+	case st.Held:
+		return "held"
+	}
+	w := "broke " + st.Trips[0].Limit
+	if len(st.Trips) > 1 {
+		w += fmt.Sprintf(" (and %d more)", len(st.Trips)-1)
+	}
+	return w
+}
+
+func poolWords(st reports.CapacityStage) string {
+	if !st.Probed {
+		return ""
+	}
+	s := fmt.Sprintf(", service conns %d, stuck %d, PgBouncer waiting %d", st.ServiceConns, st.MaxStuck, st.PgBouncerWait)
+	if st.AppPoolMax > 0 {
+		s += fmt.Sprintf(", service pool %g/%g", st.AppPoolPeak, st.AppPoolMax)
+	}
+	return s
+}
+
+// prefixWriter writes each complete line to w with prefix.
+func prefixWriter(w io.Writer, prefix string) io.Writer {
+	return &lines{w: w, prefix: prefix}
+}
+
+type lines struct {
+	mu     sync.Mutex
+	w      io.Writer
+	prefix string
+	buf    []byte
+}
+
+func (l *lines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	for {
+		i := bytes.IndexByte(l.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		if _, err := fmt.Fprintf(l.w, "%s%s\n", l.prefix, l.buf[:i]); err != nil {
+			return len(p), err
+		}
+		l.buf = l.buf[i+1:]
+	}
+}

@@ -1,0 +1,143 @@
+package reports
+
+import "time"
+
+// CapacityKind is the kind of a capacity search's summary.json.
+const CapacityKind = "capacity"
+
+// CapacitySummary is the summary.json of a capacity search's output
+// directory (leakbench capacity): one search per variant or target, and
+// their comparison when there are two. See SCHEMA.md, "capacity".
+type CapacitySummary struct {
+	SchemaVersion int       `json:"schema_version"`
+	Kind          string    `json:"kind"`
+	Started       time.Time `json:"started"`
+	Ended         time.Time `json:"ended"`
+	Capacity      Capacity  `json:"capacity"`
+}
+
+// Capacity is summary.json's capacity section.
+type Capacity struct {
+	// Searches has one search per variant (or the target), in the order
+	// they ran.
+	Searches []CapacitySearch `json:"searches"`
+	// Change compares the first search with the second (before, after);
+	// nil with one search, or when either found no capacity.
+	Change *CapacityChange `json:"change,omitempty"`
+}
+
+// CapacityChange is how the capacity moved from one search to the next.
+type CapacityChange struct {
+	Before string  `json:"before"`
+	After  string  `json:"after"`
+	From   int     `json:"from"`
+	To     int     `json:"to"`
+	Ratio  float64 `json:"ratio"`
+	Unit   string  `json:"unit"`
+	// Line says it in words: "the fix raised capacity from 38 to 410
+	// users, 10.8×".
+	Line string `json:"line"`
+}
+
+// Outcomes of a capacity search.
+const (
+	// CapacityFound: a stage held every limit and a later one broke one;
+	// Capacity is the largest load that held.
+	CapacityFound = "found"
+	// CapacityAboveMax: every stage held, up to the search's max.
+	CapacityAboveMax = "above_max"
+	// CapacityBelowStart: even the smallest load tried broke a limit.
+	CapacityBelowStart = "below_start"
+	// CapacityInconclusive: the search stopped before a limit tripped
+	// for a reason that is not the service's (the generator saturated, a
+	// stage did not settle, a stage could not be run): Capacity is only
+	// the largest load measured to hold, a lower bound.
+	CapacityInconclusive = "inconclusive"
+)
+
+// CapacitySearch is one capacity search: its stages and what they found.
+type CapacitySearch struct {
+	// Name is the variant or the target's name; Variant the reference
+	// gateway's variant (empty for a target).
+	Name    string `json:"name"`
+	Variant string `json:"variant,omitempty"`
+	Target  string `json:"target,omitempty"`
+	// Load is what the stages stepped: "users" or "rate"; Unit how it is
+	// counted ("users", "iterations/s").
+	Load string `json:"load"`
+	Unit string `json:"unit"`
+	// Outcome is CapacityFound, CapacityAboveMax, CapacityBelowStart or
+	// CapacityInconclusive.
+	Outcome string `json:"outcome"`
+	// Capacity is the largest load a stage held every limit at (0: none
+	// did); FirstBad the smallest load that broke one (0: none did).
+	Capacity int `json:"capacity"`
+	FirstBad int `json:"first_bad,omitempty"`
+	// Resolution is the resolution asked ("10%", "5"); Resolved whether
+	// the search narrowed Capacity..FirstBad to it within its stages.
+	Resolution string `json:"resolution"`
+	Resolved   bool   `json:"resolved"`
+	// Limit is the limit that tripped first at FirstBad ("pool
+	// exhausted", "mcp_req_duration{name:x} p(95)<500"), Resource the
+	// resource behind it, Detail what was measured.
+	Limit    string `json:"limit,omitempty"`
+	Resource string `json:"resource,omitempty"`
+	Detail   string `json:"detail,omitempty"`
+	// Reason says why an inconclusive search stopped.
+	Reason string `json:"reason,omitempty"`
+	// Limits lists every limit the stages were judged by.
+	Limits []string `json:"limits"`
+	// Min is the load required (--min; 0: none); MinPass whether
+	// Capacity reached it (absent without Min, or when an inconclusive
+	// search had not reached it).
+	Min     int   `json:"min,omitempty"`
+	MinPass *bool `json:"min_pass,omitempty"`
+	// Stages in the order they ran.
+	Stages []CapacityStage `json:"stages"`
+	// Dir is the directory holding the stages' run directories, relative
+	// to the output directory ("" : the output directory itself).
+	Dir string `json:"dir,omitempty"`
+}
+
+// CapacityStage is one stage: one run at one load, its run directory kept.
+type CapacityStage struct {
+	Index int `json:"index"`
+	Load  int `json:"load"`
+	// Dir is its run directory, relative to the output directory.
+	Dir string `json:"dir"`
+	// Held: the stage held every limit. Trips are the limits it broke,
+	// the first one first. Inconclusive says why the stage judges
+	// nothing of the service (it did not settle, the generator
+	// saturated); Held is then false and Trips empty.
+	Held         bool           `json:"held"`
+	Trips        []CapacityTrip `json:"trips,omitempty"`
+	Inconclusive string         `json:"inconclusive,omitempty"`
+	Seconds      float64        `json:"seconds"`
+	// What the stage measured.
+	Requests      int64   `json:"requests"`
+	ReqPerSecond  float64 `json:"req_per_second"`
+	ErrorRate     float64 `json:"error_rate"`
+	P50Ms         float64 `json:"p50_ms"`
+	P95Ms         float64 `json:"p95_ms"`
+	P99Ms         float64 `json:"p99_ms"`
+	Probed        bool    `json:"probed"`
+	ServiceConns  int     `json:"service_conns"`
+	MaxStuck      int     `json:"max_stuck_idle_in_tx"`
+	PgBouncerWait int     `json:"pgbouncer_max_cl_waiting"`
+	AppPoolMax    float64 `json:"app_pool_max,omitempty"`
+	AppPoolPeak   float64 `json:"app_pool_max_acquired,omitempty"`
+	PoolExhausted bool    `json:"pool_exhausted"`
+	PoolPinned    bool    `json:"pool_pinned"`
+	// Generator is the load generator's verdict for the stage (kept_up,
+	// saturated; absent where the engine did not record one) and Line its
+	// report line.
+	Generator     string `json:"generator,omitempty"`
+	GeneratorLine string `json:"generator_line,omitempty"`
+}
+
+// CapacityTrip is one limit a stage broke.
+type CapacityTrip struct {
+	Limit    string `json:"limit"`
+	Detail   string `json:"detail"`
+	Resource string `json:"resource,omitempty"`
+}
