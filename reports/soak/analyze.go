@@ -152,11 +152,11 @@ func readSamples(path string, origin time.Time, in func(time.Time) bool) ([]*res
 	conns := make(map[string]*resource, len(names))
 	var rs []*resource
 	for _, n := range names {
-		conns[n] = mk("connections ("+n+")", "connections", "")
+		conns[n] = mk("connections held ("+n+")", "connections", "")
 		rs = append(rs, conns[n])
 	}
 	if len(names) == 0 {
-		rs = append(rs, mk("connections", "connections", "no backend of any application was sampled"))
+		rs = append(rs, mk("connections held", "connections", "no backend of any application was sampled"))
 	}
 	idle, stuck := mk("idle in transaction", "idle_in_tx", ""), mk("stuck idle in transaction", "stuck", "")
 	noPgb, noPool := "", ""
@@ -175,7 +175,11 @@ func readSamples(path string, origin time.Time, in func(time.Time) bool) ([]*res
 		}
 		seen := make(map[string]int, len(s.Apps))
 		for _, a := range s.Apps {
-			seen[a.Name] = a.Total()
+			// Held: working or inside a transaction. A pool's idle
+			// connections are not counted: PgBouncer and the pool keep
+			// what a peak opened (server_idle_timeout), so their number
+			// climbs to the pool's high-water mark without any leak.
+			seen[a.Name] = a.Total() - a.Idle
 		}
 		for n, r := range conns {
 			r.s.Add(s.Time, float64(seen[n]))

@@ -60,7 +60,7 @@ func judge(name, k string, xs, ys []float64, w window, s rundir.SoakSettings, ne
 	f := trendfit.Line(sx, sy)
 	r.SlopePerHour, r.R2 = f.PerHour(), f.R2
 	r.SteadyStart, r.SteadyEnd = f.At(w.steadyStart), f.At(w.loadEnd)
-	slope := fmt.Sprintf("%s %s/hour (R² %.2f)", signed(r.SlopePerHour, kd), kd.unit, r.R2)
+	slope := fmt.Sprintf("%s/hour (R² %.2f)", signed(r.SlopePerHour, kd), r.R2)
 	if w.coolDownEnd <= w.loadEnd {
 		return notJudged("no cool-down, so a climb cannot be told from what the load itself holds; fit " + slope)
 	}
@@ -96,9 +96,9 @@ func signed(v float64, k kind) string {
 		return fmt.Sprintf("%+.1f MiB", v/(1<<20))
 	}
 	if math.Abs(v) >= 10 {
-		return fmt.Sprintf("%+.0f", v)
+		return fmt.Sprintf("%+.0f %s", v, k.unit)
 	}
-	return fmt.Sprintf("%+.1f", v)
+	return fmt.Sprintf("%+.1f %s", v, k.unit)
 }
 
 // value formats a level, "–" when absent.
