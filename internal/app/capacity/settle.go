@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/leakbench/leakbench/internal/lib/rundir"
@@ -9,12 +10,17 @@ import (
 
 // riseLimit is how much the last third of a stage's seconds may carry
 // more requests than the middle third before the stage is judged not
-// settled: the load still climbing when the stage ended.
-const riseLimit = 1.25
+// settled: the load still climbing when the stage ended. A rise must also
+// stand out of the counting noise (riseSigmas standard deviations of a
+// Poisson count) so that a few requests a second do not read as a climb.
+const (
+	riseLimit  = 1.25
+	riseSigmas = 3
+)
 
 // settled reports whether the stage's load had settled: its requests per
 // second over the last third of the hold no more than riseLimit × those
-// of the middle third. The first second (users starting) and seconds past
+// of the middle third, or within the noise of counting them. The first second (users starting) and seconds past
 // the hold (graceful stop) are left out. why says what was seen when not.
 func settled(points []rundir.LoadPoint, stage time.Duration) (ok bool, why string) {
 	var rates []float64
@@ -31,7 +37,10 @@ func settled(points []rundir.LoadPoint, stage time.Duration) (ok bool, why strin
 	if last == 0 && mid == 0 {
 		return false, "no request was sent in the stage's second half: think times longer than the stage? hold stages longer"
 	}
-	if last > riseLimit*mid+1 {
+	// The last third's requests against what the middle third's rate
+	// predicts for as many seconds.
+	want, got := mid*float64(n), last*float64(n)
+	if last > riseLimit*mid && got-want > riseSigmas*math.Sqrt(want+1) {
 		return false, fmt.Sprintf("the load was still climbing at the end of the stage (%.1f req/s, then %.1f req/s): hold stages longer (--stage)", mid, last)
 	}
 	return true, ""

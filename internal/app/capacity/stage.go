@@ -45,11 +45,8 @@ func runStage(ctx context.Context, o Options, ext fixtures.External, name, sub s
 		return st, fmt.Errorf("stage %d: render its reports: %w", i, err)
 	}
 	measure(&st, r, sp.Stage)
-	if g := r.Summary.Load.Generator; g != nil {
-		st.Generator, st.GeneratorLine = g.Verdict, g.Line()
-		if sp.Generator && g.Verdict == rundir.GeneratorSaturated {
-			st.Inconclusive = "the load generator saturated (" + g.Line() + "): this load measures leakbench's limit, not the service's"
-		}
+	if r.Summary.Load != nil {
+		generatorVerdict(&st, sp, r.Summary.Load.Generator)
 	}
 	if st.Inconclusive == "" {
 		if ok, why := settled(r.Load, sp.Stage); !ok {
@@ -64,6 +61,19 @@ func runStage(ctx context.Context, o Options, ext fixtures.External, name, sub s
 	fmt.Fprintf(o.Log, "[%s] stage %d: %d %s — %s | %.1f req/s, p95 %.0f ms, errors %.1f%%%s\n", name, i, load, unit, stageWord(st),
 		st.ReqPerSecond, st.P95Ms, 100*st.ErrorRate, poolWords(st))
 	return st, nil
+}
+
+// generatorVerdict records the generator's verdict on the stage; a
+// saturated generator makes the stage inconclusive unless the search
+// says generator: off.
+func generatorVerdict(st *reports.CapacityStage, sp Spec, g *rundir.Generator) {
+	if g == nil {
+		return
+	}
+	st.Generator, st.GeneratorLine = g.Verdict, g.Line()
+	if sp.Generator && g.Verdict == rundir.GeneratorSaturated {
+		st.Inconclusive = "the load generator saturated (" + g.Line() + "): this load measures leakbench's limit, not the service's"
+	}
 }
 
 func stageWord(st reports.CapacityStage) string {

@@ -1,0 +1,193 @@
+package capacity
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/internal/app/runner"
+	"github.com/leakbench/leakbench/internal/testing/mcptest"
+	"github.com/leakbench/leakbench/reports"
+)
+
+// cliff serves the canned MCP endpoint, but fails every tools/call with
+// 503 while more than limit users are connected (each user has a
+// keep-alive connection of its own): an error-rate cliff above limit
+// concurrent users.
+type cliff struct {
+	next  http.Handler
+	limit int64
+	open  atomic.Int64
+}
+
+func (c *cliff) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if c.open.Load() > c.limit && bytes.Contains(body, []byte(`"tools/call"`)) {
+		http.Error(w, "overloaded", http.StatusServiceUnavailable)
+		return
+	}
+	c.next.ServeHTTP(w, r)
+}
+
+func (c *cliff) connState(_ net.Conn, s http.ConnState) {
+	switch s {
+	case http.StateNew:
+		c.open.Add(1)
+	case http.StateClosed, http.StateHijacked:
+		c.open.Add(-1)
+	}
+}
+
+type connStartKey struct{}
+
+// climbing answers slowly on a new connection and faster as it ages
+// (20 ms plus a quarter of the time left to 4 s), so a stage's load is
+// still climbing at its end.
+type climbing struct{ next http.Handler }
+
+func (c *climbing) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start, _ := r.Context().Value(connStartKey{}).(time.Time)
+	d := 20*time.Millisecond + max(0, 4*time.Second-time.Since(start))/4
+	select {
+	case <-time.After(d):
+	case <-r.Context().Done():
+		return
+	}
+	c.next.ServeHTTP(w, r)
+}
+
+const targetPlan = `
+timeout: 5s
+capacity:
+  load: users
+  start: 4
+  max: 64
+  factor: 2
+  stage: 4s
+  resolution: 1
+  max_stages: 8
+  error_rate: 0.05
+  # The machine the tests run on is shared: its other load makes the
+  # generator late now and then, which would (rightly) stop the search as
+  # inconclusive. These tests are about the search; the generator's stop
+  # is TestGeneratorStopsTheSearch's.
+  generator: off
+scenarios:
+  s:
+    executor: constant-vus
+    vus: 1
+    duration: 4s
+    gracefulStop: 1s
+    flow:
+      - think: {uniform: [100ms, 300ms]}
+      - tools/call: {name: echo}
+`
+
+func tokens(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("user-token-%03d", i)
+	}
+	return out
+}
+
+// searchTarget searches the handler's capacity with the plan, load only.
+func searchTarget(t *testing.T, h http.Handler, yaml string) (*reports.CapacitySummary, string, error) {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(h)
+	if c, ok := h.(*cliff); ok {
+		srv.Config.ConnState = c.connState
+	}
+	srv.Config.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
+		return context.WithValue(ctx, connStartKey{}, time.Now())
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	p, err := runner.ParseProfile([]byte(yaml), "target.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := Resolve(p.Capacity, p.Plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	sum, err := Run(ctx, Options{Profile: p, Spec: sp, Target: &fixtures.External{GatewayURL: srv.URL, Tokens: tokens(100)},
+		Name: "cliff", Out: out, Log: testLog{t}, Version: "test"})
+	return sum, out, err
+}
+
+// TestCapacityFindsAnErrorRateCliff: a target that fails every call above
+// 12 connected users is found at 12, within the resolution of 1 user.
+func TestCapacityFindsAnErrorRateCliff(t *testing.T) {
+	const limit = 12
+	sum, out, err := searchTarget(t, &cliff{next: mcptest.CannedMCP(0), limit: limit}, targetPlan)
+	if err != nil {
+		t.Fatalf("search: %v", err)
+	}
+	s := sum.Capacity.Searches[0]
+	t.Logf("%s (%d stages)", s.Headline(), len(s.Stages))
+	if s.Outcome != reports.CapacityFound || s.Capacity != limit || s.FirstBad != limit+1 || !s.Resolved {
+		t.Errorf("outcome %s, capacity %d, first bad %d, resolved %v; want found, %d, %d", s.Outcome, s.Capacity, s.FirstBad, s.Resolved, limit, limit+1)
+	}
+	if s.Limit != "mcp_req_failed rate<=0.05" || len(s.Stages) > 8 {
+		t.Errorf("limit %q after %d stages", s.Limit, len(s.Stages))
+	}
+	for _, st := range s.Stages {
+		if _, err := os.Stat(filepath.Join(out, st.Dir, "summary.json")); err != nil {
+			t.Errorf("stage %d's run directory: %v", st.Index, err)
+		}
+	}
+	for _, f := range []string{"summary.json", "report.md", "report.html", "junit.xml", "plots/capacity.png", "plots/capacity.svg"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("output: %v", err)
+		}
+	}
+}
+
+// TestCapacityStageThatCannotSettle: a target whose throughput is still
+// climbing at the end of each stage gives an inconclusive result
+// (ErrInconclusive: exit 1), never a capacity it did not measure.
+func TestCapacityStageThatCannotSettle(t *testing.T) {
+	sum, _, err := searchTarget(t, &climbing{next: mcptest.CannedMCP(0)}, targetPlan)
+	if !errors.Is(err, ErrInconclusive) {
+		t.Fatalf("search: %v; want ErrInconclusive", err)
+	}
+	s := sum.Capacity.Searches[0]
+	t.Logf("%s", s.Headline())
+	if s.Outcome != reports.CapacityInconclusive || s.Capacity != 0 || len(s.Stages) != 1 || s.Stages[0].Inconclusive == "" {
+		t.Errorf("outcome %s, capacity %d after %d stages; want inconclusive at the first stage, no capacity", s.Outcome, s.Capacity, len(s.Stages))
+	}
+}
+
+// TestCapacityLimitMatchingNothing: a latency limit on a tool the load
+// never calls is an error naming it, not a stage that held.
+func TestCapacityLimitMatchingNothing(t *testing.T) {
+	yaml := targetPlan + "thresholds:\n  mcp_req_duration{name:no_such_tool}: [\"p(95)<100\"]\n"
+	sum, _, err := searchTarget(t, &cliff{next: mcptest.CannedMCP(0), limit: 100}, yaml)
+	if !errors.Is(err, ErrSpec) || sum == nil || sum.Capacity.Searches[0].Capacity != 0 {
+		t.Fatalf("search: %v; want an ErrSpec naming the limit and no capacity", err)
+	}
+	t.Log(err)
+}
+
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(string(bytes.TrimRight(p, "\n")))
+	return len(p), nil
+}
