@@ -28,6 +28,11 @@
 // While it runs the engine appends a per-second time series to the run
 // directory ([rundir.LoadFile], see scenarios/FORMAT.md), can serve live
 // Prometheus metrics ([RunOptions].MetricsAddr), and draws a progress line.
+// It also checks itself: how late it started what it had scheduled (think
+// times, arrival-rate iterations, the requests after them), its own CPU and
+// the machine's, each second and over the run; Result.Generator says
+// whether it kept up or was saturated, in which case the latency figures
+// include its own delay (generator.go; the rule is rundir.Generator's).
 //
 //	res, err := engine.RunPlan(ctx, p, engine.RunOptions{
 //		Target:      "http://127.0.0.1:8080/mcp",

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -219,4 +220,18 @@ func TestGeneratorSaturated(t *testing.T) {
 		t.Errorf("report line %q", line)
 	}
 	t.Logf("%s (lateness %+v, cores mean %.2f max %.2f)", g.Line(), g.Lateness, g.EngineCoresMean, g.EngineCoresMax)
+}
+
+// BenchmarkRecordLate is the cost of one lateness record, from as many
+// goroutines as there are Ps on the engine's shards: what each think time
+// and due request adds to a user's path.
+func BenchmarkRecordLate(b *testing.B) {
+	m := newMetrics(1, nil)
+	var next atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		sh := m.shard(int(next.Add(1)))
+		for pb.Next() {
+			m.recordLate(sh, 1500*time.Microsecond)
+		}
+	})
 }
