@@ -42,7 +42,7 @@ func TestParseVariants(t *testing.T) {
 			t.Errorf("ParseVariants(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
 		}
 	}
-	if names := VariantNames(); names != "fixed, commit-in-finally, held-while-waiting, held-while-polling, held-across-upstream, session-outside-request" {
+	if names := VariantNames(); names != "fixed, commit-in-finally, commit-in-finally-rare, held-while-waiting, held-while-polling, held-across-upstream, session-outside-request" {
 		t.Errorf("VariantNames() = %q", names)
 	}
 }

@@ -47,6 +47,7 @@ type command struct {
 var commands = map[string]command{
 	"signoff":  {"run a scenario against the leaky (before) and fixed (after) gateway and compare", cmdSignoff},
 	"run":      {"run a scenario against one gateway variant and write a run directory", cmdRun},
+	"soak":     {"hold a constant load, cool down, and judge each resource's slope (R²) for slow leaks", cmdSoak},
 	"capacity": {"find the largest load the service holds every limit at (before and after the fix)", cmdCapacity},
 	"merge":    {"add up the run directories of the shards of one run (run --shard i/N) into one", cmdMerge},
 	"k8s":      {"render Kubernetes manifests: an Indexed Job of N shards, the scenario, a results claim, the merge", cmdK8s},
