@@ -1,0 +1,18 @@
+package reports
+
+import (
+	"os"
+	"testing"
+)
+
+// TestCapacitySchemaDocumented: every field of a capacity search's
+// summary.json is listed in SCHEMA.md by its JSON path.
+func TestCapacitySchemaDocumented(t *testing.T) {
+	doc, err := os.ReadFile("SCHEMA.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range undocumented(string(doc), CapacitySummary{}) {
+		t.Errorf("SCHEMA.md does not document `%s`", p)
+	}
+}
