@@ -153,7 +153,7 @@ func CapacityCurves(c *CapacitySummary) []plots.CapacityCurve {
 		}
 		for _, st := range s.Stages {
 			cv.Points = append(cv.Points, plots.CapacityPoint{Load: float64(st.Load), P50Ms: st.P50Ms, P95Ms: st.P95Ms, P99Ms: st.P99Ms,
-				ErrorRate: st.ErrorRate, ServiceConns: float64(st.ServiceConns), Stuck: float64(st.MaxStuck), PgBouncerWait: float64(st.PgBouncerWait),
+				ErrorRate: st.ErrorRate, ServiceConns: float64(st.ServiceConns), Stuck: float64(st.MaxStuck), PgBouncerWait: float64(st.PgBouncerWait), AppPoolPeak: st.AppPoolPeak,
 				Probed: st.Probed, Held: st.Held})
 		}
 		out = append(out, cv)

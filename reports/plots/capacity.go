@@ -29,6 +29,7 @@ type CapacityPoint struct {
 	ServiceConns  float64 // the service's backends, most at once
 	Stuck         float64 // stuck idle in transaction, most at once
 	PgBouncerWait float64 // PgBouncer cl_waiting, most at once
+	AppPoolPeak   float64 // the service pool's connections in use, most at once (0: no pool metrics)
 	Probed        bool
 	Held          bool // the stage held every limit
 }
@@ -64,16 +65,18 @@ func WriteCapacity(w io.Writer, format string, curves ...CapacityCurve) error {
 		pool := newPanel("Pool", xl, "connections / clients")
 		addCapLine(pool, "service connections", pts, func(p CapacityPoint) (float64, bool) { return p.ServiceConns, p.Probed }, colBlue)
 		addCapLine(pool, "stuck idle in tx", pts, func(p CapacityPoint) (float64, bool) { return p.Stuck, p.Probed }, colVermilion)
+		addCapLine(pool, "service pool in use", pts, func(p CapacityPoint) (float64, bool) { return p.AppPoolPeak, p.Probed && p.AppPoolPeak > 0 }, colGreen)
 		addCapLine(pool, "PgBouncer waiting", pts, func(p CapacityPoint) (float64, bool) { return p.PgBouncerWait, p.Probed }, colPurple)
 		for i, p := range []*panel{lat, errs, pool} {
 			if cv.Knee > 0 {
-				k := vline{x: cv.Knee, style: lineStyle(colGreen, 1.5, []vg.Length{vg.Points(4), vg.Points(3)})}
+				k := vline{x: cv.Knee, style: lineStyle(colBlack, 1.5, []vg.Length{vg.Points(4), vg.Points(3)})}
 				p.Add(k)
 				if i == 0 {
 					p.Legend.Add(fmt.Sprintf("capacity %g %s", cv.Knee, cv.Unit), k)
 				}
 			}
 			p.Y.Min = 0
+			p.Y.Max = max(p.Y.Max, 1) // an all-zero series sits on the axis, not mid-panel
 			grid[i] = append(grid[i], p.Plot)
 		}
 	}
