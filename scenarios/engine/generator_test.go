@@ -2,6 +2,9 @@ package engine
 
 import (
 	"context"
+	"io"
+	"net"
+	"net/http"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -137,9 +140,25 @@ func TestGeneratorKeptUp(t *testing.T) {
 	checkLeaks(t)
 	srv := mcptest.Start(t, mcptest.Options{})
 	dir := t.TempDir()
-	res, err := RunPlan(context.Background(), thinkPlan(10, 20*time.Millisecond, 2500*time.Millisecond), RunOptions{Target: srv.URL, RunDir: dir})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	// A scrape after the first second sees its generator gauges.
+	scraped := make(chan string, 1)
+	time.AfterFunc(1500*time.Millisecond, func() { scraped <- scrape(addr) })
+	res, err := RunPlan(context.Background(), thinkPlan(10, 20*time.Millisecond, 2500*time.Millisecond),
+		RunOptions{Target: srv.URL, RunDir: dir, MetricsAddr: addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := <-scraped
+	for _, m := range []string{"leakbench_generator_cpus ", "leakbench_generator_cores ", "leakbench_generator_schedule_late_p99_seconds "} {
+		if !strings.Contains(body, m) {
+			t.Errorf("/metrics lacks %s:\n%s", m, body)
+		}
 	}
 	g := res.Generator
 	if g == nil {
@@ -170,6 +189,20 @@ func TestGeneratorKeptUp(t *testing.T) {
 	if runtime.GOOS == "linux" && points[0].MachineBusy <= 0 {
 		t.Errorf("load.jsonl: no machine busy share on Linux: %+v", points[0])
 	}
+}
+
+// scrape is the body of one GET of /metrics at addr (the error's text if
+// it fails).
+func scrape(addr string) string {
+	c := &http.Client{Timeout: 2 * time.Second}
+	defer c.CloseIdleConnections()
+	resp, err := c.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
 }
 
 // TestGeneratorSaturated limits the generator on purpose: one core
