@@ -473,8 +473,11 @@ thresholds:
   mcp_reqs: [{threshold: "count<1", abortOnFail: true, delayAbortEval: 1h}]
 `)
 	// 0 → 20/s over 1 s is 10 iterations, then 20/s for 0.5 s another 10.
-	if s := res.Scenarios["s"]; s.Iterations < 18 || s.Iterations > 20 || s.DroppedIterations != 0 {
-		t.Errorf("%d iterations, %d dropped; want about 20", s.Iterations, s.DroppedIterations)
+	// The schedule is what is judged: an iteration due while all five
+	// users were busy (a loaded machine stalls a ping) is dropped, not
+	// late, and still counts as scheduled.
+	if s := res.Scenarios["s"]; s.Iterations+s.DroppedIterations < 18 || s.Iterations+s.DroppedIterations > 20 || s.DroppedIterations > 2 {
+		t.Errorf("%d iterations, %d dropped; want about 20 scheduled", s.Iterations, s.DroppedIterations)
 	}
 	if res.EndReason != EndCompleted || res.Thresholds[0].Pass {
 		t.Errorf("end %q, threshold %+v: want completed, and the threshold failed at the end", res.EndReason, res.Thresholds[0])
