@@ -35,6 +35,7 @@ func cmdRun(ctx context.Context, args []string) (err error) {
 	shard := fs.String("shard", "", "play slice `I/N` of every scenario (k6 execution segments: users and arrival rates split so the N slices add up to the whole; user indices unique across shards); merge the N run directories with leakbench merge")
 	startAt := fs.String("start-at", "", "start the load at this RFC 3339 `TIME` (after the preflight), so that shards on several machines start together; a time already past starts at once")
 	shards := fs.Int("shards", 0, "play the load as `N` leakbench containers on the docker stack's network (--env docker), merged exactly into the run while this process probes (by hand elsewhere: --shard and leakbench merge)")
+	otlp := addOTLPFlags(fs)
 	keepQueryText := fs.Bool("keep-query-text", false, "keep stuck sessions' raw query texts in the run directory and reports (default: literals masked, since queries may hold e-mails, keys or passwords; sensitive)")
 	hist := addHistoryFlags(fs, false)
 	defer func() { err = hist.exit(err, args) }()
@@ -125,7 +126,12 @@ func cmdRun(ctx context.Context, args []string) (err error) {
 	case *runName != "":
 		return fmt.Errorf("%w: --name names your own service (--target); a reference run is named after its variant", errUsage)
 	}
-	sum, err := runner.Run(ctx, runner.Options{Profile: p, Variant: runVariant, Name: name, Dir: *out, Force: *force, Log: os.Stderr, Version: version, Env: *env, External: ext, MetricsAddr: *metricsAddr, KeepQueryText: *keepQueryText, Target: topts, Shard: seg, StartAt: at, Shards: *shards})
+	tel, err := otlp.start(ctx)
+	if err != nil {
+		return err
+	}
+	defer tel.Shutdown(ctx)
+	sum, err := runner.Run(ctx, runner.Options{Profile: p, Variant: runVariant, Name: name, Dir: *out, Force: *force, Log: os.Stderr, Version: version, Env: *env, External: ext, MetricsAddr: *metricsAddr, KeepQueryText: *keepQueryText, Target: topts, Shard: seg, StartAt: at, Shards: *shards, Telemetry: telemetry(tel)})
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ func cmdSignoff(ctx context.Context, args []string) (err error) {
 	metricsAddr := fs.String("metrics-addr", "", "serve the load engine's and the probe's live Prometheus metrics at http://ADDR/metrics while each run's load runs (e.g. 127.0.0.1:9464)")
 	shards := fs.Int("shards", 0, "play each run's load as `N` leakbench containers on the docker stack's network (--env docker), merged exactly into the run while this process probes; the engine's live metrics are then the shards' own, not served")
 	keepQueryText := fs.Bool("keep-query-text", false, "keep stuck sessions' raw query texts in the run directory and reports (default: literals masked, since queries may hold e-mails, keys or passwords; sensitive)")
+	otlp := addOTLPFlags(fs)
 	hist := addHistoryFlags(fs, true)
 	defer func() { err = hist.exit(err, args) }()
 	fs.Usage = func() {
@@ -48,6 +49,11 @@ func cmdSignoff(ctx context.Context, args []string) (err error) {
 	case *shards > 1 && *env != "docker":
 		return fmt.Errorf("%w: --shards runs the shards as containers of each run's stack: add --env docker", errUsage)
 	}
+	tel, err := otlp.start(ctx)
+	if err != nil {
+		return err
+	}
+	defer tel.Shutdown(ctx)
 	if *profile == runner.AllProfile && *scenario == "" {
 		switch {
 		case *before != "" || *after != "":
@@ -55,7 +61,7 @@ func cmdSignoff(ctx context.Context, args []string) (err error) {
 		case hist.dir != "" || hist.baseline != "" || hist.release != "":
 			return fmt.Errorf("%w: --history, --release and --baseline record one sign-off; with --profile %s sign the patterns off one by one (--profile NAME) to record them", errUsage, runner.AllProfile)
 		}
-		return signoffAll(ctx, runner.SignoffOptions{Out: *out, Force: *force, Log: os.Stderr, Version: version, Env: *env, MetricsAddr: *metricsAddr, KeepQueryText: *keepQueryText, Shards: *shards})
+		return signoffAll(ctx, runner.SignoffOptions{Out: *out, Force: *force, Log: os.Stderr, Version: version, Env: *env, MetricsAddr: *metricsAddr, KeepQueryText: *keepQueryText, Shards: *shards, Telemetry: telemetry(tel)})
 	}
 	p, err := loadProfile(*profile, *scenario)
 	if err != nil {
@@ -68,7 +74,7 @@ func cmdSignoff(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	start := time.Now()
-	cmp, err := runner.Signoff(ctx, runner.SignoffOptions{Profile: p, Out: *out, Force: *force, Log: os.Stderr, Version: version, Env: *env, MetricsAddr: *metricsAddr, KeepQueryText: *keepQueryText, Shards: *shards})
+	cmp, err := runner.Signoff(ctx, runner.SignoffOptions{Profile: p, Out: *out, Force: *force, Log: os.Stderr, Version: version, Env: *env, MetricsAddr: *metricsAddr, KeepQueryText: *keepQueryText, Shards: *shards, Telemetry: telemetry(tel)})
 	if err != nil {
 		return err
 	}

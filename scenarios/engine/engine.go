@@ -83,6 +83,9 @@ type RunOptions struct {
 	// engine waits until then, so that shards on several machines start
 	// together (at once if it has passed).
 	StartAt time.Time
+	// Spans, if set, gets every request as it ends (spans.go): an
+	// OpenTelemetry exporter's request spans. Nil costs nothing.
+	Spans SpanSink `json:"-"`
 }
 
 // engine is one run of a plan.
@@ -453,6 +456,7 @@ func openOutputs(opts RunOptions, e *engine) (*outputs, error) {
 		}
 		e.reqlog = out.requests
 	}
+	e.withSpans(opts.Spans) // spans.go
 	if opts.MetricsAddr != "" {
 		ms, err := live.Serve(opts.MetricsAddr, e.liveSnapshot, opts.Gatherer)
 		if err != nil {

@@ -20,8 +20,13 @@ import (
 // with RunOptions.RunDir the engine appends one line per request to
 // requests.jsonl (package reqindex writes it, with bounded memory).
 
-// requestLog feeds the request index from the users.
-type requestLog struct{ w *reqindex.Writer }
+// requestLog feeds the request index from the users, and the span sink
+// when there is one (spans.go; w is nil with a sink but no run directory).
+type requestLog struct {
+	w     *reqindex.Writer
+	spans SpanSink
+	scen  []string // scenario names, for spans
+}
 
 func openRequestLog(dir string, e *engine) (*requestLog, error) {
 	names := make([]string, len(e.runs))
@@ -35,14 +40,24 @@ func openRequestLog(dir string, e *engine) (*requestLog, error) {
 	return &requestLog{w: w}, nil
 }
 
-func (l *requestLog) flush() { l.w.Flush() }
-func (l *requestLog) close() { _ = l.w.Close() }
+func (l *requestLog) flush() {
+	if l.w != nil {
+		l.w.Flush()
+	}
+}
+
+func (l *requestLog) close() {
+	if l.w != nil {
+		_ = l.w.Close()
+	}
+}
 
 // reqInfo is what a user notes about the request it is about to send.
 type reqInfo struct {
 	trace trace.TraceID
-	step  int    // -1: an initialize the engine sent by itself
-	name  string // tool or prompt name
+	span  trace.SpanID // the traceparent's parent-id: the request's span
+	step  int          // -1: an initialize the engine sent by itself
+	name  string       // tool or prompt name
 	sent  time.Time
 }
 
@@ -53,7 +68,7 @@ func (v *vu) traced(ctx context.Context, c *step, name string) context.Context {
 	// Set on the session rather than carried by a context: a context per
 	// request would cost two allocations (v.record clears it).
 	v.s.SetTrace(tid, sid)
-	v.req = reqInfo{trace: tid, step: -1, name: name, sent: time.Now()}
+	v.req = reqInfo{trace: tid, span: sid, step: -1, name: name, sent: time.Now()}
 	if c != nil {
 		v.req.step = c.idx
 	}
@@ -88,7 +103,7 @@ func withNewTrace(ctx context.Context) context.Context {
 
 // add appends the line of the request v just finished.
 func (l *requestLog) add(v *vu, op uint8, err error) {
-	r := reqindex.Request{Trace: v.req.trace, User: v.tc.User, Scenario: int(v.cs.idx), Iteration: int64(v.tc.Iteration),
+	r := reqindex.Request{Trace: v.req.trace, Span: v.req.span, User: v.tc.User, Scenario: int(v.cs.idx), Iteration: int64(v.tc.Iteration),
 		Step: v.req.step, Method: opName(op), Name: v.req.name, Start: v.req.sent, Took: time.Since(v.req.sent), Outcome: rundir.RequestOK}
 	switch k := mcp.Classify(err); k {
 	case "":
@@ -101,7 +116,12 @@ func (l *requestLog) add(v *vu, op uint8, err error) {
 	default:
 		r.Outcome, r.Kind = rundir.RequestFailed, k
 	}
-	l.w.Add(&r)
+	if l.w != nil {
+		l.w.Add(&r)
+	}
+	if l.spans != nil {
+		l.spans.RequestEnded(&r, l.scen[r.Scenario])
+	}
 }
 
 // numberSteps gives every step of a flow its position, depth first from 0

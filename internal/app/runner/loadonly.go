@@ -38,6 +38,7 @@ func runLoadOnly(ctx context.Context, o Options, sum *reports.Summary, env *fixt
 		Progress:    prefixed(logw, "["+o.Name+"] "),
 		Segment:     o.Shard,
 		StartAt:     o.StartAt,
+		Spans:       o.spans(),
 	})
 	sum.Load = res
 	if err != nil {

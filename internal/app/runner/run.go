@@ -69,6 +69,9 @@ type Options struct {
 	// Soak, when set, makes the run a soak's (soakhooks.go): a baseline
 	// before the load, a cool-down of fixed length after it.
 	Soak *SoakHooks
+	// Telemetry, if set, exports the run over OTLP (telemetry.go): the
+	// engine's requests as they end, the episodes and key figures after.
+	Telemetry Telemetry
 }
 
 // Run starts a stack with the variant, probes it while the load plays, lets
@@ -99,6 +102,7 @@ func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
 	stackCfg.LogDir = filepath.Join(o.Dir, "logs")
 	stackCfg.FaultLinks = faultLinks(p) // the links the faults: timeline uses; none: no proxy
 	stackCfg.RestartServers = slices.ContainsFunc(p.Faults, func(s faults.Spec) bool { return s.Server() != "" })
+	var dbAddr string // the probed PostgreSQL's host:port, for the episodes' spans
 	sum = &reports.Summary{Name: o.Name, Profile: p.Name, Started: time.Now().UTC(), EndReason: reports.EndFailed,
 		Environment: reports.Environment{Provider: orDefault(o.Env, "local"), Variant: o.Variant, LeakbenchVersion: o.Version}}
 	defer func() {
@@ -111,7 +115,14 @@ func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
 		} else {
 			sum.EndReason = reports.EndCompleted
 		}
-		if werr := reports.WriteRun(o.Dir, sum); werr != nil {
+		werr := reports.WriteRun(o.Dir, sum)
+		if werr == nil && o.Telemetry != nil {
+			// The written run's episodes and figures go out, and
+			// summary.json gets what was delivered (telemetry.go).
+			o.Telemetry.RunWritten(ctx, o.Dir, sum, dbAddr, logw)
+			werr = reports.WriteRun(o.Dir, sum)
+		}
+		if werr != nil {
 			err = errors.Join(err, werr)
 		}
 	}()
@@ -134,6 +145,7 @@ func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
 		return sum, interrupted(ctx, fmt.Errorf("start stack: %w", err))
 	}
 	fillEnvironment(&sum.Environment, env)
+	dbAddr = probedAddr(env)
 
 	if env.ProbeDSN == "" {
 		return runLoadOnly(ctx, o, sum, env, logw)
@@ -218,6 +230,7 @@ func playInProcess(ctx context.Context, o Options, env *fixtures.Env, poller *pr
 		Progress:    probeAnnotated(logw, "["+o.Name+"] ", poller),
 		Segment:     o.Shard,
 		StartAt:     o.StartAt,
+		Spans:       o.spans(),
 	})
 }
 

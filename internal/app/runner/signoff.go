@@ -29,6 +29,8 @@ type SignoffOptions struct {
 	// Shards > 1 plays each run's load as that many leakbench containers
 	// on the docker stack (see Options.Shards).
 	Shards int
+	// Telemetry: see Options.Telemetry; both runs go to it.
+	Telemetry Telemetry
 }
 
 // Signoff runs the profile against the before variant and then the after
@@ -45,7 +47,8 @@ func Signoff(ctx context.Context, o SignoffOptions) (*reports.Comparison, error)
 	runs := []struct{ name, variant string }{{"before", o.Profile.VariantBefore}, {"after", o.Profile.VariantAfter}}
 	for _, r := range runs {
 		_, err := Run(ctx, Options{Profile: o.Profile, Variant: r.variant, Name: r.name,
-			Dir: filepath.Join(o.Out, r.name), Log: o.Log, Version: o.Version, Env: o.Env, MetricsAddr: o.MetricsAddr, KeepQueryText: o.KeepQueryText, Shards: o.Shards})
+			Dir: filepath.Join(o.Out, r.name), Log: o.Log, Version: o.Version, Env: o.Env, MetricsAddr: o.MetricsAddr, KeepQueryText: o.KeepQueryText, Shards: o.Shards,
+			Telemetry: o.Telemetry})
 		if err != nil {
 			return nil, fmt.Errorf("%s run (%s): %w", r.name, r.variant, err)
 		}

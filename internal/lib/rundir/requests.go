@@ -31,6 +31,10 @@ type Request struct {
 	// RequestTimeout, RequestCanceled.
 	Outcome string `json:"outcome"`
 	Kind    string `json:"kind,omitempty"`
+	// SpanID is the span id the request's traceparent carried (its
+	// parent-id), 16 lowercase hex digits: the request's own span, as
+	// leakbench exports it over OTLP. Absent in runs from before.
+	SpanID string `json:"span_id,omitempty"`
 }
 
 // Request.Outcome values.

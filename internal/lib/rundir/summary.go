@@ -68,6 +68,9 @@ type Summary struct {
 	// Faults is the run's faults: timeline as played, with each fault's
 	// recovery (faults.go); absent without faults.
 	Faults []FaultRecord `json:"faults,omitempty"`
+	// OTLP is what the run sent to an OpenTelemetry collector (otlp.go);
+	// absent when nothing was exported.
+	OTLP *OTLPExport `json:"otlp,omitempty"`
 }
 
 // PoolState is the verdict on the connection pools — PgBouncer's and the

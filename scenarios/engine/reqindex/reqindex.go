@@ -32,6 +32,7 @@ const FlushBytes = 32 << 10
 // form.
 type Request struct {
 	Trace     [16]byte
+	Span      [8]byte // the traceparent's parent-id; all zero: not written
 	User      int
 	Scenario  int // index into the scenario names given to Open
 	Iteration int64
@@ -110,6 +111,12 @@ func (w *Writer) Add(r *Request) {
 	if r.Kind != "" {
 		b = append(b, `,"kind":"`...)
 		b = append(b, r.Kind...)
+		b = append(b, '"')
+	}
+	if r.Span != ([8]byte{}) {
+		// Last: readers skip lines by the trace_id and user at the start.
+		b = append(b, `,"span_id":"`...)
+		b = hex.AppendEncode(b, r.Span[:])
 		b = append(b, '"')
 	}
 	b = append(b, "}\n"...)

@@ -1,0 +1,84 @@
+package otelexport
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/leakbench/leakbench/internal/lib/redact"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
+)
+
+// RunWritten exports the run whose directory dir is written — its
+// episodes as spans, its key figures as gauges — waits (at most
+// FlushTimeout each) for the run's spans to be delivered, and records in
+// sum.OTLP what was: the caller writes sum again. dbAddr is the host:port
+// of the PostgreSQL the probe watched ("" unknown). A line on log says
+// what was sent and, when spans were dropped, how many and why. Export
+// failures are reported, never returned: the run's result stands.
+func (x *Exporter) RunWritten(ctx context.Context, dir string, sum *rundir.Summary, dbAddr string, log io.Writer) {
+	if x == nil || sum == nil {
+		return
+	}
+	if log == nil {
+		log = io.Discard
+	}
+	var errMsg string
+	if x.tp != nil {
+		if err := x.exportEpisodes(ctx, dir, sum, dbAddr); err != nil {
+			errMsg = redact.String(err.Error())
+		}
+		if err := x.flush(ctx); err != nil && errMsg == "" {
+			errMsg = "flush the spans: " + redact.String(err.Error())
+		}
+	}
+	rec := &rundir.OTLPExport{Endpoint: x.endpoint, SampleRatio: x.cfg.SampleRatio}
+	if x.metrics != nil {
+		if err := x.metrics.record(ctx, sum, x.cfg.FlushTimeout); err != nil {
+			if errMsg == "" {
+				errMsg = "export the metrics: " + redact.String(err.Error())
+			}
+		} else {
+			rec.MetricsExported = true
+		}
+	}
+	x.mu.Lock()
+	now := x.counts()
+	d := counts{requests: now.requests - x.last.requests, episodes: now.episodes - x.last.episodes,
+		exported: now.exported - x.last.exported, failed: now.failed - x.last.failed}
+	x.last = now
+	x.mu.Unlock()
+	rec.RequestSpans, rec.EpisodeSpans, rec.SpansExported = d.requests, d.episodes, d.exported
+	rec.SpansDropped = max(0, d.requests+d.episodes-d.exported)
+	if rec.SpansDropped > 0 && errMsg == "" && x.counted != nil {
+		if p := x.counted.lastErr.Load(); p != nil {
+			errMsg = *p
+		}
+	}
+	rec.Error = errMsg
+	sum.OTLP = rec
+	fmt.Fprintf(log, "[%s] %s\n", sum.Name, Line(rec))
+}
+
+// Line says in one line what a run sent: "otlp: 1200 spans to URL (1000
+// requests, 200 episodes), metrics sent", and when spans were dropped,
+// how many and the last error.
+func Line(r *rundir.OTLPExport) string {
+	s := fmt.Sprintf("otlp: %d of %d spans delivered to %s (%d requests, %d episodes)",
+		r.SpansExported, r.RequestSpans+r.EpisodeSpans, r.Endpoint, r.RequestSpans, r.EpisodeSpans)
+	if r.Endpoint == "" {
+		s = "otlp: spans not exported (no traces endpoint)"
+	}
+	if r.SpansDropped > 0 {
+		s += fmt.Sprintf("; %d spans dropped", r.SpansDropped)
+	}
+	if r.MetricsExported {
+		s += "; metrics sent"
+	} else {
+		s += "; metrics not sent"
+	}
+	if r.Error != "" {
+		s += "; last error: " + r.Error
+	}
+	return s
+}
