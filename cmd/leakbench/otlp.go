@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 
 	"github.com/leakbench/leakbench/internal/app/otelexport"
 	"github.com/leakbench/leakbench/internal/app/runner"
@@ -25,7 +26,7 @@ func addOTLPFlags(fs *flag.FlagSet) otlpFlags {
 
 // start sets the export up; a nil exporter exports nothing.
 func (f otlpFlags) start(ctx context.Context) (*otelexport.Exporter, error) {
-	x, err := otelexport.Start(ctx, otelexport.Config{Endpoint: *f.endpoint, SampleRatio: *f.sample, Version: version})
+	x, err := otelexport.Start(ctx, otelexport.Config{Endpoint: *f.endpoint, SampleRatio: *f.sample, Version: version, Log: os.Stderr})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errUsage, err)
 	}

@@ -2,6 +2,7 @@ package otelexport
 
 import (
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"strconv"
@@ -31,6 +32,10 @@ type Config struct {
 	FlushTimeout time.Duration
 	// Version is leakbench's version: the resource's service.version.
 	Version string
+	// Log gets the first export error as it happens (the SDK's own
+	// handler would print every failed batch); nil discards it.
+	// RunWritten's line says what was dropped.
+	Log io.Writer
 }
 
 // Defaults.

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -67,6 +69,7 @@ func Start(ctx context.Context, cfg Config) (*Exporter, error) {
 		res = resource.Default() // a schema conflict in the environment's resource: keep the SDK's
 	}
 	x := &Exporter{cfg: cfg, endpoint: cfg.tracesEndpoint(), sampler: sdktrace.TraceIDRatioBased(cfg.SampleRatio)}
+	otel.SetErrorHandler(firstError(cfg.Log))
 	if sig.traces {
 		opts := []otlptracehttp.Option{
 			// Bounded: a collector that answers with retryable errors
@@ -223,6 +226,19 @@ func randomSpanID() trace.SpanID {
 		s[i] = byte(a >> (8 * i))
 	}
 	return s
+}
+
+// firstError is the SDK's error handler: the first export error goes to
+// w, the rest are counted in the run's dropped spans.
+func firstError(w io.Writer) otel.ErrorHandlerFunc {
+	var once sync.Once
+	return func(err error) {
+		once.Do(func() {
+			if w != nil {
+				fmt.Fprintf(w, "otlp: export failing, spans are dropped and counted (summary.json otlp): %s\n", redact.String(err.Error()))
+			}
+		})
+	}
 }
 
 // countingExporter counts the spans the collector took and those whose

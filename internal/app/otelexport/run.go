@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/leakbench/leakbench/internal/lib/redact"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
@@ -23,24 +24,19 @@ func (x *Exporter) RunWritten(ctx context.Context, dir string, sum *rundir.Summa
 	if log == nil {
 		log = io.Discard
 	}
-	var errMsg string
+	var errs []string // what went wrong, spans first
+	var flushErr error
 	if x.tp != nil {
 		if err := x.exportEpisodes(ctx, dir, sum, dbAddr); err != nil {
-			errMsg = redact.String(err.Error())
+			errs = append(errs, redact.String(err.Error()))
 		}
-		if err := x.flush(ctx); err != nil && errMsg == "" {
-			errMsg = "flush the spans: " + redact.String(err.Error())
-		}
+		flushErr = x.flush(ctx)
 	}
 	rec := &rundir.OTLPExport{Endpoint: x.endpoint, SampleRatio: x.cfg.SampleRatio}
+	var metricsErr error
 	if x.metrics != nil {
-		if err := x.metrics.record(ctx, sum, x.cfg.FlushTimeout); err != nil {
-			if errMsg == "" {
-				errMsg = "export the metrics: " + redact.String(err.Error())
-			}
-		} else {
-			rec.MetricsExported = true
-		}
+		metricsErr = x.metrics.record(ctx, sum, x.cfg.FlushTimeout)
+		rec.MetricsExported = metricsErr == nil
 	}
 	x.mu.Lock()
 	now := x.counts()
@@ -50,11 +46,22 @@ func (x *Exporter) RunWritten(ctx context.Context, dir string, sum *rundir.Summa
 	x.mu.Unlock()
 	rec.RequestSpans, rec.EpisodeSpans, rec.SpansExported = d.requests, d.episodes, d.exported
 	rec.SpansDropped = max(0, d.requests+d.episodes-d.exported)
-	if rec.SpansDropped > 0 && errMsg == "" && x.counted != nil {
-		if p := x.counted.lastErr.Load(); p != nil {
-			errMsg = *p
+	var lastErr *string
+	if x.counted != nil {
+		lastErr = x.counted.lastErr.Swap(nil) // this run's
+	}
+	if rec.SpansDropped > 0 && len(errs) == 0 {
+		switch {
+		case lastErr != nil:
+			errs = append(errs, *lastErr) // why the collector did not take them
+		case flushErr != nil:
+			errs = append(errs, "flush the spans: "+redact.String(flushErr.Error()))
 		}
 	}
+	if metricsErr != nil {
+		errs = append(errs, "export the metrics: "+redact.String(metricsErr.Error()))
+	}
+	errMsg := strings.Join(errs, "; ")
 	rec.Error = errMsg
 	sum.OTLP = rec
 	fmt.Fprintf(log, "[%s] %s\n", sum.Name, Line(rec))
