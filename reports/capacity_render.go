@@ -15,12 +15,20 @@ import (
 	"github.com/leakbench/leakbench/reports/plots"
 )
 
+// count writes n and its unit, "1 user" and "2 users".
+func count(n int, unit string) string {
+	if n == 1 && unit == "users" {
+		return "1 user"
+	}
+	return fmt.Sprintf("%d %s", n, unit)
+}
+
 // Headline sums up one search in a line: "fixed: capacity 24 users
 // (26 broke pool exhausted — the service pool, 10/10 acquired)".
 func (s *CapacitySearch) Headline() string {
 	switch s.Outcome {
 	case CapacityFound:
-		line := fmt.Sprintf("%s: capacity %d %s — at %d %s, %s tripped first", s.Name, s.Capacity, s.Unit, s.FirstBad, s.Unit, s.Limit)
+		line := fmt.Sprintf("%s: capacity %s — at %s, %s tripped first", s.Name, count(s.Capacity, s.Unit), count(s.FirstBad, s.Unit), s.Limit)
 		if s.Resource != "" {
 			line += " (" + s.Resource + ")"
 		}
@@ -29,13 +37,13 @@ func (s *CapacitySearch) Headline() string {
 		}
 		return line
 	case CapacityAboveMax:
-		return fmt.Sprintf("%s: every stage held, up to the search's max of %d %s: capacity is at least that", s.Name, s.Capacity, s.Unit)
+		return fmt.Sprintf("%s: every stage held, up to the search's max of %s: capacity is at least that", s.Name, count(s.Capacity, s.Unit))
 	case CapacityBelowStart:
-		return fmt.Sprintf("%s: even %d %s broke a limit (%s): capacity is below the smallest load tried", s.Name, s.FirstBad, s.Unit, s.Limit)
+		return fmt.Sprintf("%s: even %s broke a limit (%s): capacity is below the smallest load tried", s.Name, count(s.FirstBad, s.Unit), s.Limit)
 	}
 	line := fmt.Sprintf("%s: inconclusive — %s", s.Name, s.Reason)
 	if s.Capacity > 0 {
-		line += fmt.Sprintf("; held every limit up to %d %s (a lower bound, not the capacity)", s.Capacity, s.Unit)
+		line += fmt.Sprintf("; held every limit up to %s (a lower bound, not the capacity)", count(s.Capacity, s.Unit))
 	}
 	return line
 }
@@ -65,8 +73,8 @@ func WriteCapacityMarkdown(w io.Writer, c *CapacitySummary) error {
 		b.WriteString("| stage | load | verdict | req/s | errors | p50 / p95 / p99 | service conns | stuck | PgBouncer waiting | generator |\n")
 		b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, st := range s.Stages {
-			fmt.Fprintf(&b, "| %d | %d %s | %s | %.1f | %.1f%% | %s / %s / %s | %s | %s | %s | %s |\n",
-				st.Index, st.Load, s.Unit, st.verdict(), st.ReqPerSecond, 100*st.ErrorRate,
+			fmt.Fprintf(&b, "| %d | %s | %s | %.1f | %.1f%% | %s / %s / %s | %s | %s | %s | %s |\n",
+				st.Index, count(st.Load, s.Unit), st.verdict(), st.ReqPerSecond, 100*st.ErrorRate,
 				capMs(st.P50Ms), capMs(st.P95Ms), capMs(st.P99Ms), capProbed(st, st.ServiceConns), capProbed(st, st.MaxStuck), capProbed(st, st.PgBouncerWait), orDash(st.Generator))
 		}
 		b.WriteString("\nEach stage's run directory is kept: ")
