@@ -192,7 +192,10 @@ func splitLimit(s string) (metric, expr string, ok bool) {
 		return "", "", false
 	}
 	metric, expr = strings.TrimSpace(s[:from+i]), strings.TrimSpace(s[from+i+1:])
-	return metric, expr, metric != "" && expr != ""
+	if metric == "" || expr == "" {
+		return "", "", false
+	}
+	return metric, expr, true
 }
 
 func setStr(dst *string, v string) {
