@@ -42,15 +42,17 @@ test-short:
 test-race: deps
 	$(GO) test -race -count=1 -timeout 20m $(RACE_PKGS)
 
-# e2e signs off every built-in profile once, for real, on local stacks
-# (about 8 minutes): ci, waiting, polling, upstream, outside, faults, and
-# ci again in the 2025 era. e2e-long plays the long ones: incident (about
-# 8 minutes).
+# e2e signs off every built-in profile once, for real, on local stacks:
+# ci, waiting, polling, upstream, outside, faults, ci again in the 2025
+# era, and capacity before and after, with the capacity search's accuracy
+# against Little's law. One package at a time: the Little's law figures
+# must not share the two cores with another package's stacks. e2e-long
+# plays the long ones: incident (about 8 minutes) and soak (about 10).
 e2e: deps
-	$(GO) test -tags e2e -count=1 -timeout 30m -run '^TestE2E' -skip '^TestE2ELong' -v ./internal/app/runner/
+	$(GO) test -tags e2e -count=1 -p 1 -timeout 30m -run '^TestE2E' -skip '^TestE2ELong' -v ./internal/app/runner/ ./internal/app/capacity/
 
 e2e-long: deps
-	$(GO) test -tags e2e -count=1 -timeout 30m -run '^TestE2ELong' -v ./internal/app/runner/
+	$(GO) test -tags e2e -count=1 -p 1 -timeout 40m -run '^TestE2ELong' -v ./internal/app/runner/ ./internal/app/soak/
 
 # loadtest is the CI gate: a before/after sign-off; exit 0 pass, 99 fail.
 loadtest: deps build
@@ -79,7 +81,7 @@ examples: deps build
 lint:
 	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 	$(GO) vet $(PKGS)
-	$(GO) vet -tags e2e ./internal/app/runner/
+	$(GO) vet -tags e2e ./internal/app/runner/ ./internal/app/capacity/ ./internal/app/soak/
 	@if command -v staticcheck >/dev/null 2>&1; then staticcheck $(PKGS); else echo "staticcheck not installed; skipped (go install honnef.co/go/tools/cmd/staticcheck@v0.8.2)"; fi
 
 clean:

@@ -1,3 +1,5 @@
+//go:build e2e
+
 package capacity
 
 import (
@@ -65,7 +67,7 @@ scenarios:
 // capacity the search finds on the real stack (PostgreSQL, PgBouncer, the
 // reference gateway) is within ±15% of that ceiling, in at most 8 stages,
 // for three settings. About 2 minutes.
-func TestCapacityMatchesLittlesLaw(t *testing.T) {
+func TestE2ECapacityMatchesLittlesLaw(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plays about 20 stages on the real stack (2 minutes); not in -short")
 	}
