@@ -1,0 +1,90 @@
+//go:build linux
+
+package otelexport
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/leakbench/leakbench/internal/lib/procstat"
+	"github.com/leakbench/leakbench/internal/testing/mcptest"
+	"github.com/leakbench/leakbench/scenarios/engine"
+	"github.com/leakbench/leakbench/scenarios/plan"
+)
+
+// BenchmarkEngineExport: the engine's CPU per request with request spans
+// off and exported at sample ratio 1 (and 0.1) — to a collector on 127.0.0.1 that
+// reads each batch and answers (its CPU is in this process too, so the
+// figure is an upper bound), and to one that is down — side by side with
+// BenchmarkEnginePeakRate's setup: an MCP server in a child process, 50
+// users back to back for 3 s, with a run directory.
+//
+//	go test ./internal/app/otelexport -run '^$' -bench EngineExport -benchtime 3x
+func BenchmarkEngineExport(b *testing.B) {
+	const conns, d = 50, 3 * time.Second
+	h := mcptest.StartHelper(b, mcptest.HelperCanned)
+	sink := startSink(b)
+	down := closedPort(b)
+	for _, mode := range []struct {
+		name, endpoint string
+		ratio          float64
+	}{{"off", "", 0}, {"ratio=1", sink, 1}, {"ratio=0.1", sink, 0.1}, {"ratio=1/collector-down", down, 1}} {
+		b.Run(mode.name, func(b *testing.B) {
+			for b.Loop() {
+				var x *Exporter
+				if mode.endpoint != "" {
+					var err error
+					if x, err = Start(context.Background(), Config{Endpoint: mode.endpoint, SampleRatio: mode.ratio}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				p := &plan.Plan{Timeout: plan.Duration(10 * time.Second), Scenarios: []plan.Scenario{{
+					Name: "calls", Executor: plan.ExecConstantVUs, VUs: conns, Duration: plan.Duration(d), GracefulStop: plan.Duration(time.Second),
+					Flow: []plan.Step{{Kind: plan.OpCallTool, Name: "echo", Arguments: map[string]any{"text": "hello"}}},
+				}}}
+				c0 := procstat.Self()
+				res, err := engine.RunPlan(context.Background(), p, engine.RunOptions{Target: h.URL, RunDir: b.TempDir(), Spans: x.Spans("bench")})
+				_ = x.Shutdown(context.Background()) // the queue's last batches: part of the cost
+				c1 := procstat.Self()
+				if err != nil || res.Failures != 0 {
+					b.Fatalf("%v; %d failures: %q", err, res.Failures, res.ErrorSamples)
+				}
+				b.ReportMetric(float64(res.Requests)/d.Seconds(), "req/s")
+				b.ReportMetric(float64((c1-c0).Microseconds())/float64(res.Requests), "cpu-µs/req")
+				if x != nil {
+					c := x.counts()
+					b.ReportMetric(float64(c.requests-c.exported), "dropped")
+				}
+			}
+		})
+	}
+}
+
+// startSink is a collector on 127.0.0.1 that reads each request and
+// answers 200 with an empty body.
+func startSink(b *testing.B) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+	})}
+	go srv.Serve(ln)
+	b.Cleanup(func() { _ = srv.Close() })
+	return "http://" + ln.Addr().String()
+}
+
+func closedPort(b *testing.B) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return "http://" + addr
+}
