@@ -54,6 +54,7 @@ func cmdProbe(ctx context.Context, args []string) error {
 	out := fs.String("out", "", "directory to write samples.jsonl, episodes.jsonl and "+rundir.ProbeSummaryFile+" into (required)")
 	force := fs.Bool("force", false, "replace the contents of a non-empty --out directory")
 	serverLog := fs.String("server-log", "", "PostgreSQL's log `FILE` as it is written (log_line_prefix '%m [%p] '): the server's own record of the backends it killed makes those episodes' ends exact (optional)")
+	otlp := addOTLPFlags(fs)
 	keepQueryText := fs.Bool("keep-query-text", false, "keep stuck sessions' raw query texts in --out (default: literals masked, since queries may hold e-mails, keys or passwords; sensitive)")
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, `Usage: leakbench probe --probe-dsn DSN [--pgbouncer-admin-dsn DSN] [--scrape URL]... [--duration D] --out DIR
@@ -94,6 +95,11 @@ cleanly on Ctrl-C or after --duration, leaving the samples, episodes and a summa
 	if err != nil {
 		return err
 	}
+	tel, err := otlp.start(ctx)
+	if err != nil {
+		return err
+	}
+	defer tel.Shutdown(ctx)
 	_, statErr := os.Stat(*out)
 	if err := rundir.Prepare(*out, *force); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
@@ -111,7 +117,11 @@ cleanly on Ctrl-C or after --duration, leaving the samples, episodes and a summa
 		}
 		return err
 	}
-	return s.Watch(ctx, *duration)
+	err = s.Watch(ctx, *duration)
+	// The episodes and figures to the collector, if one is named; after
+	// Ctrl-C too (RunWritten's waits are bounded).
+	tel.ProbeWritten(ctx, *out, dsn, *database, *stuckAfter, os.Stderr)
+	return err
 }
 
 // readMappings reads --mapping FILE.
