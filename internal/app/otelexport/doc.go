@@ -26,5 +26,6 @@
 //	defer x.Shutdown(ctx)            // x is nil when nothing is to be exported: every method accepts that
 //	opts.Spans = x.Spans("before")   // engine.RunOptions; nil when x is nil
 //	... the run ...
-//	x.RunWritten(ctx, dir, sum, "127.0.0.1:5432") // episodes and figures; sum.OTLP says what was delivered
+//	x.RunWritten(ctx, dir, sum, "127.0.0.1:5432", os.Stderr) // episodes and figures; sum.OTLP says what was delivered
+//	x.ProbeWritten(ctx, out, dsn, "", time.Second, os.Stderr) // after `leakbench probe`
 package otelexport
