@@ -146,6 +146,16 @@ func TestSettled(t *testing.T) {
 			t.Errorf("%s: settled %v (%s); want %v", tc.name, ok, why, tc.ok)
 		}
 	}
+	// A flat load whose last tick came 20 ms after the one before it (a
+	// loaded machine): 3 requests in 20 ms are 150/s, but not a climb.
+	sliver := []rundir.LoadPoint{}
+	for i := 1; i <= 4; i++ {
+		sliver = append(sliver, rundir.LoadPoint{ElapsedSeconds: float64(i), Requests: 20, ReqPerSecond: 20})
+	}
+	sliver = append(sliver, rundir.LoadPoint{ElapsedSeconds: 4.002, Requests: 3, ReqPerSecond: 1500})
+	if ok, why := settled(sliver, 4*time.Second); !ok {
+		t.Errorf("a flat load with a sliver of an interval at its end: not settled (%s)", why)
+	}
 }
 
 // TestGeneratorStopsTheSearch: a stage whose generator saturated judges

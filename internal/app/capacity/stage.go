@@ -49,13 +49,18 @@ func runStage(ctx context.Context, o Options, ext fixtures.External, name, sub s
 		generatorVerdict(&st, sp, r.Summary.Load.Generator)
 	}
 	if st.Inconclusive == "" {
-		if ok, why := settled(r.Load, sp.Stage); !ok {
-			st.Inconclusive = why
-		}
-	}
-	if st.Inconclusive == "" {
 		if err := judge(&st, sp, r); err != nil {
 			return st, err
+		}
+		// Only a stage that held must have settled: a load still
+		// climbing at its end might yet have broken a limit. A stage
+		// that broke one broke it at this load or below, settled or not
+		// (failing requests are quick: a stage past an error cliff
+		// speeds up as it fails).
+		if st.Held {
+			if ok, why := settled(r.Load, sp.Stage); !ok {
+				st.Inconclusive, st.Held = why, false
+			}
 		}
 	}
 	fmt.Fprintf(o.Log, "[%s] stage %d: %d %s — %s | %.1f req/s, p95 %.0f ms, errors %.1f%%%s\n", name, i, load, unit, stageWord(st),
