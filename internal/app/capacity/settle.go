@@ -69,14 +69,3 @@ func settled(points []rundir.LoadPoint, stage time.Duration) (ok bool, why strin
 	}
 	return true, ""
 }
-
-func mean(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := 0.0
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
-}
