@@ -44,15 +44,16 @@ test-race: deps
 
 # e2e signs off every built-in profile once, for real, on local stacks:
 # ci, waiting, polling, upstream, outside, faults, ci again in the 2025
-# era, and capacity before and after, with the capacity search's accuracy
-# against Little's law. One package at a time: the Little's law figures
-# must not share the two cores with another package's stacks. e2e-long
-# plays the long ones: incident (about 8 minutes) and soak (about 10).
+# era, and the capacity search's accuracy against Little's law. One
+# package at a time: the Little's law figures must not share the two cores
+# with another package's stacks. e2e-long plays the long ones: incident
+# (about 8 minutes), soak (about 10) and capacity before and after (about
+# 2).
 e2e: deps
 	$(GO) test -tags e2e -count=1 -p 1 -timeout 30m -run '^TestE2E' -skip '^TestE2ELong' -v ./internal/app/runner/ ./internal/app/capacity/
 
 e2e-long: deps
-	$(GO) test -tags e2e -count=1 -p 1 -timeout 40m -run '^TestE2ELong' -v ./internal/app/runner/ ./internal/app/soak/
+	$(GO) test -tags e2e -count=1 -p 1 -timeout 40m -run '^TestE2ELong' -v ./internal/app/runner/ ./internal/app/soak/ ./internal/app/capacity/
 
 # loadtest is the CI gate: a before/after sign-off; exit 0 pass, 99 fail.
 loadtest: deps build

@@ -13,10 +13,11 @@ import (
 	"github.com/leakbench/leakbench/internal/testing/testenv"
 )
 
-// TestE2ECapacityProfile plays the built-in capacity profile (make e2e):
+// TestE2ELongCapacityProfile plays the built-in capacity profile (make
+// e2e-long, about 2 minutes):
 // the leaky variant's capacity and the fixed one's, each on its own local
 // stack; the fix must raise it.
-func TestE2ECapacityProfile(t *testing.T) {
+func TestE2ELongCapacityProfile(t *testing.T) {
 	p, err := runner.LookupProfile("capacity")
 	if err != nil {
 		t.Fatal(err)

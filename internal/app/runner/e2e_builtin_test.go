@@ -23,7 +23,7 @@ import (
 
 // e2eOutsideAll are the built-in profiles outside --profile all and the
 // test that signs each off.
-var e2eOutsideAll = map[string]string{"faults": "TestE2EFaultsProfile", "incident": "TestE2ELongIncidentProfile", "capacity": "TestE2ECapacityProfile (internal/app/capacity)",
+var e2eOutsideAll = map[string]string{"faults": "TestE2EFaultsProfile", "incident": "TestE2ELongIncidentProfile", "capacity": "TestE2ELongCapacityProfile (internal/app/capacity, make e2e-long)",
 	"soak": "TestE2ELongSoakProfile (internal/app/soak, make e2e-long)"}
 
 func TestE2EEveryProfileCovered(t *testing.T) {
