@@ -1,12 +1,10 @@
 package capacity
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"path/filepath"
-	"sync"
 
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/app/render"
@@ -106,30 +104,6 @@ func poolWords(st reports.CapacityStage) string {
 	return s
 }
 
-// prefixWriter writes each complete line to w with prefix.
-func prefixWriter(w io.Writer, prefix string) io.Writer {
-	return &lines{w: w, prefix: prefix}
-}
-
-type lines struct {
-	mu     sync.Mutex
-	w      io.Writer
-	prefix string
-	buf    []byte
-}
-
-func (l *lines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.buf = append(l.buf, p...)
-	for {
-		i := bytes.IndexByte(l.buf, '\n')
-		if i < 0 {
-			return len(p), nil
-		}
-		if _, err := fmt.Fprintf(l.w, "%s%s\n", l.prefix, l.buf[:i]); err != nil {
-			return len(p), err
-		}
-		l.buf = l.buf[i+1:]
-	}
-}
+// prefixWriter writes each complete line to w with prefix (the runner's
+// line writer, which the stage logs share with the runner's own).
+func prefixWriter(w io.Writer, prefix string) io.Writer { return runner.Prefixed(w, prefix) }

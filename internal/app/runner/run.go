@@ -305,6 +305,10 @@ func prefixed(w io.Writer, prefix string) io.Writer {
 	return &lineWriter{emit: func(line []byte) { fmt.Fprintf(w, "%s%s\n", prefix, line) }}
 }
 
+// Prefixed is a writer that writes each complete line written to it to w
+// with prefix, for the application layer's other logs (capacity's stages).
+func Prefixed(w io.Writer, prefix string) io.Writer { return prefixed(w, prefix) }
+
 // probeAnnotated appends the probes' latest view to each progress line of
 // the engine, so one line shows load and leak together.
 func probeAnnotated(w io.Writer, prefix string, p *probes.Poller) io.Writer {
