@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -81,9 +82,9 @@ Exit: 0 flat, 99 growing or not judged, 1 the soak could not be run, 130 interru
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	set := rundir.SoakSettings{Baseline: *baseline, Warmup: *warmup, CoolDown: *coolDown, MinPoints: *minPoints, MinR2: *minR2, Slopes: slopes}
-	if *baseline == 0 {
-		set.Baseline = time.Nanosecond // the flag's 0: no baseline, not the default
+	set, err := soakSettings(fs, p.Soak, soakFlags{baseline, warmup, coolDown, minPoints, minR2, slopes})
+	if err != nil {
+		return err
 	}
 	_, err = soak.Run(ctx, soak.Options{Profile: p, Variant: *variant, Dir: *out, Force: *force, Env: *env,
 		Settings: set, Log: os.Stderr, Version: version})
@@ -91,4 +92,56 @@ Exit: 0 flat, 99 growing or not judged, 1 the soak could not be run, 130 interru
 		return fmt.Errorf("%w: %v (see %s/report.md)", errVerdict, err, *out)
 	}
 	return err
+}
+
+// soakFlags are soak's setting flags, as parsed.
+type soakFlags struct {
+	baseline, warmup, coolDown *time.Duration
+	minPoints                  *int
+	minR2                      *float64
+	slopes                     slopeFlags
+}
+
+// soakSettings are the soak's settings: the profile's soak: section, then
+// the flags the user gave (fs says which); what neither sets takes the
+// flags' defaults.
+func soakSettings(fs *flag.FlagSet, set rundir.SoakSettings, f soakFlags) (rundir.SoakSettings, error) {
+	given := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	pick := func(name string, fromProfile bool) bool { return given[name] || !fromProfile }
+	if pick("baseline", set.Baseline != 0) {
+		set.Baseline = *f.baseline
+		if *f.baseline == 0 {
+			set.Baseline = time.Nanosecond // the flag's 0: no baseline, not the default
+		}
+	}
+	if pick("warmup", set.Warmup != 0) {
+		set.Warmup = *f.warmup
+	}
+	if pick("cool-down", set.CoolDown != 0) {
+		set.CoolDown = *f.coolDown
+	}
+	if pick("min-points", set.MinPoints != 0) {
+		set.MinPoints = *f.minPoints
+	}
+	if pick("min-r2", set.MinR2 != 0) {
+		set.MinR2 = *f.minR2
+	}
+	slopes := map[string]float64{}
+	for k, v := range set.Slopes {
+		slopes[k] = v
+	}
+	for k, v := range f.slopes {
+		slopes[k] = v
+	}
+	set.Slopes = slopes
+	for k := range set.Slopes {
+		if !slices.Contains(soak.SlopeKinds(), k) {
+			return set, fmt.Errorf("%w: a slope threshold for %q, which is no resource kind; kinds: %s", errUsage, k, strings.Join(soak.SlopeKinds(), ", "))
+		}
+	}
+	if set.Baseline < 0 || set.Warmup < 0 || set.CoolDown < 0 || set.MinPoints < 2 || set.MinR2 < 0 || set.MinR2 > 1 {
+		return set, fmt.Errorf("%w: the soak wants baseline, warmup, cool_down ≥ 0, min_points ≥ 2 and 0 ≤ min_r2 ≤ 1", errUsage)
+	}
+	return set, nil
 }

@@ -37,6 +37,10 @@ type Profile struct {
 	// Capacity is the profile's capacity: section, for leakbench
 	// capacity (capacityspec.go); a plain run ignores it.
 	Capacity CapacitySection
+	// Soak is the profile's soak: section (baseline, warmup, cool_down,
+	// min_points, min_r2, slopes), leakbench soak's settings where its
+	// flags do not say otherwise; a plain run ignores it.
+	Soak rundir.SoakSettings
 }
 
 // Record is p as config.json records it: the stack, the plan (without
@@ -118,7 +122,7 @@ func profileFrom(filename string, parse func(...scenariofile.Section) (*plan.Pla
 	pl, err := parse(scenariofile.Section{Key: "stack", Into: &p.Stack}, scenariofile.Section{Key: "probe", Into: &p.Probe},
 		scenariofile.Section{Key: "signoff", Into: &signoff},
 		scenariofile.Section{Key: "faults", Into: &p.Faults}, scenariofile.Section{Key: "recovery", Into: &recovery},
-		scenariofile.Section{Key: "capacity", Into: &p.Capacity})
+		scenariofile.Section{Key: "capacity", Into: &p.Capacity}, scenariofile.Section{Key: "soak", Into: &p.Soak})
 	if err != nil {
 		return p, err
 	}

@@ -128,3 +128,7 @@ func Run(ctx context.Context, o Options) (*rundir.Summary, error) {
 	}
 	return sum, nil
 }
+
+// SlopeKinds are the resource kinds a slope threshold may name (the
+// soak: section's slopes, --slope KIND=PERHOUR).
+func SlopeKinds() []string { return judge.KindNames() }
