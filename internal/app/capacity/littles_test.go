@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/leakbench/leakbench/internal/app/runner"
 	"github.com/leakbench/leakbench/internal/testing/testenv"
 	"github.com/leakbench/leakbench/reports"
+	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
 // littleProfile is a capacity search on the reference gateway's fixed
@@ -21,8 +23,12 @@ import (
 // (uniform over [z/2, 3z/2]) and then calling generate_report, which holds
 // its database connection for h (a pg_sleep inside the session).
 // PgBouncer's pool is larger than the gateway's, so the gateway's pool is
-// the only limit. A stage breaks its limit when the report's median
-// latency passes 1.2 h: requests queue for the pool. (The median, not the
+// the only limit. A stage breaks its limit when each user's request rate
+// falls 10% below its rate with nothing queued — 1/(R+z) < 0.9/(h+z) —
+// that is when the report's median latency R passes (h+z)/0.9 − z:
+// requests queue for the pool. Past Little's ceiling R grows as N·h/P − z,
+// so the limit trips within about 11% above it, and queueing near it
+// (random think times) trips it a little earlier. (The median, not the
 // mean: on a shared machine a burst of other work stretches a few
 // requests, which moves a mean and not a median.)
 func littleProfile(pool int, h, z time.Duration) string {
@@ -58,10 +64,10 @@ scenarios:
     flow:
       - think: {uniform: [%dms, %dms]}
       - tools/call: {name: generate_report, arguments: {seconds: %g}}
-`, pool, pool, (12 * h / 10).Milliseconds(), (z / 2).Milliseconds(), (3 * z / 2).Milliseconds(), h.Seconds())
+`, pool, pool, (time.Duration(float64(h+z)/0.9) - z).Milliseconds(), (z / 2).Milliseconds(), (3 * z / 2).Milliseconds(), h.Seconds())
 }
 
-// TestCapacityMatchesLittlesLaw: with a pool of P connections each
+// TestE2ECapacityMatchesLittlesLaw: with a pool of P connections each
 // request holds for h, and users thinking z between requests, the pool
 // serves at most P/h requests a second: about P·(h+z)/h users. The
 // capacity the search finds on the real stack (PostgreSQL, PgBouncer, the
@@ -95,7 +101,8 @@ func TestE2ECapacityMatchesLittlesLaw(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			start := time.Now()
-			sum, err := Run(ctx, Options{Profile: p, Spec: sp, Variants: []string{"fixed"}, Env: fixtures.ProviderLocal, Out: t.TempDir(), Log: testLog{t}, Version: "test"})
+			out := t.TempDir()
+			sum, err := Run(ctx, Options{Profile: p, Spec: sp, Variants: []string{"fixed"}, Env: fixtures.ProviderLocal, Out: out, Log: testLog{t}, Version: "test"})
 			if errors.Is(err, fixtures.ErrMissingBinary) {
 				testenv.Missing(t, "PostgreSQL or PgBouncer not installed (run `make deps`): %v", err)
 			}
@@ -103,10 +110,30 @@ func TestE2ECapacityMatchesLittlesLaw(t *testing.T) {
 				t.Fatalf("search: %v", err)
 			}
 			s := sum.Capacity.Searches[0]
-			ceilingRate := float64(tc.pool) / tc.h.Seconds()
-			ceiling := float64(tc.pool) * (tc.h + tc.z).Seconds() / tc.h.Seconds()
+			// Little's law takes the hold the requests really had: h and
+			// the gateway's own work around it (token scoping, the
+			// commit), read as the median generate_report latency of the
+			// first stage — P users thinking z, a pool a third used or
+			// less, where nothing queues.
+			hold := tc.h
+			if len(s.Stages) > 0 {
+				first, err := reports.LoadRun(filepath.Join(out, s.Stages[0].Dir))
+				if err != nil {
+					t.Fatalf("the first stage's run: %v", err)
+				}
+				if l, ok := first.Summary.Load.Latency[plan.OpCallTool]; ok && l.P50Ms > 0 {
+					hold = time.Duration(l.P50Ms * float64(time.Millisecond))
+				}
+			}
+			ceilingRate := float64(tc.pool) / hold.Seconds()
+			ceiling := float64(tc.pool) * (hold + tc.z).Seconds() / hold.Seconds()
+			nominal := float64(tc.pool) * (tc.h + tc.z).Seconds() / tc.h.Seconds()
 			off := (float64(s.Capacity) - ceiling) / ceiling
-			t.Logf("%s: ceiling %.1f req/s, %.1f users; found %d users (%+.1f%%) in %d stages, %s", name, ceilingRate, ceiling, s.Capacity, 100*off, len(s.Stages), time.Since(start).Round(time.Second))
+			t.Logf("%s: hold %s (h %s); ceiling %.1f req/s, %.1f users (%.1f with h alone); found %d users (%+.1f%%) in %d stages, %s",
+				name, hold.Round(time.Millisecond), tc.h, ceilingRate, ceiling, nominal, s.Capacity, 100*off, len(s.Stages), time.Since(start).Round(time.Second))
+			if hold < tc.h || hold > tc.h*13/10 {
+				t.Errorf("the first stage's hold %s is not h (%s) and a little: the stage queued or the tool did not hold", hold, tc.h)
+			}
 			if s.Outcome != reports.CapacityFound || math.Abs(off) > 0.15 || len(s.Stages) > 8 {
 				t.Errorf("%s; want a capacity within ±15%% of %.1f users in at most 8 stages", s.Headline(), ceiling)
 			}
