@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"errors"
-	"net/http"
 )
 
 // Real leaks often sit on a rare path: one request in a thousand reaches
@@ -44,34 +43,4 @@ func cleanupContext(ctx context.Context, rare bool) context.Context {
 	c, cancel := context.WithCancelCause(ctx)
 	cancel(errRarePath)
 	return c
-}
-
-// scopeAroundRequestRare is scopeAroundRequest with the rare error path:
-// the same session per HTTP request, ended after the request has run.
-// The buggy cleanup and the fixed one side by side, on the same context:
-//
-//	cleanupCommitInFinally(cctx, sess)  // BUG (#1885): the commit fails on the rare path, the close is skipped
-//	cleanupFixed(cctx, sess)            // the fix: the close runs whether or not the commit failed
-//
-// The fixed variant (scopeThenRelease) runs cleanupFixed on every path.
-func (g *Gateway) scopeAroundRequestRare(w http.ResponseWriter, r *http.Request, token string, verify http.Handler) {
-	ctx := r.Context()
-	sess, err := g.store.NewSession(ctx)
-	if err != nil {
-		g.dbUnavailable(w, err)
-		return
-	}
-	defer sess.Detach()
-	defer func() {
-		cctx := cleanupContext(ctx, g.rarePath())
-		if err := cleanupCommitInFinally(cctx, sess); err != nil { // BUG (#1885): on the rare path sess.Close() never runs
-			g.log.Warn("token scoping: ending the database session failed", "err", err, "cause", context.Cause(cctx), "variant", g.variants.String())
-		}
-	}()
-	sc, err := lookupScope(ctx, sess, token)
-	if err != nil && !errors.Is(err, errBadToken) {
-		g.dbUnavailable(w, err)
-		return
-	}
-	serveScoped(w, r, sc, verify)
 }
