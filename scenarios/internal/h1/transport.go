@@ -201,6 +201,7 @@ func (t *Transport) get(ctx context.Context, slot *Slot, deadline time.Time) (*p
 		idle := time.Since(pc.idleSince)
 		if pc.c.SetDeadline(deadline) == nil && idle < idleConnTimeout && (idle < peekAfterIdle || !peerClosed(pc.c)) {
 			pc.reused = true
+			pc.takeReader()
 			return pc, nil
 		}
 		pc.close()
@@ -224,8 +225,34 @@ func (t *Transport) get(ctx context.Context, slot *Slot, deadline time.Time) (*p
 		return nil, err
 	}
 	pc := &pconn{c: c, raw: rawConn(c)}
-	pc.br = bufio.NewReaderSize(pc, readBufferSize)
+	pc.takeReader()
 	return pc, nil
+}
+
+// readers pools the connections' read buffers. A connection holds one
+// only while a request is on it: going idle with nothing buffered, it
+// gives its buffer back. Thousands of users thinking between requests
+// then hold no 4 KiB buffer each — that buffer was a third of an active
+// user's live heap (#28) — and the few in flight share a handful.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufferSize) }}
+
+// takeReader gives the connection a read buffer, if it has none.
+func (pc *pconn) takeReader() {
+	if pc.br == nil {
+		pc.br = readers.Get().(*bufio.Reader)
+		pc.br.Reset(pc)
+	}
+}
+
+// dropReader gives the connection's read buffer back when it holds no
+// bytes (a server that sent more than its answer keeps it). Only the
+// connection's owner calls it, going idle: no body reads it any more.
+func (pc *pconn) dropReader() {
+	if pc.br != nil && pc.br.Buffered() == 0 {
+		pc.br.Reset(nil)
+		readers.Put(pc.br)
+		pc.br = nil
+	}
 }
 
 // TLSError is a failed TLS handshake (an unknown authority, a name
@@ -237,6 +264,7 @@ func (e *TLSError) Unwrap() error { return e.Err }
 
 func (t *Transport) put(pc *pconn, slot *Slot) {
 	pc.idleSince = time.Now()
+	pc.dropReader()
 	if slot != nil {
 		slot.pc = pc
 		return

@@ -319,3 +319,40 @@ func TestLargeRequest(t *testing.T) {
 		t.Errorf("%d connections, want 1", n)
 	}
 }
+
+// TestIdleConnectionHoldsNoReadBuffer: a connection going idle with
+// nothing buffered gives its read buffer back (thousands of thinking users
+// hold none), takes one again for its next request, and one holding bytes
+// the server sent past its answer keeps them for the next read.
+func TestIdleConnectionHoldsNoReadBuffer(t *testing.T) {
+	_, tr := newServer(t, nil)
+	slot := new(Slot)
+	defer slot.Close()
+	for i := range 3 {
+		if b, _, err := roundTrip(context.Background(), tr, slot, time.Second); err != nil || b != "{}" {
+			t.Fatalf("request %d: %q %v", i, b, err)
+		}
+		if slot.pc == nil {
+			t.Fatalf("request %d: the connection was not kept", i)
+		}
+		if slot.pc.br != nil {
+			t.Fatalf("request %d: the idle connection holds a read buffer of %d bytes", i, slot.pc.br.Size())
+		}
+	}
+
+	c1, c2 := net.Pipe()
+	defer c2.Close()
+	pc := &pconn{c: c1}
+	pc.takeReader()
+	go func() { _, _ = c2.Write([]byte("early")) }()
+	if _, err := pc.br.Peek(5); err != nil {
+		t.Fatal(err)
+	}
+	(&Transport{maxIdle: 1}).put(pc, &Slot{})
+	if pc.br == nil {
+		t.Fatal("a connection holding 5 unread bytes gave its buffer back: the bytes are lost")
+	}
+	if got, _ := pc.br.Peek(5); string(got) != "early" {
+		t.Fatalf("buffered bytes %q, want early", got)
+	}
+}

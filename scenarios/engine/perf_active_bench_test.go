@@ -1,0 +1,126 @@
+//go:build linux
+
+package engine
+
+import (
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"testing"
+	"time"
+
+	"github.com/leakbench/leakbench/internal/lib/procstat"
+	"github.com/leakbench/leakbench/internal/testing/mcptest"
+	"github.com/leakbench/leakbench/scenarios/plan"
+)
+
+// BenchmarkEngineActiveToolsCall is the efficiency figure of issue #28:
+// LEAKBENCH_ACTIVE_USERS (3,000) users, a connection each, each thinking
+// 0.2–1.0 s (uniform) between tools/call requests to a fast server (the
+// canned endpoint, in a child process so that its CPU and memory are not
+// counted). Over LEAKBENCH_ACTIVE_SECONDS (10) of steady load it reports
+// the engine's CPU per request and the resident memory each active user
+// costs: the process's RSS with everyone active (after a GC, as a
+// long-running engine settles) less its RSS before the run began, both
+// at the peak of the steady window and settled (after a GC); and what the
+// live heap and the goroutine stacks hold per user. LEAKBENCH_CPUPROFILE
+// and LEAKBENCH_HEAPPROFILE write the steady window's profiles.
+// maxRSS samples the process's resident memory every 100 ms for d and
+// returns the largest: the peak a user of the engine sees, garbage not yet
+// collected included.
+func maxRSS(d time.Duration) int64 {
+	var peak int64
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		peak = max(peak, mcptest.RSSBytes("self"))
+	}
+	return peak
+}
+
+// startCPUProfile profiles the steady window alone into
+// LEAKBENCH_CPUPROFILE when it is set (go test's -cpuprofile also takes
+// the ramp and the handshakes); it returns the function that stops it.
+func startCPUProfile(tb testing.TB) func() {
+	path := os.Getenv("LEAKBENCH_CPUPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		tb.Fatal(err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
+}
+
+// writeHeapProfile writes the live heap to LEAKBENCH_HEAPPROFILE when it
+// is set: what the users' memory went to, for go tool pprof.
+func writeHeapProfile(tb testing.TB) {
+	path := os.Getenv("LEAKBENCH_HEAPPROFILE")
+	if path == "" {
+		return
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func BenchmarkEngineActiveToolsCall(b *testing.B) {
+	users := envInt("LEAKBENCH_ACTIVE_USERS", 3000)
+	hold := time.Duration(envInt("LEAKBENCH_ACTIVE_SECONDS", 10)) * time.Second
+	raiseFDLimit(b)
+	h := mcptest.StartHelper(b, mcptest.HelperCanned)
+	const ramp = 3 * time.Second
+	for b.Loop() {
+		p := &plan.Plan{Timeout: plan.Duration(10 * time.Second), Seed: 1, Scenarios: []plan.Scenario{{
+			Name: "agents", Executor: plan.ExecRampingVUs,
+			Stages: []plan.Stage{{Duration: plan.Duration(ramp), Target: users}, {Duration: plan.Duration(hold + time.Hour), Target: users}},
+			Flow: []plan.Step{
+				{Kind: plan.StepThink, Think: plan.Think{Distribution: plan.ThinkUniform, Min: plan.Duration(200 * time.Millisecond), Max: plan.Duration(time.Second)}},
+				{Kind: plan.OpCallTool, Name: "echo", Arguments: map[string]any{"text": "user {{user}} iteration {{iteration}}"}},
+			},
+		}}}
+		runtime.GC()
+		debug.FreeOSMemory()
+		rss0 := mcptest.RSSBytes("self")
+		var m0 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		br := startRun(b, p, h.URL)
+		time.Sleep(ramp + 2*time.Second) // everyone in, past the handshake
+		stopProfile := startCPUProfile(b)
+		t0, c0, r0 := time.Now(), procstat.Self(), br.e.totals().requests
+		rssPeak := maxRSS(hold)
+		t1, c1, tot := time.Now(), procstat.Self(), br.e.totals()
+		stopProfile()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		runtime.GC()
+		debug.FreeOSMemory()
+		rssSettled := mcptest.RSSBytes("self")
+		var settled runtime.MemStats
+		runtime.ReadMemStats(&settled)
+		writeHeapProfile(b)
+		res := br.stop()
+		if tot.active != int64(users) || res.Failures != 0 {
+			b.Fatalf("%d of %d users active, %d failures: %q", tot.active, users, res.Failures, res.ErrorSamples)
+		}
+		wall := t1.Sub(t0).Seconds()
+		reqs := float64(tot.requests - r0)
+		b.ReportMetric(float64(users), "users")
+		b.ReportMetric(reqs/wall, "req/s")
+		b.ReportMetric((c1-c0).Seconds()/wall, "cores")
+		b.ReportMetric(float64((c1-c0).Microseconds())/reqs, "cpu-µs/req")
+		b.ReportMetric(float64(rssPeak-rss0)/float64(users), "rssB/user")
+		b.ReportMetric(float64(rssSettled-rss0)/float64(users), "settled-rssB/user")
+		b.ReportMetric(float64(settled.HeapInuse)/float64(users), "live-heapB/user")
+		b.ReportMetric(float64(settled.StackInuse)/float64(users), "stackB/user")
+		b.ReportMetric(float64(ms.Mallocs-m0.Mallocs)/float64(tot.requests), "allocs/req")
+	}
+}
