@@ -7,6 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -87,4 +90,70 @@ func closedPort(b *testing.B) string {
 	addr := ln.Addr().String()
 	ln.Close()
 	return "http://" + addr
+}
+
+// BenchmarkEngineExportActiveUsers is BenchmarkEngineExport in the
+// incident's shape rather than back to back: 3,000 users
+// (LEAKBENCH_ACTIVE_USERS), a connection each, thinking 0.2–1.0 s between
+// tools/call requests (about 5,000 requests/s), for 10 s after a 3 s ramp —
+// export off and at sample ratio 1, side by side. The CPU per request is
+// the whole run's (ramp and handshakes included, alike in both).
+//
+//	go test ./internal/app/otelexport -run '^$' -bench EngineExportActiveUsers -benchtime 1x -count 3
+func BenchmarkEngineExportActiveUsers(b *testing.B) {
+	users := 3000
+	if n, err := strconv.Atoi(os.Getenv("LEAKBENCH_ACTIVE_USERS")); err == nil && n > 0 {
+		users = n
+	}
+	raiseOpenFiles(b)
+	h := mcptest.StartHelper(b, mcptest.HelperCanned)
+	sink := startSink(b)
+	for _, mode := range []struct {
+		name, endpoint string
+	}{{"off", ""}, {"ratio=1", sink}} {
+		b.Run(mode.name, func(b *testing.B) {
+			for b.Loop() {
+				var x *Exporter
+				if mode.endpoint != "" {
+					var err error
+					if x, err = Start(context.Background(), Config{Endpoint: mode.endpoint, SampleRatio: 1}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				p := &plan.Plan{Timeout: plan.Duration(10 * time.Second), Seed: 1, Scenarios: []plan.Scenario{{
+					Name: "agents", Executor: plan.ExecRampingVUs,
+					Stages: []plan.Stage{{Duration: plan.Duration(3 * time.Second), Target: users}, {Duration: plan.Duration(10 * time.Second), Target: users}},
+					Flow: []plan.Step{
+						{Kind: plan.StepThink, Think: plan.Think{Distribution: plan.ThinkUniform, Min: plan.Duration(200 * time.Millisecond), Max: plan.Duration(time.Second)}},
+						{Kind: plan.OpCallTool, Name: "echo", Arguments: map[string]any{"text": "user {{user}} iteration {{iteration}}"}},
+					},
+				}}}
+				c0 := procstat.Self()
+				res, err := engine.RunPlan(context.Background(), p, engine.RunOptions{Target: h.URL, RunDir: b.TempDir(), Spans: x.Spans("bench")})
+				_ = x.Shutdown(context.Background())
+				c1 := procstat.Self()
+				if err != nil || res.Failures != 0 {
+					b.Fatalf("%v; %d failures: %q", err, res.Failures, res.ErrorSamples)
+				}
+				b.ReportMetric(float64((c1-c0).Microseconds())/float64(res.Requests), "cpu-µs/req")
+				b.ReportMetric(float64(res.Requests)/13, "req/s")
+				if x != nil {
+					c := x.counts()
+					b.ReportMetric(float64(c.requests-c.exported), "dropped")
+				}
+			}
+		})
+	}
+}
+
+// raiseOpenFiles raises the soft limit on open files to the hard one (the
+// helper process inherits it): 3,000 users hold 3,000 connections.
+func raiseOpenFiles(tb testing.TB) {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err == nil && rl.Cur < rl.Max {
+		rl.Cur = rl.Max
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+			tb.Logf("raise the open-file limit: %v", err)
+		}
+	}
 }

@@ -132,7 +132,7 @@ func TestExportRun(t *testing.T) {
 	}
 	a := attrs(req.Attributes)
 	if a["mcp.method.name"].GetStringValue() != "tools/call" || a["gen_ai.tool.name"].GetStringValue() != "get_team_tools" ||
-		a["leakbench.user"].GetIntValue() != 1 || a["leakbench.iteration"].GetIntValue() != 3 || a["leakbench.outcome"].GetStringValue() != "ok" ||
+		a["leakbench.user"].GetIntValue() != 1 || a["leakbench.iteration"].GetIntValue() != 3 || a["leakbench.outcome"] != nil ||
 		a["leakbench.run"].GetStringValue() != "before" || a["leakbench.scenario"].GetStringValue() != "agents" {
 		t.Errorf("request span attributes: %v", a)
 	}
@@ -140,8 +140,9 @@ func TestExportRun(t *testing.T) {
 		t.Errorf("request span from %d lasting %s, want the request's start and 40ms", req.StartTimeUnixNano, got)
 	}
 	failed := one("initialize")
-	if failed.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR || attrs(failed.Attributes)["error.type"].GetStringValue() != "http_5xx" {
-		t.Errorf("failed request: status %v, attributes %v; want error, error.type http_5xx", failed.Status, attrs(failed.Attributes))
+	if fa := attrs(failed.Attributes); failed.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR || fa["error.type"].GetStringValue() != "http_5xx" ||
+		fa["leakbench.outcome"].GetStringValue() != rundir.RequestFailed || fa["leakbench.user"].GetIntValue() == 0 {
+		t.Errorf("failed request: status %v, attributes %v; want error, error.type http_5xx, leakbench.outcome failed", failed.Status, fa)
 	}
 
 	leak := one("idle in transaction after SELECT")
