@@ -50,6 +50,7 @@ func cmdCapacity(ctx context.Context, args []string) error {
 	var limits listFlag
 	fs.Var(&limits, "limit", "limit in the thresholds' syntax, `METRIC:EXPR`: 'mcp_req_duration{name:generate_report}:p(95)<400' (repeat)")
 	generator := fs.String("generator", "", "on (default): a stage where leakbench's own generator saturated stops the search as inconclusive; off: only reported")
+	otlp := addOTLPFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, `Usage: leakbench capacity [--variant V [--variant V2]] --out DIR [flags]
        leakbench capacity --target URL --scenario FILE --out DIR [--probe-dsn DSN ...] [flags]
@@ -125,7 +126,12 @@ The profile's capacity: section sets the search; flags override it:
 	if err != nil {
 		return err
 	}
-	o := capacity.Options{Profile: p, Spec: spec, Env: *env, Out: *out, Force: *force, Log: os.Stderr, Verbose: *verbose, Version: version}
+	tel, err := otlp.start(ctx)
+	if err != nil {
+		return err
+	}
+	defer tel.Shutdown(ctx)
+	o := capacity.Options{Profile: p, Spec: spec, Env: *env, Out: *out, Force: *force, Log: os.Stderr, Verbose: *verbose, Version: version, Telemetry: telemetry(tel)}
 	if *target != "" {
 		if len(variants) > 0 {
 			return fmt.Errorf("%w: --target searches your own service; --variant the reference gateway's: give one of them", errUsage)

@@ -10,8 +10,8 @@ import (
 	"github.com/leakbench/leakbench/internal/app/runner"
 )
 
-// otlpFlags are --otlp-endpoint and --otlp-sample, on run, signoff and
-// probe.
+// otlpFlags are --otlp-endpoint and --otlp-sample, on run, signoff,
+// probe, capacity and soak.
 type otlpFlags struct {
 	endpoint *string
 	sample   *float64

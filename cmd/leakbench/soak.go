@@ -43,6 +43,7 @@ func cmdSoak(ctx context.Context, args []string) error {
 	coolDown := fs.Duration("cool-down", 30*time.Second, "how long the probes sample after the load, with none (0: the soak is not judged)")
 	minPoints := fs.Int("min-points", 30, "fewest one-second points of the steady window a resource needs to be judged")
 	minR2 := fs.Float64("min-r2", 0.5, "least R² of a fit for its slope to count as growth")
+	otlp := addOTLPFlags(fs)
 	slopes := slopeFlags{}
 	fs.Var(slopes, "slope", "growth threshold `KIND=PERHOUR`, repeatable; kinds: connections, idle_in_tx, stuck, sv_active, cl_waiting, pool_acquired, unclosed_sessions, rss_bytes, open_fds, goroutines")
 	fs.Usage = func() {
@@ -86,8 +87,13 @@ Exit: 0 flat, 99 growing or not judged, 1 the soak could not be run, 130 interru
 	if err != nil {
 		return err
 	}
+	tel, err := otlp.start(ctx)
+	if err != nil {
+		return err
+	}
+	defer tel.Shutdown(ctx)
 	_, err = soak.Run(ctx, soak.Options{Profile: p, Variant: *variant, Dir: *out, Force: *force, Env: *env,
-		Settings: set, Log: os.Stderr, Version: version})
+		Settings: set, Log: os.Stderr, Version: version, Telemetry: telemetry(tel)})
 	if errors.Is(err, soak.ErrGrowing) || errors.Is(err, soak.ErrNotJudged) {
 		return fmt.Errorf("%w: %v (see %s/report.md)", errVerdict, err, *out)
 	}

@@ -50,6 +50,9 @@ type Options struct {
 	Log     io.Writer
 	Verbose bool
 	Version string
+	// Telemetry, if set, exports every stage over OTLP as a run of its
+	// own (runner.Options.Telemetry), named "VARIANT stage N".
+	Telemetry runner.Telemetry
 }
 
 // Run searches every variant (or the target) and writes the output

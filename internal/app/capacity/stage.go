@@ -34,7 +34,7 @@ func runStage(ctx context.Context, o Options, ext fixtures.External, name, sub s
 	fmt.Fprintf(o.Log, "[%s] stage %d: %d %s for %s…\n", name, i, load, unit, sp.Stage)
 	dir := filepath.Join(o.Out, rel)
 	_, err = runner.Run(ctx, runner.Options{Profile: prof, Name: fmt.Sprintf("%s stage %d", name, i), Dir: dir,
-		Log: o.logw(fmt.Sprintf("%s %d", name, i)), Version: o.Version, Env: fixtures.ProviderExternal, External: ext, Target: o.TargetOptions})
+		Log: o.logw(fmt.Sprintf("%s %d", name, i)), Version: o.Version, Env: fixtures.ProviderExternal, External: ext, Target: o.TargetOptions, Telemetry: o.Telemetry})
 	if err != nil {
 		return st, interrupted(ctx, fmt.Errorf("stage %d: %w", i, err))
 	}

@@ -11,15 +11,20 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/app/runner"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/internal/testing/mcptest"
 	"github.com/leakbench/leakbench/reports"
+	"github.com/leakbench/leakbench/scenarios/engine"
+	"github.com/leakbench/leakbench/scenarios/engine/reqindex"
 )
 
 // cliff serves the canned MCP endpoint, but fails every tools/call with
@@ -107,6 +112,12 @@ func tokens(n int) []string {
 // searchTarget searches the handler's capacity with the plan, load only.
 func searchTarget(t *testing.T, h http.Handler, yaml string) (*reports.CapacitySummary, string, error) {
 	t.Helper()
+	return searchTargetWith(t, h, yaml, nil)
+}
+
+// searchTargetWith is searchTarget with the stages exported to tel.
+func searchTargetWith(t *testing.T, h http.Handler, yaml string, tel runner.Telemetry) (*reports.CapacitySummary, string, error) {
+	t.Helper()
 	srv := httptest.NewUnstartedServer(h)
 	if c, ok := h.(*cliff); ok {
 		srv.Config.ConnState = c.connState
@@ -128,15 +139,43 @@ func searchTarget(t *testing.T, h http.Handler, yaml string) (*reports.CapacityS
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	sum, err := Run(ctx, Options{Profile: p, Spec: sp, Target: &fixtures.External{GatewayURL: srv.URL, Tokens: tokens(100)},
-		Name: "cliff", Out: out, Log: testLog{t}, Version: "test"})
+		Name: "cliff", Out: out, Log: testLog{t}, Version: "test", Telemetry: tel})
 	return sum, out, err
+}
+
+// recordedTelemetry records what a search exported: the requests each
+// named run ended, and the runs written.
+type recordedTelemetry struct {
+	mu       sync.Mutex
+	requests map[string]int
+	written  []string
+}
+
+func (r *recordedTelemetry) Spans(run string) engine.SpanSink { return runSink{r, run} }
+
+func (r *recordedTelemetry) RunWritten(_ context.Context, _ string, sum *rundir.Summary, _ string, _ io.Writer) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.written = append(r.written, sum.Name)
+}
+
+type runSink struct {
+	r   *recordedTelemetry
+	run string
+}
+
+func (s runSink) RequestEnded(*reqindex.Request, string) {
+	s.r.mu.Lock()
+	defer s.r.mu.Unlock()
+	s.r.requests[s.run]++
 }
 
 // TestCapacityFindsAnErrorRateCliff: a target that fails every call above
 // 12 connected users is found at 12, within the resolution of 1 user.
 func TestCapacityFindsAnErrorRateCliff(t *testing.T) {
 	const limit = 12
-	sum, out, err := searchTarget(t, &cliff{next: mcptest.CannedMCP(0), limit: limit}, targetPlan)
+	tel := &recordedTelemetry{requests: map[string]int{}}
+	sum, out, err := searchTargetWith(t, &cliff{next: mcptest.CannedMCP(0), limit: limit}, targetPlan, tel)
 	if err != nil {
 		t.Fatalf("search: %v", err)
 	}
@@ -148,9 +187,18 @@ func TestCapacityFindsAnErrorRateCliff(t *testing.T) {
 	if s.Limit != "mcp_req_failed rate<=0.05" || len(s.Stages) > 8 {
 		t.Errorf("limit %q after %d stages", s.Limit, len(s.Stages))
 	}
+	// --otlp-endpoint on capacity: every stage is exported as a run of
+	// its own, under its name, its requests as spans.
+	if len(tel.written) != len(s.Stages) {
+		t.Errorf("%d runs exported (%q) for %d stages", len(tel.written), tel.written, len(s.Stages))
+	}
 	for _, st := range s.Stages {
 		if _, err := os.Stat(filepath.Join(out, st.Dir, "summary.json")); err != nil {
 			t.Errorf("stage %d's run directory: %v", st.Index, err)
+		}
+		name := fmt.Sprintf("cliff stage %d", st.Index)
+		if !slices.Contains(tel.written, name) || tel.requests[name] == 0 {
+			t.Errorf("stage %d: exported as %q with %d request spans, want the run %q with its requests", st.Index, tel.written, tel.requests[name], name)
 		}
 	}
 	for _, f := range []string{"summary.json", "report.md", "report.html", "junit.xml", "plots/capacity.png", "plots/capacity.svg"} {

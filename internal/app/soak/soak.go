@@ -52,6 +52,9 @@ type Options struct {
 	// Log receives progress lines; nil discards them.
 	Log     io.Writer
 	Version string
+	// Telemetry, if set, exports the soak over OTLP as a run's
+	// (runner.Options.Telemetry).
+	Telemetry runner.Telemetry
 }
 
 // Run plays the soak and judges it. The summary (with its Soak section)
@@ -85,7 +88,7 @@ func Run(ctx context.Context, o Options) (*rundir.Summary, error) {
 			}, ctx.Err()
 		}}
 	sum, err := runner.Run(ctx, runner.Options{Profile: o.Profile, Variant: o.Variant, Name: "soak", Dir: o.Dir, Force: o.Force,
-		Log: logw, Version: o.Version, Env: o.Env, External: o.External, Soak: hooks})
+		Log: logw, Version: o.Version, Env: o.Env, External: o.External, Soak: hooks, Telemetry: o.Telemetry})
 	if err != nil {
 		return sum, err
 	}

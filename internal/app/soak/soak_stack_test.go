@@ -3,9 +3,11 @@ package soak
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +16,8 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/internal/testing/testenv"
 	judge "github.com/leakbench/leakbench/reports/soak"
+	"github.com/leakbench/leakbench/scenarios/engine"
+	"github.com/leakbench/leakbench/scenarios/engine/reqindex"
 )
 
 // testProfile is a scaled-down soak: 30 users for 40 s against a local
@@ -67,7 +71,8 @@ func TestSoakRareLeakAndFixed(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			dir := filepath.Join(t.TempDir(), "soak")
-			sum, err := Run(ctx, Options{Profile: p, Variant: c.variant, Dir: dir, Env: "local", Settings: set, Version: "test"})
+			tel := &recordedTelemetry{}
+			sum, err := Run(ctx, Options{Profile: p, Variant: c.variant, Dir: dir, Env: "local", Settings: set, Version: "test", Telemetry: tel})
 			if errors.Is(err, fixtures.ErrMissingBinary) {
 				testenv.Missing(t, "PostgreSQL or PgBouncer not installed (run `make deps`): %v", err)
 			}
@@ -103,10 +108,30 @@ func TestSoakRareLeakAndFixed(t *testing.T) {
 					t.Errorf("the soak wrote no %s: %v", f, err)
 				}
 			}
+			// --otlp-endpoint on soak: the soak is exported as a run, its
+			// requests as spans.
+			if tel.written != "soak" || tel.requests.Load() == 0 || tel.requests.Load() > sum.Load.Requests {
+				t.Errorf("exported the run %q with %d request spans, want \"soak\" with its requests (%d)", tel.written, tel.requests.Load(), sum.Load.Requests)
+			}
 			md, _ := os.ReadFile(filepath.Join(dir, rundir.ReportFile))
 			if !strings.Contains(string(md), "## Soak: ") {
 				t.Error("report.md has no soak section")
 			}
 		})
 	}
+}
+
+// recordedTelemetry records what a soak exported: its requests, and the
+// run written.
+type recordedTelemetry struct {
+	requests atomic.Int64
+	written  string
+}
+
+func (r *recordedTelemetry) Spans(string) engine.SpanSink { return r }
+
+func (r *recordedTelemetry) RequestEnded(*reqindex.Request, string) { r.requests.Add(1) }
+
+func (r *recordedTelemetry) RunWritten(_ context.Context, _ string, sum *rundir.Summary, _ string, _ io.Writer) {
+	r.written = sum.Name
 }
