@@ -169,6 +169,12 @@ The profile's capacity: section sets the search; flags override it:
 		}
 		o.Variants = variants
 	}
+	return searchCapacity(ctx, o)
+}
+
+// searchCapacity runs the search, prints each search's headline and the
+// change between them, and maps a capacity below --min to exit 99.
+func searchCapacity(ctx context.Context, o capacity.Options) error {
 	sum, err := capacity.Run(ctx, o)
 	if sum != nil {
 		fmt.Println()
@@ -178,7 +184,7 @@ The profile's capacity: section sets the search; flags override it:
 		if c := sum.Capacity.Change; c != nil {
 			fmt.Println(c.Line)
 		}
-		fmt.Printf("\nreport: %s/report.html\n", *out)
+		fmt.Printf("\ncapacity report: %s/report.html\n", o.Out)
 	}
 	if errors.Is(err, capacity.ErrBelowMin) {
 		return fmt.Errorf("%w: %v", errVerdict, err)

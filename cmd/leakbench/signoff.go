@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/app/capacity"
 	"github.com/leakbench/leakbench/internal/app/runner"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
@@ -25,6 +26,7 @@ func cmdSignoff(ctx context.Context, args []string) (err error) {
 	metricsAddr := fs.String("metrics-addr", "", "serve the load engine's and the probe's live Prometheus metrics at http://ADDR/metrics while each run's load runs (e.g. 127.0.0.1:9464)")
 	shards := fs.Int("shards", 0, "play each run's load as `N` leakbench containers on the docker stack's network (--env docker), merged exactly into the run while this process probes; the engine's live metrics are then the shards' own, not served")
 	keepQueryText := fs.Bool("keep-query-text", false, "keep stuck sessions' raw query texts in the run directory and reports (default: literals masked, since queries may hold e-mails, keys or passwords; sensitive)")
+	withCapacity := fs.Bool("capacity", false, "after the sign-off, search both variants' capacity as leakbench capacity does (the profile's capacity: section, e.g. --profile capacity) into OUT/capacity/, and say how the fix moved it (\"raised capacity from 38 to 410 users, 10.8×\"); exit 99 also when a variant is below the section's min, 1 when a search is inconclusive")
 	otlp := addOTLPFlags(fs)
 	hist := addHistoryFlags(fs, true)
 	defer func() { err = hist.exit(err, args) }()
@@ -60,6 +62,8 @@ func cmdSignoff(ctx context.Context, args []string) (err error) {
 			return fmt.Errorf("%w: --profile %s compares each pattern's own variants; --variant-before/--variant-after take one profile", errUsage, runner.AllProfile)
 		case hist.dir != "" || hist.baseline != "" || hist.release != "":
 			return fmt.Errorf("%w: --history, --release and --baseline record one sign-off; with --profile %s sign the patterns off one by one (--profile NAME) to record them", errUsage, runner.AllProfile)
+		case *withCapacity:
+			return fmt.Errorf("%w: --capacity searches one profile's pair of variants; with --profile %s give the pattern's profile (--profile NAME)", errUsage, runner.AllProfile)
 		}
 		return signoffAll(ctx, runner.SignoffOptions{Out: *out, Force: *force, Log: os.Stderr, Version: version, Env: *env, MetricsAddr: *metricsAddr, KeepQueryText: *keepQueryText, Shards: *shards, Telemetry: telemetry(tel)})
 	}
@@ -69,6 +73,22 @@ func cmdSignoff(ctx context.Context, args []string) (err error) {
 	}
 	if err := overrideVariants(&p, *before, *after); err != nil {
 		return err
+	}
+	var capSpec *capacity.Spec
+	if *withCapacity {
+		if *shards > 1 {
+			return fmt.Errorf("%w: --capacity runs the search's stages from this process; drop --shards", errUsage)
+		}
+		// Checked before the sign-off's runs: a profile the search cannot
+		// step fails now, not after minutes of sign-off.
+		sp, err := capacity.Resolve(p.Capacity, p.Plan)
+		if err == nil {
+			err = capacity.CheckPlan(p.Plan, sp)
+		}
+		if err != nil {
+			return fmt.Errorf("%w: --capacity with profile %s: %v (a profile with a capacity: section and one constant-vus scenario searches: --profile capacity)", errUsage, p.Name, err)
+		}
+		capSpec = &sp
 	}
 	if err := hist.prepare(p.Name, p.VariantAfter); err != nil {
 		return err
@@ -86,6 +106,12 @@ func cmdSignoff(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
+	var capErr error
+	if capSpec != nil {
+		fmt.Println()
+		capErr = searchCapacity(ctx, capacity.Options{Profile: p, Spec: *capSpec, Variants: []string{p.VariantBefore, p.VariantAfter},
+			Env: *env, Out: filepath.Join(*out, "capacity"), Force: *force, Log: os.Stderr, Version: version, Telemetry: telemetry(tel)})
+	}
 	fmt.Printf("\nsign-off took %s; report: %s/report.md\n", time.Since(start).Round(time.Second), *out)
 	if !cmp.Pass {
 		return fmt.Errorf("%w: see %s/report.md", errVerdict, *out)
@@ -93,8 +119,9 @@ func cmdSignoff(ctx context.Context, args []string) (err error) {
 	if regressed {
 		return fmt.Errorf("%w: after regressed against the baseline; see %s", errVerdict, filepath.Join(*out, rundir.BaselineReportFile))
 	}
-	return nil
+	return capErr
 }
+
 
 // signoffAll signs off every pattern (runner.SignoffAll): exit 0 only when
 // every pattern passes, 99 naming the ones that did not.

@@ -244,15 +244,30 @@ func change(ss []reports.CapacitySearch) *reports.CapacityChange {
 	b, a := ss[0], ss[1]
 	c := &reports.CapacityChange{Before: b.Name, After: a.Name, From: b.Capacity, To: a.Capacity, Unit: a.Unit,
 		Ratio: math.Round(float64(a.Capacity)/float64(b.Capacity)*10) / 10}
-	verb := "raised"
-	if a.Capacity < b.Capacity {
-		verb = "lowered"
+	// A search that held up to its max measured a lower bound, not a
+	// capacity: the line says so, and never a change it did not see.
+	bound := func(s reports.CapacitySearch) string {
+		if s.Outcome == reports.CapacityAboveMax {
+			return "at least "
+		}
+		return ""
 	}
-	atLeast := ""
-	if a.Outcome == reports.CapacityAboveMax {
-		atLeast = "at least "
+	bMax, aMax := b.Outcome == reports.CapacityAboveMax, a.Outcome == reports.CapacityAboveMax
+	switch {
+	case bMax && aMax:
+		c.Line = fmt.Sprintf("%s → %s: both held every limit up to the search's max (%d and %d %s): no change measured; raise max to tell them apart",
+			b.Name, a.Name, b.Capacity, a.Capacity, a.Unit)
+	case bMax && a.Capacity >= b.Capacity:
+		c.Line = fmt.Sprintf("%s → %s: before held up to the search's max (%d %s), after %d: no change measured; raise max", b.Name, a.Name, b.Capacity, a.Unit, a.Capacity)
+	case a.Capacity == b.Capacity:
+		c.Line = fmt.Sprintf("%s → %s left capacity at %s%d %s", b.Name, a.Name, bound(a), a.Capacity, a.Unit)
+	default:
+		verb := "raised"
+		if a.Capacity < b.Capacity {
+			verb = "lowered"
+		}
+		c.Line = fmt.Sprintf("%s → %s %s capacity from %s%d to %s%d %s, %.1f×", b.Name, a.Name, verb, bound(b), b.Capacity, bound(a), a.Capacity, a.Unit, c.Ratio)
 	}
-	c.Line = fmt.Sprintf("%s → %s %s capacity from %d to %s%d %s, %.1f×", b.Name, a.Name, verb, b.Capacity, atLeast, a.Capacity, a.Unit, c.Ratio)
 	return c
 }
 

@@ -186,3 +186,37 @@ func TestGeneratorStopsTheSearch(t *testing.T) {
 		t.Errorf("headline %q", h)
 	}
 }
+
+// TestChangeSaysOnlyWhatWasMeasured: the before/after line names a change
+// only where both searches measured a capacity; a search that held up to
+// its max is a lower bound, and two of them measured no change.
+func TestChangeSaysOnlyWhatWasMeasured(t *testing.T) {
+	found := func(name string, n int) reports.CapacitySearch {
+		return reports.CapacitySearch{Name: name, Capacity: n, Unit: "users", Outcome: reports.CapacityFound}
+	}
+	atMax := func(name string, n int) reports.CapacitySearch {
+		s := found(name, n)
+		s.Outcome = reports.CapacityAboveMax
+		return s
+	}
+	for _, tc := range []struct {
+		b, a reports.CapacitySearch
+		want string
+	}{
+		{found("leaky", 38), found("fixed", 410), "leaky → fixed raised capacity from 38 to 410 users, 10.8×"},
+		{found("leaky", 38), atMax("fixed", 400), "leaky → fixed raised capacity from 38 to at least 400 users, 10.5×"},
+		{found("a", 40), found("b", 20), "a → b lowered capacity from 40 to 20 users, 0.5×"},
+		{atMax("a", 8), found("b", 4), "a → b lowered capacity from at least 8 to 4 users, 0.5×"},
+		{found("a", 12), found("b", 12), "a → b left capacity at 12 users"},
+		{atMax("a", 8), atMax("b", 8), "a → b: both held every limit up to the search's max (8 and 8 users): no change measured; raise max to tell them apart"},
+		{atMax("a", 8), found("b", 8), "a → b: before held up to the search's max (8 users), after 8: no change measured; raise max"},
+	} {
+		c := change([]reports.CapacitySearch{tc.b, tc.a})
+		if c == nil || c.Line != tc.want {
+			t.Errorf("change(%s %d %s, %s %d %s) = %+v, want %q", tc.b.Name, tc.b.Capacity, tc.b.Outcome, tc.a.Name, tc.a.Capacity, tc.a.Outcome, c, tc.want)
+		}
+	}
+	if c := change([]reports.CapacitySearch{found("a", 10), {Name: "b", Outcome: reports.CapacityInconclusive, Capacity: 5}}); c != nil {
+		t.Errorf("an inconclusive search gave a change: %+v", c)
+	}
+}

@@ -284,3 +284,11 @@ func orStr(s, def string) string {
 	}
 	return s
 }
+
+// CheckPlan says whether the search s can step plan p, before anything
+// runs: one scenario of the executor the load needs, valid at the first
+// stage's load (signoff --capacity asks before its sign-off's runs).
+func CheckPlan(p *plan.Plan, s Spec) error {
+	_, err := stagePlan(p, s, s.Start)
+	return err
+}
