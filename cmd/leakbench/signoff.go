@@ -122,7 +122,6 @@ func cmdSignoff(ctx context.Context, args []string) (err error) {
 	return capErr
 }
 
-
 // signoffAll signs off every pattern (runner.SignoffAll): exit 0 only when
 // every pattern passes, 99 naming the ones that did not.
 func signoffAll(ctx context.Context, o runner.SignoffOptions) error {
