@@ -11,10 +11,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -257,3 +259,91 @@ func (l testLog) Write(p []byte) (int, error) {
 	l.t.Log(string(bytes.TrimRight(p, "\n")))
 	return len(p), nil
 }
+
+// generatorLimitedPlan is a load one busy core cannot keep the schedule
+// of: 400 users thinking 5–15 ms between calls to a server in another
+// process.
+const generatorLimitedPlan = `
+timeout: 5s
+capacity:
+  load: users
+  start: 400
+  max: 3200
+  stage: 4s
+  max_stages: 3
+  error_rate: 0.05
+scenarios:
+  s:
+    executor: constant-vus
+    vus: 1
+    duration: 4s
+    gracefulStop: 1s
+    flow:
+      - think: {uniform: [5ms, 15ms]}
+      - tools/call: {name: echo}
+`
+
+// TestCapacityGeneratorLimitIsNotTheService: a generator limited on
+// purpose — the engine held to one core (GOMAXPROCS 1) that it shares
+// with busy loops, as on a CI runner whose other jobs take the CPU, the
+// server in a process of its own with a core to spare — is reported as
+// leakbench's limit: the search stops inconclusive (exit 1) at the first
+// stage, the generator saturated, and no capacity or limit is reported
+// for the service. (On one free core the engine keeps up with 4,000 users
+// against this server: the server is the limit there, rightly so.)
+func TestCapacityGeneratorLimitIsNotTheService(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: a starved generator against a server process")
+	}
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err == nil && rl.Cur < rl.Max {
+		rl.Cur = rl.Max
+		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &rl) // the helper inherits it: 4,000 connections each side
+	}
+	h := mcptest.StartHelper(t, mcptest.HelperCanned)
+	p, err := runner.ParseProfile([]byte(generatorLimitedPlan), "generator-limited.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := Resolve(p.Capacity, p.Plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var hogs sync.WaitGroup
+	defer hogs.Wait()
+	defer cancel()
+	for range 6 {
+		hogs.Go(func() {
+			for ctx.Err() == nil {
+				spin()
+			}
+		})
+	}
+	sum, err := Run(ctx, Options{Profile: p, Spec: sp, Target: &fixtures.External{GatewayURL: h.URL}, Name: "one-core",
+		Out: t.TempDir(), Log: testLog{t}, Version: "test"})
+	if !errors.Is(err, ErrInconclusive) || sum == nil {
+		t.Fatalf("search: %v; want ErrInconclusive", err)
+	}
+	s := sum.Capacity.Searches[0]
+	t.Logf("%s", s.Headline())
+	last := s.Stages[len(s.Stages)-1]
+	if s.Outcome != reports.CapacityInconclusive || s.Capacity != 0 || last.Generator != rundir.GeneratorSaturated ||
+		!strings.Contains(last.Inconclusive, "leakbench's limit, not the service's") || s.FirstBad != 0 || s.Limit != "" {
+		t.Errorf("outcome %s, capacity %d, first bad %d, limit %q; last stage generator %q, %q; want inconclusive at the generator's limit, no capacity, no limit of the service's",
+			s.Outcome, s.Capacity, s.FirstBad, s.Limit, last.Generator, last.Inconclusive)
+	}
+}
+
+// spin burns about a millisecond of CPU.
+func spin() {
+	x := 1
+	for i := range 1_000_000 {
+		x = x*31 + i
+	}
+	spinSink.Store(int64(x))
+}
+
+var spinSink atomic.Int64
