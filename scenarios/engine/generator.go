@@ -164,7 +164,7 @@ func (g *genCheck) lateness() *hdrhistogram.Histogram { return g.run }
 
 // result is the run's self-check, once the monitor has taken its last
 // sample; dropped is the run's dropped iterations. It is nil when no run
-// was played: a merge of shards, whose checks are the shards' own.
+// was played: a merge of shards states theirs (mergeGenerators).
 func (g *genCheck) result(dropped int64) *rundir.Generator {
 	if !g.begun {
 		return nil

@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/internal/testing/mcptest"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 	"github.com/leakbench/leakbench/scenarios/plan"
@@ -114,8 +117,16 @@ func TestMergeIsExact(t *testing.T) {
 		}
 		samples = append(samples, s)
 	}
+	var late []time.Duration // the generator's lateness, as users record it
+	for range 5000 {
+		late = append(late, time.Duration(rng.ExpFloat64()*float64(2*time.Millisecond)))
+	}
 	started := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	whole := newFakeRun(t, pl)
+	whole.e.gen.begin(started)
+	for _, d := range late {
+		whole.e.gen.run.RecordValue(d.Microseconds()) //nolint:errcheck // in range
+	}
 	if id := echo(whole.e); id != 1 {
 		t.Fatalf("echo has id %d", id)
 	}
@@ -134,6 +145,12 @@ func TestMergeIsExact(t *testing.T) {
 				for k, s := range samples {
 					if k%n == i {
 						f.record(s)
+					}
+				}
+				f.e.gen.begin(started)
+				for k, d := range late {
+					if k%n == i {
+						f.e.gen.run.RecordValue(d.Microseconds()) //nolint:errcheck // in range
 					}
 				}
 				dir := t.TempDir()
@@ -175,6 +192,12 @@ func TestMergeIsExact(t *testing.T) {
 					t.Errorf("threshold %s %s: merged %v %v (%d), one process %v %v (%d)",
 						th.Metric, th.Expression, th.Pass, th.Observed, th.Samples, w.Pass, w.Observed, w.Samples)
 				}
+			}
+			// The shards' self-checks as one: the lateness exact, the
+			// cores summed, the verdict theirs.
+			if g, w := got.Generator, want.Generator; g == nil || w == nil || !reflect.DeepEqual(g.Lateness, w.Lateness) ||
+				g.EngineCPUs != n*w.EngineCPUs || g.Verdict != w.Verdict || g.Lateness.Count != int64(len(late)) {
+				t.Errorf("merged generator %+v, one process %+v", g, w)
 			}
 			if got.PeakUsers != 5*n {
 				t.Errorf("peak users %d, want the shards' sum %d", got.PeakUsers, 5*n)
@@ -306,5 +329,37 @@ func TestShardsAgainstOneServer(t *testing.T) {
 		if one.Thresholds[i].Pass != th.Pass {
 			t.Errorf("threshold %s %s: one process %v, merged %v", th.Metric, th.Expression, one.Thresholds[i].Pass, th.Pass)
 		}
+	}
+}
+
+// TestMergeGenerators: a merged run is saturated when any shard was, its
+// reasons named by the shard; a shard without a self-check (written before
+// it was recorded) makes the merge's "not recorded", never a guess.
+func TestMergeGenerators(t *testing.T) {
+	shard := func(seg string, g *rundir.Generator, lateMs ...int64) *Shard {
+		h := newHist()
+		for _, ms := range lateMs {
+			h.RecordValue(ms * 1000) //nolint:errcheck // in range
+		}
+		return &Shard{State: &rundir.SeriesState{Segment: seg, Generator: g, LatenessTag: latenessTag}, Hists: map[string]*hdrhistogram.Histogram{latenessTag: h}}
+	}
+	kept := &rundir.Generator{Verdict: rundir.GeneratorKeptUp, EngineCPUs: 2, EngineCoresMean: 0.5, MachineCPUs: 8, DroppedIterations: 1}
+	sat := &rundir.Generator{Verdict: rundir.GeneratorSaturated, Reasons: []string{"schedule late by p99 840 ms"}, EngineCPUs: 2, EngineCoresMean: 1.9, MachineCPUs: 8, MachineBusyMax: 0.99, DroppedIterations: 2}
+	lat := newHist()
+	for _, ms := range []int64{1, 2, 900, 950} {
+		lat.RecordValue(ms * 1000) //nolint:errcheck // in range
+	}
+	g := mergeGenerators([]*Shard{shard("0/2", kept, 1, 2), shard("1/2", sat, 900, 950)}, lat)
+	if g == nil || g.Verdict != rundir.GeneratorSaturated || len(g.Reasons) != 1 || g.Reasons[0] != "shard 1/2: schedule late by p99 840 ms" ||
+		g.EngineCPUs != 4 || g.EngineCoresMean != 2.4 || g.MachineCPUs != 8 || g.MachineBusyMax != 0.99 || g.DroppedIterations != 3 || g.Lateness.Count != 4 {
+		t.Errorf("merged %+v", g)
+	}
+	if !strings.Contains(g.Line(), "shard 1/2") {
+		t.Errorf("line %q does not name the shard", g.Line())
+	}
+	old := shard("1/2", nil)
+	old.State.LatenessTag = ""
+	if g := mergeGenerators([]*Shard{shard("0/2", kept, 1), old}, lat); g != nil {
+		t.Errorf("a shard without a self-check merged into %+v, want none (not recorded)", g)
 	}
 }

@@ -67,7 +67,11 @@ func (e *engine) state(res *Result, startAt time.Time) (*rundir.SeriesState, []*
 		Checks: res.Checks, ErrorSamples: res.ErrorSamples,
 	}
 	all := e.m.collect(nil)
-	hists := make([]*hdrhistogram.Histogram, 0, len(all))
+	hists := make([]*hdrhistogram.Histogram, 0, len(all)+1)
+	if res.Generator != nil {
+		st.Generator, st.LatenessTag = res.Generator, latenessTag
+		hists = append(hists, e.gen.lateness())
+	}
 	for i, g := range all {
 		st.Series = append(st.Series, rundir.SeriesCounts{
 			Tag: "s" + strconv.Itoa(i), Scenario: e.runs[g.key.scen].cs.Name, Method: opName(g.key.op),
@@ -109,9 +113,12 @@ func (e *engine) writeSeries(dir string, res *Result, startAt time.Time) error {
 // WriteHistogramLog writes the series' histograms (histograms.hlog), each
 // over the run's span and tagged with st.Series[i].Tag.
 func WriteHistogramLog(path string, st *rundir.SeriesState, hists []*hdrhistogram.Histogram) error {
-	tags := make([]string, len(st.Series))
-	for i, s := range st.Series {
-		tags[i] = s.Tag
+	tags := make([]string, 0, len(st.Series)+1)
+	if st.LatenessTag != "" {
+		tags = append(tags, st.LatenessTag)
+	}
+	for _, s := range st.Series {
+		tags = append(tags, s.Tag)
 	}
 	return hdrlog.Write(path, st.Started, st.Ended, "leakbench "+rundir.SeriesFile+" names each tag's series; values in microseconds, max column in seconds", tags, hists)
 }
@@ -291,11 +298,54 @@ func merge(shards []*Shard) (*engine, *Result, error) {
 	for _, sc := range e.m.scen {
 		sc.vusMin.Add(1)
 	}
+	// The shards' lateness, merged before the thresholds are judged:
+	// generator_lag holds the merged run to the shards' whole schedule.
+	for _, sh := range shards {
+		if h := sh.Hists[sh.State.LatenessTag]; h != nil {
+			e.gen.run.Merge(h)
+		}
+	}
 	e.end(reason)
 	res := e.result(ended)
 	res.Plan = recorded
 	res.Config = configOf(cp)
+	res.Generator = mergeGenerators(shards, e.gen.lateness())
 	return e, res, nil
+}
+
+// latenessTag tags a shard's lateness histogram in histograms.hlog.
+const latenessTag = "generator-lateness"
+
+// mergeGenerators is the shards' self-checks as one: saturated when any
+// shard was (its reasons named by the shard's segment), the lateness
+// exact over all of them (their histograms merged), the cores used and
+// the dropped iterations summed (the cores' maximum so an upper bound, as
+// peak users), the machine figures the busiest shard's (shards may share
+// one machine); lateness is the shards' histograms merged. Nil — "not recorded" — when a shard has no record: a
+// merge never states a self-check it could not see whole.
+func mergeGenerators(shards []*Shard, lateness *hdrhistogram.Histogram) *rundir.Generator {
+	g := &rundir.Generator{Verdict: rundir.GeneratorKeptUp}
+	for _, sh := range shards {
+		sg, h := sh.State.Generator, sh.Hists[sh.State.LatenessTag]
+		if sg == nil || h == nil {
+			return nil
+		}
+		if sg.Verdict == rundir.GeneratorSaturated {
+			g.Verdict = rundir.GeneratorSaturated
+			for _, r := range sg.Reasons {
+				g.Reasons = append(g.Reasons, "shard "+sh.State.Segment+": "+r)
+			}
+		}
+		g.EngineCPUs += sg.EngineCPUs
+		g.EngineCoresMean = round3(g.EngineCoresMean + sg.EngineCoresMean)
+		g.EngineCoresMax = round3(g.EngineCoresMax + sg.EngineCoresMax)
+		g.MachineCPUs = max(g.MachineCPUs, sg.MachineCPUs)
+		g.MachineBusyMax = max(g.MachineBusyMax, sg.MachineBusyMax)
+		g.BusySeconds = max(g.BusySeconds, sg.BusySeconds)
+		g.DroppedIterations += sg.DroppedIterations
+	}
+	g.Lateness = statsOf(lateness)
+	return g
 }
 
 func contains(list []string, s string) bool {

@@ -125,7 +125,7 @@ func (g *Generator) Judge(cpuSeconds, machineSeconds int) {
 // "kept up: schedule late by p99 3.0 ms, 0.2 cores", or "saturated:
 // schedule late by p99 840 ms — latency figures include leakbench's own
 // delay". A nil record (a run from before it was recorded, a merge of
-// shards) is "not recorded": never a figure that was not measured.
+// shards of an older leakbench) is "not recorded": never a figure that was not measured.
 func (g *Generator) Line() string {
 	switch {
 	case g == nil:

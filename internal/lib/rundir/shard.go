@@ -31,6 +31,11 @@ type SeriesState struct {
 	Checks    []CheckResult    `json:"checks,omitempty"`
 	// ErrorSamples are the run's error samples (LoadResult.ErrorSamples).
 	ErrorSamples []string `json:"error_samples"`
+	// Generator is the shard's own self-check, and LatenessTag the tag of
+	// its lateness histogram in histograms.hlog, so that a merge states
+	// the shards' lateness exactly (absent in shards written before it).
+	Generator   *Generator `json:"generator,omitempty"`
+	LatenessTag string     `json:"lateness_tag,omitempty"`
 }
 
 // SeriesCounts are the counters of one series: a scenario's requests of
