@@ -40,7 +40,8 @@ type Exporter struct {
 	episodeSpans atomic.Int64
 
 	mu   sync.Mutex
-	last counts // at the end of the previous run: each run's figures are its own
+	last counts          // at the end of the previous run: each run's figures are its own
+	live map[string]bool // runs whose requests came through Spans as they ended (replay.go)
 }
 
 // counts are the span counters at one moment.
@@ -119,6 +120,7 @@ func (x *Exporter) Spans(run string) engine.SpanSink {
 	if x == nil || x.tp == nil || x.cfg.SampleRatio <= 0 {
 		return nil
 	}
+	x.markLive(run)
 	return &requestSpans{x: x, run: attribute.String("leakbench.run", run)}
 }
 

@@ -11,7 +11,9 @@ import (
 )
 
 // RunWritten exports the run whose directory dir is written — its
-// episodes as spans, its key figures as gauges — waits (at most
+// episodes as spans, its key figures as gauges, and its requests from
+// requests.jsonl when they did not pass through Spans as they ended (a
+// sharded run's, played in containers: replay.go) — waits (at most
 // FlushTimeout each) for the run's spans to be delivered, and records in
 // sum.OTLP what was: the caller writes sum again. dbAddr is the host:port
 // of the PostgreSQL the probe watched ("" unknown). A line on log says
@@ -27,6 +29,11 @@ func (x *Exporter) RunWritten(ctx context.Context, dir string, sum *rundir.Summa
 	var errs []string // what went wrong, spans first
 	var flushErr error
 	if x.tp != nil {
+		if x.cfg.SampleRatio > 0 && !x.isLive(sum.Name) {
+			if err := x.replayRequests(ctx, dir, sum.Name); err != nil {
+				errs = append(errs, redact.String(err.Error()))
+			}
+		}
 		if err := x.exportEpisodes(ctx, dir, sum, dbAddr); err != nil {
 			errs = append(errs, redact.String(err.Error()))
 		}
