@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
 
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/reports/plots"
@@ -143,13 +145,30 @@ func writePlots(dir string, runs ...*Run) ([]string, error) {
 	if err := os.MkdirAll(filepath.Join(dir, rundir.PlotsDir), 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", rundir.PlotsDir, err)
 	}
+	// Each file is drawn on its own goroutine, as many at once as there
+	// are cores: rasterizing a long run's lines is most of a report's
+	// time, and the plots only read the runs.
+	type file struct{ name, format string }
+	var files []file
 	for _, n := range names {
 		for _, format := range []string{plots.PNG, plots.SVG} {
-			path := filepath.Join(dir, rundir.PlotsDir, n+"."+format)
-			if err := rundir.WriteFileFunc(path, func(f io.Writer) error { return plots.Write(f, n, format, drawn...) }); err != nil {
-				return nil, err
-			}
+			files = append(files, file{n, format})
 		}
+	}
+	errs := make([]error, len(files))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, fl := range files {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			path := filepath.Join(dir, rundir.PlotsDir, fl.name+"."+fl.format)
+			errs[i] = rundir.WriteFileFunc(path, func(f io.Writer) error { return plots.Write(f, fl.name, fl.format, drawn...) })
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return names, nil
 }

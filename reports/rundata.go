@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/leakbench/leakbench/internal/lib/jsonl"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
@@ -143,6 +144,7 @@ func LoadRun(dir string) (*Run, error) {
 		return nil, fmt.Errorf("read %s: %w", rundir.SummaryFile, err)
 	}
 	found := r.Summary != nil
+	var mu sync.Mutex // found and r.Notes: two files are read at once below
 	read := func(name string, read func(io.Reader) (int, error)) error {
 		fh, err := os.Open(filepath.Join(dir, name))
 		if errors.Is(err, fs.ErrNotExist) {
@@ -151,14 +153,18 @@ func LoadRun(dir string) (*Run, error) {
 		if err != nil {
 			return fmt.Errorf("open %s: %w", name, err)
 		}
+		mu.Lock()
 		found = true
+		mu.Unlock()
 		bad, err := read(fh)
 		fh.Close()
 		if err != nil {
 			return fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
 		}
 		if bad > 0 {
+			mu.Lock()
 			r.Notes = append(r.Notes, fmt.Sprintf("%s: skipped %d unreadable line(s) (a torn write when the run was killed)", name, bad))
+			mu.Unlock()
 		}
 		return nil
 	}
@@ -175,17 +181,16 @@ func LoadRun(dir string) (*Run, error) {
 	}
 	pool := newPoolAcc(settings)
 	kept := plots.NewKeeper()
-	err = read(rundir.SamplesFile, func(rd io.Reader) (int, error) {
-		return jsonl.Each(rd, -1, func(s *Sample) {
-			pool.add(s)
-			kept.Add(s)
-			if rb != nil {
-				rb.addSample(s)
-			}
+	readSamples := func() error {
+		return read(rundir.SamplesFile, func(rd io.Reader) (int, error) {
+			return jsonl.Each(rd, -1, func(s *Sample) {
+				pool.add(s)
+				kept.Add(s)
+				if rb != nil {
+					rb.addSample(s)
+				}
+			})
 		})
-	})
-	if err != nil {
-		return nil, err
 	}
 	stuckAfter := 0.0
 	if settings.Probe != nil {
@@ -194,17 +199,32 @@ func LoadRun(dir string) (*Run, error) {
 	r.holds = plots.NewHolds(stuckAfter)
 	fb := forensics.New(dir, settings.Probe)
 	worst := &worstEpisodes{n: maxRunEpisodes}
-	err = read(rundir.EpisodesFile, func(rd io.Reader) (int, error) {
-		return jsonl.Each(rd, -1, func(e *probes.Episode) {
-			r.EpisodeCount++
-			r.holds.Add(e.HoldSeconds)
-			fb.Add(e)
-			worst.add(e)
-			if rb != nil {
-				rb.addEpisode(e)
-			}
+	readEpisodes := func() error {
+		return read(rundir.EpisodesFile, func(rd io.Reader) (int, error) {
+			return jsonl.Each(rd, -1, func(e *probes.Episode) {
+				r.EpisodeCount++
+				r.holds.Add(e.HoldSeconds)
+				fb.Add(e)
+				worst.add(e)
+				if rb != nil {
+					rb.addEpisode(e)
+				}
+			})
 		})
-	})
+	}
+	// The two largest files are decoded side by side — an hour's soak
+	// holds hundreds of MB of episodes — unless a killed run's summary
+	// is being rebuilt from both, in the order they were written.
+	if rb == nil {
+		var sampleErr error
+		var wg sync.WaitGroup
+		wg.Go(func() { sampleErr = readSamples() })
+		err = readEpisodes()
+		wg.Wait()
+		err = errors.Join(sampleErr, err)
+	} else if err = readSamples(); err == nil {
+		err = readEpisodes()
+	}
 	if err != nil {
 		return nil, err
 	}
