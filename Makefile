@@ -83,6 +83,7 @@ lint:
 	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags e2e ./internal/app/runner/ ./internal/app/capacity/ ./internal/app/soak/
+	cd tools/otelcol && $(GO) vet . && $(GO) mod tidy -diff
 	@if command -v staticcheck >/dev/null 2>&1; then staticcheck $(PKGS); else echo "staticcheck not installed; skipped (go install honnef.co/go/tools/cmd/staticcheck@v0.8.2)"; fi
 
 clean:
