@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/internal/lib/rundir"
-	"github.com/leakbench/leakbench/scenarios/engine/reqindex"
 )
 
 // collectorDir is the minimal Collector distribution the test builds: its
@@ -39,63 +38,20 @@ func TestExportToRealCollector(t *testing.T) {
 		t.Fatalf("start: %v, %v", x, err)
 	}
 
-	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	const (
-		traced = "4bf92f3577b34da6a3ce929d0e0e4736"
-		span1  = "00f067aa0ba902b7"
-		tokTr  = "0af7651916cd43dd8448eb211c80319c"
-		tokSp  = "b7ad6b7169203331"
-		failTr = "11111111111111111111111111111111"
-		failSp = "2222222222222222"
-	)
-	reqs := []reqindex.Request{
-		{User: 1, Iteration: 3, Step: 2, Method: "tools/call", Name: "get_team_tools", Start: t0, Took: 40 * time.Millisecond, Outcome: rundir.RequestOK},
-		{User: 2, Iteration: 1, Step: 0, Method: "tools/call", Name: "generate_report", Start: t0.Add(time.Second), Took: 900 * time.Millisecond, Outcome: rundir.RequestOK},
-		{User: 3, Iteration: 0, Step: -1, Method: "initialize", Start: t0, Took: 5 * time.Millisecond, Outcome: rundir.RequestFailed, Kind: "http_5xx"},
-	}
-	copy(reqs[0].Trace[:], mustHex(t, traced, 16))
-	copy(reqs[0].Span[:], mustHex(t, span1, 8))
-	copy(reqs[1].Trace[:], mustHex(t, tokTr, 16))
-	copy(reqs[1].Span[:], mustHex(t, tokSp, 8))
-	copy(reqs[2].Trace[:], mustHex(t, failTr, 16))
-	copy(reqs[2].Span[:], mustHex(t, failSp, 8))
-	sink := x.Spans("before")
-	for i := range reqs {
-		sink.RequestEnded(&reqs[i], "agents")
-	}
-
-	dir := t.TempDir()
-	writeLines(t, filepath.Join(dir, rundir.RequestsFile),
-		rundir.Request{TraceID: traced, SpanID: span1, User: 1, Scenario: "agents", Iteration: 3, Step: 2, Method: "tools/call", Name: "get_team_tools", Start: t0, Seconds: 0.04, Outcome: rundir.RequestOK},
-		rundir.Request{TraceID: tokTr, SpanID: tokSp, User: 2, Scenario: "agents", Iteration: 1, Method: "tools/call", Name: "generate_report", Start: t0.Add(time.Second), Seconds: 0.9, Outcome: rundir.RequestOK})
-	const q = "SELECT team_id FROM tokens WHERE token = $1 /*application='mcp-gateway',traceparent='00-" + traced + "-" + span1 + "-01'*/"
-	writeLines(t, filepath.Join(dir, rundir.EpisodesFile),
-		rundir.Episode{PID: 101, Start: t0.Add(20 * time.Millisecond), End: t0.Add(5020 * time.Millisecond), HoldSeconds: 5, EndReason: rundir.EndTimeout,
-			Query: q, Fingerprint: "SELECT team_id FROM tokens WHERE token = ?", ApplicationName: "mcp-gateway", TraceID: traced, SpanID: span1},
-		rundir.Episode{PID: 102, Start: t0.Add(1500 * time.Millisecond), End: t0.Add(4500 * time.Millisecond), HoldSeconds: 3, EndReason: rundir.EndReleased,
-			Query: "UPDATE usage SET n = n + ?", SentBy: &rundir.SentBy{Token: 2, Tokens: 10}},
-		rundir.Episode{PID: 103, Start: t0, End: t0.Add(2 * time.Millisecond), HoldSeconds: 0.002, EndReason: rundir.EndReleased, Query: "COMMIT"})
-
-	sum := &rundir.Summary{Name: "before", Profile: "ci",
-		Environment: rundir.Environment{Database: "leakbench", Variant: "commit-in-finally"},
-		Forensics:   &rundir.Forensics{StuckAfterSeconds: 1, Leaked: 1},
-		Probe:       &rundir.ProbeSummary{MaxStuckIdleInTx: 2, ReleaseP99Seconds: 4.5, TimeoutTerminated: 1},
-		Load:        &rundir.LoadResult{Requests: 3, Failures: 1}}
-	var log bytes.Buffer
-	x.RunWritten(ctx, dir, sum, "127.0.0.1:5432", &log)
+	sum, logLine, t0 := exportedRun(t, x)
 	if err := x.Shutdown(ctx); err != nil {
 		t.Errorf("shutdown: %v", err)
 	}
 
 	o := sum.OTLP
 	if o == nil {
-		t.Fatalf("no otlp section; log: %s", log.String())
+		t.Fatalf("no otlp section; log: %s", logLine)
 	}
 	if o.RequestSpans != 3 || o.EpisodeSpans != 3 || o.SpansExported != 6 || o.SpansDropped != 0 || !o.MetricsExported || o.Error != "" {
 		t.Errorf("otlp section %+v, want 3 request and 3 episode spans, all delivered, metrics sent", *o)
 	}
-	if !strings.Contains(log.String(), "[before] otlp: 6 of 6 spans delivered to "+col.URL+"/v1/traces") {
-		t.Errorf("log line: %q", log.String())
+	if !strings.Contains(logLine, "[before] otlp: 6 of 6 spans delivered to "+col.URL+"/v1/traces") {
+		t.Errorf("log line: %q", logLine)
 	}
 
 	spans := col.spans(t, 6)
@@ -130,7 +86,7 @@ func TestExportToRealCollector(t *testing.T) {
 		t.Errorf("leaked episode: trace %q parent %q, want in the request's trace %s under its span %s", leak.TraceID, leak.ParentSpanID, traced, span1)
 	}
 	a = leak.attrs()
-	for k, want := range map[string]string{"db.system.name": "postgresql", "db.namespace": "leakbench", "db.query.text": q, "db.operation.name": "SELECT",
+	for k, want := range map[string]string{"db.system.name": "postgresql", "db.namespace": "leakbench", "db.query.text": leakedQuery, "db.operation.name": "SELECT",
 		"server.address": "127.0.0.1", "leakbench.end_reason": "timeout", "leakbench.pattern": "commit-in-finally", "leakbench.joined_by": rundir.JoinedByTrace,
 		"leakbench.culprit": "SELECT team_id FROM tokens WHERE token = ?"} {
 		if got := a[k].str(); got != want {
