@@ -70,16 +70,7 @@ func TestGitBisectFindsTheLeakyCommit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: runs local stacks, 2–4 runs of ~11 s")
 	}
-	for _, prog := range []string{"git", "go", "pgbouncer"} {
-		if _, err := exec.LookPath(prog); err != nil {
-			testenv.Missing(t, "%s not installed (make deps)", prog)
-		}
-	}
-	if m, _ := filepath.Glob("/usr/lib/postgresql/*/bin/postgres"); len(m) == 0 {
-		if _, err := exec.LookPath("postgres"); err != nil {
-			testenv.Missing(t, "PostgreSQL not installed (make deps)")
-		}
-	}
+	requireLocalStack(t, "git", "go")
 	bin := buildCLI(t)
 	repo, outRoot := t.TempDir(), t.TempDir()
 	step := filepath.Join(t.TempDir(), "bisect-step.sh")

@@ -66,14 +66,7 @@ func TestSignoffWithCapacity(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: a sign-off and two capacity searches on local stacks (about a minute)")
 	}
-	if _, err := exec.LookPath("pgbouncer"); err != nil {
-		testenv.Missing(t, "pgbouncer not installed (make deps)")
-	}
-	if m, _ := filepath.Glob("/usr/lib/postgresql/*/bin/postgres"); len(m) == 0 {
-		if _, err := exec.LookPath("postgres"); err != nil {
-			testenv.Missing(t, "PostgreSQL not installed (make deps)")
-		}
-	}
+	requireLocalStack(t)
 	bin := buildCLI(t)
 	dir := t.TempDir()
 	prof := filepath.Join(dir, "profile.yaml")
@@ -116,4 +109,20 @@ func TestSignoffWithCapacity(t *testing.T) {
 		}
 	}
 	t.Logf("stdout:\n%s", stdout)
+}
+
+// requireLocalStack fails (in CI) or skips the test when PostgreSQL,
+// PgBouncer or one of the other programs it runs is not installed.
+func requireLocalStack(t *testing.T, programs ...string) {
+	t.Helper()
+	for _, prog := range append([]string{"pgbouncer"}, programs...) {
+		if _, err := exec.LookPath(prog); err != nil {
+			testenv.Missing(t, "%s not installed (make deps)", prog)
+		}
+	}
+	if m, _ := filepath.Glob("/usr/lib/postgresql/*/bin/postgres"); len(m) == 0 {
+		if _, err := exec.LookPath("postgres"); err != nil {
+			testenv.Missing(t, "PostgreSQL not installed (make deps)")
+		}
+	}
 }
