@@ -1,6 +1,7 @@
 package soak
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/leakbench/leakbench/internal/lib/jsonl"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
@@ -247,16 +250,37 @@ func readProcess(path string, origin time.Time, in func(time.Time) bool) (svc []
 // grouping (fingerprint and application).
 func culprits(path string, ph Phases, stuckAfter time.Duration) ([]rundir.Culprit, error) {
 	sum := probes.NewSummarizer(probes.Config{StuckAfter: stuckAfter}, 0)
-	err := eachFile(path, func(e *rundir.Episode) {
-		if e.Start.Before(ph.LoadStart) || !e.Start.Before(ph.LoadEnd) || e.End.Before(ph.LoadEnd) {
-			return
-		}
-		sum.AddEpisode(*e)
-	})
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	return sum.Summary().Culprits, err
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", filepath.Base(path), err)
+	}
+	defer f.Close()
+	// What accumulated is the few episodes still held when the load
+	// ended; an hour's soak has hundreds of thousands that ended before.
+	// Their end time is read from the line (gjson, no decoding of the
+	// rest) and only the others are decoded.
+	sc := jsonl.Scanner(f)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if end := gjson.GetBytes(line, "end"); end.Exists() && end.Time().Before(ph.LoadEnd) {
+			continue
+		}
+		var e rundir.Episode
+		if json.Unmarshal(line, &e) != nil {
+			continue // a torn last line
+		}
+		if e.Start.Before(ph.LoadStart) || !e.Start.Before(ph.LoadEnd) || e.End.Before(ph.LoadEnd) {
+			continue
+		}
+		sum.AddEpisode(e)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", filepath.Base(path), err)
+	}
+	return sum.Summary().Culprits, nil
 }
 
 // eachFile streams the JSON lines of path into fn.
