@@ -15,17 +15,6 @@ import (
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
-// BenchmarkEngineActiveToolsCall is the efficiency figure of issue #28:
-// LEAKBENCH_ACTIVE_USERS (3,000) users, a connection each, each thinking
-// 0.2–1.0 s (uniform) between tools/call requests to a fast server (the
-// canned endpoint, in a child process so that its CPU and memory are not
-// counted). Over LEAKBENCH_ACTIVE_SECONDS (10) of steady load it reports
-// the engine's CPU per request and the resident memory each active user
-// costs: the process's RSS with everyone active (after a GC, as a
-// long-running engine settles) less its RSS before the run began, both
-// at the peak of the steady window and settled (after a GC); and what the
-// live heap and the goroutine stacks hold per user. LEAKBENCH_CPUPROFILE
-// and LEAKBENCH_HEAPPROFILE write the steady window's profiles.
 // maxRSS samples the process's resident memory every 100 ms for d and
 // returns the largest: the peak a user of the engine sees, garbage not yet
 // collected included.
@@ -72,6 +61,17 @@ func writeHeapProfile(tb testing.TB) {
 	}
 }
 
+// BenchmarkEngineActiveToolsCall is the efficiency figure of issue #28:
+// LEAKBENCH_ACTIVE_USERS (3,000) users, a connection each, each thinking
+// 0.2–1.0 s (uniform) between tools/call requests to a fast server (the
+// canned endpoint, in a child process so that its CPU and memory are not
+// counted). Over LEAKBENCH_ACTIVE_SECONDS (10) of steady load it reports
+// the engine's CPU per request and the resident memory each active user
+// costs: the process's RSS with everyone active less its RSS before the
+// run began, both at the peak of the steady window and settled (after a
+// GC, as a long-running engine settles); and what the
+// live heap and the goroutine stacks hold per user. LEAKBENCH_CPUPROFILE
+// and LEAKBENCH_HEAPPROFILE write the steady window's profiles.
 func BenchmarkEngineActiveToolsCall(b *testing.B) {
 	users := envInt("LEAKBENCH_ACTIVE_USERS", 3000)
 	hold := time.Duration(envInt("LEAKBENCH_ACTIVE_SECONDS", 10)) * time.Second
@@ -79,14 +79,10 @@ func BenchmarkEngineActiveToolsCall(b *testing.B) {
 	h := mcptest.StartHelper(b, mcptest.HelperCanned)
 	const ramp = 3 * time.Second
 	for b.Loop() {
-		p := &plan.Plan{Timeout: plan.Duration(10 * time.Second), Seed: 1, Scenarios: []plan.Scenario{{
-			Name: "agents", Executor: plan.ExecRampingVUs,
-			Stages: []plan.Stage{{Duration: plan.Duration(ramp), Target: users}, {Duration: plan.Duration(hold + time.Hour), Target: users}},
-			Flow: []plan.Step{
-				{Kind: plan.StepThink, Think: plan.Think{Distribution: plan.ThinkUniform, Min: plan.Duration(200 * time.Millisecond), Max: plan.Duration(time.Second)}},
-				{Kind: plan.OpCallTool, Name: "echo", Arguments: map[string]any{"text": "user {{user}} iteration {{iteration}}"}},
-			},
-		}}}
+		p := rampedPlan(users, ramp, hold, []plan.Step{
+			{Kind: plan.StepThink, Think: plan.Think{Distribution: plan.ThinkUniform, Min: plan.Duration(200 * time.Millisecond), Max: plan.Duration(time.Second)}},
+			{Kind: plan.OpCallTool, Name: "echo", Arguments: map[string]any{"text": "user {{user}} iteration {{iteration}}"}},
+		})
 		runtime.GC()
 		debug.FreeOSMemory()
 		rss0 := mcptest.RSSBytes("self")
@@ -123,4 +119,14 @@ func BenchmarkEngineActiveToolsCall(b *testing.B) {
 		b.ReportMetric(float64(settled.StackInuse)/float64(users), "stackB/user")
 		b.ReportMetric(float64(ms.Mallocs-m0.Mallocs)/float64(tot.requests), "allocs/req")
 	}
+}
+
+// rampedPlan ramps users up over ramp and holds them well past hold (the
+// benchmark stops the run): the active-user benchmarks' load.
+func rampedPlan(users int, ramp, hold time.Duration, flow []plan.Step) *plan.Plan {
+	return &plan.Plan{Timeout: plan.Duration(10 * time.Second), Seed: 1, Scenarios: []plan.Scenario{{
+		Name: "agents", Executor: plan.ExecRampingVUs,
+		Stages: []plan.Stage{{Duration: plan.Duration(ramp), Target: users}, {Duration: plan.Duration(hold + time.Hour), Target: users}},
+		Flow:   flow,
+	}}}
 }

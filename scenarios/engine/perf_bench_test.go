@@ -175,11 +175,7 @@ func BenchmarkEngineActiveUsersCPU(b *testing.B) {
 	h := mcptest.StartHelper(b, mcptest.HelperCanned)
 	const ramp = 3 * time.Second
 	for b.Loop() {
-		p := &plan.Plan{Timeout: plan.Duration(10 * time.Second), Seed: 1, Scenarios: []plan.Scenario{{
-			Name: "agents", Executor: plan.ExecRampingVUs,
-			Stages: []plan.Stage{{Duration: plan.Duration(ramp), Target: users}, {Duration: plan.Duration(hold + time.Hour), Target: users}},
-			Flow:   contextForgeMix(),
-		}}}
+		p := rampedPlan(users, ramp, hold, contextForgeMix())
 		br := startRun(b, p, h.URL)
 		time.Sleep(ramp + time.Second) // everyone in and thinking
 		t0, c0, s0, r0 := time.Now(), procstat.Self(), procstat.Of(h.Cmd.Process.Pid), br.e.totals().requests
