@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -139,8 +138,11 @@ func reach(s Spec) error {
 // the stack.
 func searchVariant(ctx context.Context, o Options, variant, sub string) (s reports.CapacitySearch, err error) {
 	dir := filepath.Join(o.Out, sub)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return s, fmt.Errorf("capacity: make %s: %w", dir, err)
+	// A variant's folder (two variants: before/ and after/ of the search)
+	// is marked as leakbench's, as Out is, so that --force clears it next
+	// time instead of refusing it as someone else's.
+	if err := rundir.Prepare(dir, false); err != nil {
+		return s, fmt.Errorf("capacity: %w", err)
 	}
 	cfg := o.Profile.Stack
 	cfg.Variant = variant

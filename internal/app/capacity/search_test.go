@@ -1,7 +1,10 @@
 package capacity
 
 import (
+	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -218,5 +221,32 @@ func TestChangeSaysOnlyWhatWasMeasured(t *testing.T) {
 	}
 	if c := change([]reports.CapacitySearch{found("a", 10), {Name: "b", Outcome: reports.CapacityInconclusive, Capacity: 5}}); c != nil {
 		t.Errorf("an inconclusive search gave a change: %+v", c)
+	}
+}
+
+// TestForceReplacesTwoVariantsOutput: the output of a two-variant search
+// (each variant in a folder of its own) is leakbench's to replace: --force
+// clears it next time instead of refusing the variants' folders as
+// someone else's files. The search here stops at its first stack (an
+// unknown provider), after making its folders.
+func TestForceReplacesTwoVariantsOutput(t *testing.T) {
+	p, err := runner.ParseProfile([]byte(targetPlan), "target.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := Resolve(p.Capacity, p.Plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	_, err = Run(context.Background(), Options{Profile: p, Spec: sp, Variants: []string{"commit-in-finally", "fixed"}, Env: "no-such-provider", Out: out, Version: "test"})
+	if err == nil {
+		t.Fatal("a search on an unknown provider ran")
+	}
+	if _, err := os.Stat(filepath.Join(out, "commit-in-finally")); err != nil {
+		t.Fatalf("the first variant's folder was not made: %v", err)
+	}
+	if err := rundir.Prepare(out, true); err != nil {
+		t.Errorf("--force over a two-variant search's output: %v", err)
 	}
 }
