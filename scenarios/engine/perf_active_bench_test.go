@@ -75,7 +75,7 @@ func writeHeapProfile(tb testing.TB) {
 func BenchmarkEngineActiveToolsCall(b *testing.B) {
 	users := envInt("LEAKBENCH_ACTIVE_USERS", 3000)
 	hold := time.Duration(envInt("LEAKBENCH_ACTIVE_SECONDS", 10)) * time.Second
-	raiseFDLimit(b)
+	mcptest.RaiseOpenFiles(b)
 	h := mcptest.StartHelper(b, mcptest.HelperCanned)
 	const ramp = 3 * time.Second
 	for b.Loop() {

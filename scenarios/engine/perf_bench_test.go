@@ -19,7 +19,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -68,18 +67,6 @@ func (br *benchRun) stop() *Result {
 	return <-br.done
 }
 
-// raiseFDLimit raises the soft limit on open files to the hard one (the
-// helper process inherits it): 10,000 users hold 10,000 connections.
-func raiseFDLimit(tb testing.TB) {
-	var rl syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err == nil && rl.Cur < rl.Max {
-		rl.Cur = rl.Max
-		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
-			tb.Logf("raise the open-file limit: %v", err)
-		}
-	}
-}
-
 // sockets counts the sockets process pid holds open: the server's side of
 // the connections (plus its listener).
 func sockets(pid int) int {
@@ -103,7 +90,7 @@ func sockets(pid int) int {
 // test would.
 func BenchmarkEngineIdleSessions(b *testing.B) {
 	n := envInt("LEAKBENCH_IDLE_SESSIONS", 10_000)
-	raiseFDLimit(b)
+	mcptest.RaiseOpenFiles(b)
 	h := mcptest.StartHelper(b, mcptest.HelperSDK)
 	ramp := time.Duration(n/1000+1) * time.Second
 	for b.Loop() {
@@ -171,7 +158,7 @@ func contextForgeMix() []plan.Step {
 func BenchmarkEngineActiveUsersCPU(b *testing.B) {
 	users := envInt("LEAKBENCH_ACTIVE_USERS", 3000)
 	hold := time.Duration(envInt("LEAKBENCH_ACTIVE_SECONDS", 10)) * time.Second
-	raiseFDLimit(b)
+	mcptest.RaiseOpenFiles(b)
 	h := mcptest.StartHelper(b, mcptest.HelperCanned)
 	const ramp = 3 * time.Second
 	for b.Loop() {

@@ -16,7 +16,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -295,11 +294,7 @@ func TestCapacityGeneratorLimitIsNotTheService(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: a starved generator against a server process")
 	}
-	var rl syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err == nil && rl.Cur < rl.Max {
-		rl.Cur = rl.Max
-		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &rl) // the helper inherits it: 4,000 connections each side
-	}
+	mcptest.RaiseOpenFiles(t)
 	h := mcptest.StartHelper(t, mcptest.HelperCanned)
 	p, err := runner.ParseProfile([]byte(generatorLimitedPlan), "generator-limited.yaml")
 	if err != nil {

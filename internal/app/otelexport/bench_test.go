@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -105,7 +104,7 @@ func BenchmarkEngineExportActiveUsers(b *testing.B) {
 	if n, err := strconv.Atoi(os.Getenv("LEAKBENCH_ACTIVE_USERS")); err == nil && n > 0 {
 		users = n
 	}
-	raiseOpenFiles(b)
+	mcptest.RaiseOpenFiles(b)
 	h := mcptest.StartHelper(b, mcptest.HelperCanned)
 	sink := startSink(b)
 	for _, mode := range []struct {
@@ -143,17 +142,5 @@ func BenchmarkEngineExportActiveUsers(b *testing.B) {
 				}
 			}
 		})
-	}
-}
-
-// raiseOpenFiles raises the soft limit on open files to the hard one (the
-// helper process inherits it): 3,000 users hold 3,000 connections.
-func raiseOpenFiles(tb testing.TB) {
-	var rl syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err == nil && rl.Cur < rl.Max {
-		rl.Cur = rl.Max
-		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
-			tb.Logf("raise the open-file limit: %v", err)
-		}
 	}
 }
