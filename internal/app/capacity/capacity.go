@@ -138,11 +138,13 @@ func reach(s Spec) error {
 // the stack.
 func searchVariant(ctx context.Context, o Options, variant, sub string) (s reports.CapacitySearch, err error) {
 	dir := filepath.Join(o.Out, sub)
-	// A variant's folder (two variants: before/ and after/ of the search)
-	// is marked as leakbench's, as Out is, so that --force clears it next
-	// time instead of refusing it as someone else's.
-	if err := rundir.Prepare(dir, false); err != nil {
-		return s, fmt.Errorf("capacity: %w", err)
+	// A variant's own folder (two variants: one each; one variant uses
+	// Out itself) is marked as leakbench's, as Out is, so that --force
+	// clears it next time instead of refusing it as someone else's.
+	if sub != "" {
+		if err := rundir.Prepare(dir, false); err != nil {
+			return s, fmt.Errorf("capacity: %w", err)
+		}
 	}
 	cfg := o.Profile.Stack
 	cfg.Variant = variant
