@@ -10,7 +10,7 @@ PKGS     := ./...
 
 # The packages whose code runs concurrently: make test-race runs their
 # tests under the race detector.
-RACE_PKGS := ./scenarios/engine/... ./scenarios/mcp/... ./scenarios/internal/h1/... ./probes/... \
+RACE_PKGS := ./scenarios/engine/... ./scenarios/mcp/... ./scenarios/internal/h1/... ./scenarios/internal/nbio/... ./probes/... \
 	./internal/app/runner/... ./internal/app/merge/... ./scenarios/faults/... ./fixtures/faultproxy/... ./scenarios/engine/live/...
 
 .PHONY: all build deps test test-short test-race e2e e2e-long loadtest bench lint fuzz clean examples

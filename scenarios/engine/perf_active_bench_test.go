@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/lib/procstat"
 	"github.com/leakbench/leakbench/internal/testing/mcptest"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
@@ -91,9 +90,9 @@ func BenchmarkEngineActiveToolsCall(b *testing.B) {
 		br := startRun(b, p, h.URL)
 		time.Sleep(ramp + 2*time.Second) // everyone in, past the handshake
 		stopProfile := startCPUProfile(b)
-		t0, c0, r0 := time.Now(), procstat.Self(), br.e.totals().requests
+		t0, c0, r0 := time.Now(), cpuSplit(), br.e.totals().requests
 		rssPeak := maxRSS(hold)
-		t1, c1, tot := time.Now(), procstat.Self(), br.e.totals()
+		t1, c1, tot := time.Now(), cpuSplit(), br.e.totals()
 		stopProfile()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
@@ -111,8 +110,10 @@ func BenchmarkEngineActiveToolsCall(b *testing.B) {
 		reqs := float64(tot.requests - r0)
 		b.ReportMetric(float64(users), "users")
 		b.ReportMetric(reqs/wall, "req/s")
-		b.ReportMetric((c1-c0).Seconds()/wall, "cores")
-		b.ReportMetric(float64((c1-c0).Microseconds())/reqs, "cpu-µs/req")
+		b.ReportMetric((c1.total()-c0.total()).Seconds()/wall, "cores")
+		b.ReportMetric(float64((c1.total()-c0.total()).Microseconds())/reqs, "cpu-µs/req")
+		b.ReportMetric(float64((c1.user-c0.user).Microseconds())/reqs, "user-µs/req")
+		b.ReportMetric(float64((c1.sys-c0.sys).Microseconds())/reqs, "sys-µs/req")
 		b.ReportMetric(float64(rssPeak-rss0)/float64(users), "rssB/user")
 		b.ReportMetric(float64(rssSettled-rss0)/float64(users), "settled-rssB/user")
 		b.ReportMetric(float64(settled.HeapInuse)/float64(users), "live-heapB/user")

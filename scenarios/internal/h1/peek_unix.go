@@ -7,6 +7,8 @@ import (
 	"errors"
 	"net"
 	"syscall"
+
+	"github.com/leakbench/leakbench/scenarios/internal/nbio"
 )
 
 // peerClosed reports whether the server has closed (or written to) an idle
@@ -26,9 +28,8 @@ func peerClosed(c net.Conn) bool {
 		return true
 	}
 	closed := false
-	var b [1]byte
 	_ = rc.Read(func(fd uintptr) bool {
-		n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		n, err := nbio.Peek(int(fd))
 		closed = n > 0 || (err == nil && n == 0) || (err != nil && !errors.Is(err, syscall.EAGAIN))
 		return true
 	})

@@ -8,6 +8,8 @@ import (
 	"net"
 	"os"
 	"syscall"
+
+	"github.com/leakbench/leakbench/scenarios/internal/nbio"
 )
 
 // rawConn returns the socket of a plain TCP connection, for writeRead
@@ -84,7 +86,7 @@ func (pc *pconn) rawStep(fd uintptr) bool {
 	if !r.wrote {
 		r.wrote = true
 		for len(r.b) > 0 {
-			m, e := syscall.Write(int(fd), r.b)
+			m, e := nbio.Write(int(fd), r.b)
 			if m > 0 {
 				r.b = r.b[m:]
 				r.sent += m
@@ -102,7 +104,7 @@ func (pc *pconn) rawStep(fd uintptr) bool {
 		return false // sent: wait for the answer
 	}
 	for {
-		r.n, r.rerr = syscall.Read(int(fd), r.p)
+		r.n, r.rerr = nbio.Read(int(fd), r.p)
 		if r.rerr != syscall.EINTR {
 			return r.rerr != syscall.EAGAIN
 		}
