@@ -1,6 +1,11 @@
 package reports
 
-import "time"
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+)
 
 // CapacityKind is the kind of a capacity search's summary.json.
 const CapacityKind = "capacity"
@@ -83,6 +88,10 @@ type CapacitySearch struct {
 	Limit    string `json:"limit,omitempty"`
 	Resource string `json:"resource,omitempty"`
 	Detail   string `json:"detail,omitempty"`
+	// LimitAtSeconds is when in that stage Limit tripped, in seconds from
+	// the stage's load start (CapacityTrip.AtSeconds); absent when the
+	// stage did not record it.
+	LimitAtSeconds *float64 `json:"limit_at_s,omitempty"`
 	// Reason says why an inconclusive search stopped.
 	Reason string `json:"reason,omitempty"`
 	// Limits lists every limit the stages were judged by.
@@ -106,7 +115,9 @@ type CapacityStage struct {
 	// Dir is its run directory, relative to the output directory.
 	Dir string `json:"dir"`
 	// Held: the stage held every limit. Trips are the limits it broke,
-	// the first one first. Inconclusive says why the stage judges
+	// in the order they first tripped in the stage (AtSeconds; those
+	// whose time was not recorded last, in the order they were judged).
+	// Inconclusive says why the stage judges
 	// nothing of the service (it did not settle, the generator
 	// saturated); Held is then false and Trips empty.
 	Held         bool           `json:"held"`
@@ -140,4 +151,40 @@ type CapacityTrip struct {
 	Limit    string `json:"limit"`
 	Detail   string `json:"detail"`
 	Resource string `json:"resource,omitempty"`
+	// AtSeconds is when in the stage the limit first tripped, in seconds
+	// from the stage's load start (negative: before it, as a pool still
+	// held by the stage before); nil when what the stage recorded cannot
+	// say. AtBasis says what the time was read from, or why there is
+	// none ("time not recorded: …"). See SCHEMA.md for each limit's
+	// definition.
+	AtSeconds *float64 `json:"at_s,omitempty"`
+	AtBasis   string   `json:"at_basis,omitempty"`
+}
+
+// When is the trip's time in words: "at 3.0 s into the stage", or "time
+// not recorded".
+func (t CapacityTrip) When() string {
+	switch {
+	case t.AtSeconds == nil:
+		return "time not recorded"
+	case *t.AtSeconds < 0:
+		return fmt.Sprintf("%.1f s before the stage's load started", -*t.AtSeconds)
+	}
+	return fmt.Sprintf("at %.1f s into the stage", *t.AtSeconds)
+}
+
+// SortTrips orders trips by when they first tripped, earliest first; those
+// whose time was not recorded go last, in the order they came (stable).
+func SortTrips(trips []CapacityTrip) {
+	slices.SortStableFunc(trips, func(a, b CapacityTrip) int {
+		switch {
+		case a.AtSeconds == nil && b.AtSeconds == nil:
+			return 0
+		case a.AtSeconds == nil:
+			return 1
+		case b.AtSeconds == nil:
+			return -1
+		}
+		return cmp.Compare(*a.AtSeconds, *b.AtSeconds)
+	})
 }

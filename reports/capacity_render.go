@@ -28,7 +28,7 @@ func count(n int, unit string) string {
 func (s *CapacitySearch) Headline() string {
 	switch s.Outcome {
 	case CapacityFound:
-		line := fmt.Sprintf("%s: capacity %s — at %s, %s tripped first", s.Name, count(s.Capacity, s.Unit), count(s.FirstBad, s.Unit), s.Limit)
+		line := fmt.Sprintf("%s: capacity %s — at %s, %s", s.Name, count(s.Capacity, s.Unit), count(s.FirstBad, s.Unit), s.trippedFirst())
 		if s.Resource != "" {
 			line += " (" + s.Resource + ")"
 		}
@@ -39,13 +39,24 @@ func (s *CapacitySearch) Headline() string {
 	case CapacityAboveMax:
 		return fmt.Sprintf("%s: every stage held, up to the search's max of %s: capacity is at least that", s.Name, count(s.Capacity, s.Unit))
 	case CapacityBelowStart:
-		return fmt.Sprintf("%s: even %s broke a limit (%s): capacity is below the smallest load tried", s.Name, count(s.FirstBad, s.Unit), s.Limit)
+		return fmt.Sprintf("%s: even %s broke a limit (%s): capacity is below the smallest load tried", s.Name, count(s.FirstBad, s.Unit), s.trippedFirst())
 	}
 	line := fmt.Sprintf("%s: inconclusive — %s", s.Name, s.Reason)
 	if s.Capacity > 0 {
 		line += fmt.Sprintf("; held every limit up to %s (a lower bound, not the capacity)", count(s.Capacity, s.Unit))
 	}
 	return line
+}
+
+// trippedFirst names the limit that tripped first at FirstBad, with when:
+// "pool exhausted tripped first at 9.0 s into the stage". A limit whose
+// time the stage did not record is named without "first": it came first
+// only in the order the limits are judged.
+func (s *CapacitySearch) trippedFirst() string {
+	if s.LimitAtSeconds == nil {
+		return s.Limit + " tripped (time not recorded)"
+	}
+	return s.Limit + " tripped first " + CapacityTrip{AtSeconds: s.LimitAtSeconds}.When()
 }
 
 // WriteCapacityMarkdown writes the search's report in Markdown: the
@@ -100,7 +111,11 @@ func (st *CapacityStage) verdict() string {
 	}
 	var names []string
 	for _, t := range st.Trips {
-		names = append(names, t.Limit+" ("+t.Detail+")")
+		sep := " "
+		if t.AtSeconds == nil {
+			sep = ", "
+		}
+		names = append(names, t.Limit+sep+t.When()+" ("+t.Detail+")")
 	}
 	return "broke " + strings.Join(names, "; ")
 }

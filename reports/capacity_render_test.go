@@ -9,16 +9,19 @@ import (
 )
 
 func capacityFixture() *CapacitySummary {
+	limitAt := 4.5
 	stage := func(i, load int, held bool, p95 float64) CapacityStage {
 		st := CapacityStage{Index: i, Load: load, Dir: "stage", Held: held, ReqPerSecond: float64(load) * 2, P50Ms: 100, P95Ms: p95, P99Ms: p95 * 1.2, Probed: true, ServiceConns: min(load, 10), AppPoolMax: 10, AppPoolPeak: float64(min(load, 10))}
 		if !held {
-			st.Trips = []CapacityTrip{{Limit: "pool exhausted", Detail: "service pool at its max (10/10) for 2.0 s", Resource: "the service's connection pool"}}
+			at := 4.5
+			st.Trips = []CapacityTrip{{Limit: "pool exhausted", Detail: "service pool at its max (10/10) for 2.0 s", Resource: "the service's connection pool",
+				AtSeconds: &at, AtBasis: "samples.jsonl: the service pool at its max"}}
 		}
 		return st
 	}
 	one := func(name string, good, bad int) CapacitySearch {
 		return CapacitySearch{Name: name, Variant: name, Load: "users", Unit: "users", Outcome: CapacityFound, Capacity: good, FirstBad: bad,
-			Resolution: "10%", Resolved: true, Limit: "pool exhausted", Resource: "the service's connection pool", Limits: []string{"pool not exhausted"},
+			Resolution: "10%", Resolved: true, Limit: "pool exhausted", Resource: "the service's connection pool", LimitAtSeconds: &limitAt, Limits: []string{"pool not exhausted"},
 			Stages: []CapacityStage{stage(1, good/2, true, 120), stage(2, bad*2, false, 900), stage(3, bad, false, 400), stage(4, good, true, 150)}}
 	}
 	c := &CapacitySummary{Capacity: Capacity{Searches: []CapacitySearch{one("commit-in-finally", 12, 13), one("fixed", 40, 44)}}}
@@ -40,7 +43,7 @@ func TestWriteCapacity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"raised capacity from 12 to 40 users, 3.3×", "fixed: capacity 40 users — at 44 users, pool exhausted tripped first", "| 3 | 44 users | broke pool exhausted"} {
+	for _, want := range []string{"raised capacity from 12 to 40 users, 3.3×", "fixed: capacity 40 users — at 44 users, pool exhausted tripped first at 4.5 s into the stage", "| 3 | 44 users | broke pool exhausted at 4.5 s into the stage"} {
 		if !bytes.Contains(md, []byte(want)) {
 			t.Errorf("report.md lacks %q:\n%s", want, md)
 		}

@@ -23,20 +23,31 @@ const MinExhaustedSeconds = 1.0
 // whether a pool ran dry. Without samples s.Pool stays as it is. The
 // samples are read as a stream.
 func derivePool(dir string, s *Summary) {
-	f, err := os.Open(filepath.Join(dir, rundir.SamplesFile))
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	acc := newPoolAcc(s)
-	if _, err := jsonl.Each(f, -1, acc.add); err != nil {
-		return
-	}
-	if acc.n > 0 {
-		s.Pool = acc.done(intervalFrom(s, acc.n, acc.firstTime, acc.lastTime), readLoadPoints(dir))
-		s.Pool.PinnedAllowed = pinnedAllowedBy(dir)
+	if _, p, err := readPool(dir, s); err == nil && p != nil {
+		s.Pool = p
 	}
 	deriveForensics(&Run{Dir: dir, Summary: s})
+}
+
+// readPool streams dir's samples.jsonl and judges the pools of the run
+// whose summary is s, as LoadRun does; p is nil without samples, and the
+// error is a file that could not be read.
+func readPool(dir string, s *Summary) (acc *poolAcc, p *PoolState, err error) {
+	f, err := os.Open(filepath.Join(dir, rundir.SamplesFile))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	acc = newPoolAcc(s)
+	if _, err := jsonl.Each(f, -1, acc.add); err != nil {
+		return nil, nil, err
+	}
+	if acc.n == 0 {
+		return acc, nil, nil
+	}
+	p = acc.done(intervalFrom(s, acc.n, acc.firstTime, acc.lastTime), readLoadPoints(dir))
+	p.PinnedAllowed = pinnedAllowedBy(dir)
+	return acc, p, nil
 }
 
 // deriveForensicsFromDir sets s.Forensics from dir's episodes.jsonl (and
@@ -122,11 +133,16 @@ func intervalFrom(s *Summary, n int, first, last time.Time) float64 {
 // condition holds, a sample at a time: from its first sample to the first
 // sample after it (or one interval past the last sample). Runs of one
 // sample do not count.
+//
+// It also keeps the start of the first run that lasted MinExhaustedSeconds
+// (first): when the pool first counted as exhausted, which a capacity
+// stage orders its limits by (Onsets).
 type spell struct {
 	longest     float64
 	open        bool
 	n           int
 	start, last time.Time
+	first       time.Time
 }
 
 func (sp *spell) add(t time.Time, cond bool) {
@@ -139,9 +155,17 @@ func (sp *spell) add(t time.Time, cond bool) {
 		sp.last = t
 	case sp.open:
 		if sp.n >= 2 {
-			sp.longest = max(sp.longest, t.Sub(sp.start).Seconds())
+			sp.ran(t.Sub(sp.start).Seconds())
 		}
 		sp.open = false
+	}
+}
+
+// ran notes a run of d seconds that began at sp.start.
+func (sp *spell) ran(d float64) {
+	sp.longest = max(sp.longest, d)
+	if sp.first.IsZero() && d >= MinExhaustedSeconds {
+		sp.first = sp.start
 	}
 }
 
@@ -149,7 +173,8 @@ func (sp *spell) add(t time.Time, cond bool) {
 // sample.
 func (sp *spell) done(interval float64) float64 {
 	if sp.open && sp.n >= 2 {
-		return max(sp.longest, sp.last.Sub(sp.start).Seconds()+interval)
+		sp.ran(sp.last.Sub(sp.start).Seconds() + interval)
+		sp.open = false
 	}
 	return sp.longest
 }
@@ -208,6 +233,8 @@ type poolAcc struct {
 	apps                int
 	firstApp, lastApp   time.Time
 	first, last         AppPoolSample
+	// on is when each verdict first held (Onsets); done completes it.
+	on Onsets
 }
 
 func (acc *poolAcc) add(s *Sample) {
@@ -225,6 +252,9 @@ func (acc *poolAcc) add(s *Sample) {
 		p.PgBouncerSampled = true
 		p.PgBouncerMaxClWaiting = max(p.PgBouncerMaxClWaiting, b.ClWaiting)
 		p.WorstWaitSeconds = max(p.WorstWaitSeconds, b.MaxWaitSeconds)
+		if b.MaxWaitSeconds >= MinExhaustedSeconds && acc.on.longWait.IsZero() {
+			acc.on.longWait = s.Time
+		}
 		acc.waiting.add(s.Time, b.ClWaiting > 0)
 	}
 	if a := s.AppPool; a != nil {
@@ -239,6 +269,7 @@ func (acc *poolAcc) add(s *Sample) {
 		acc.last, acc.lastApp = *a, s.Time
 	}
 	acc.svc.add(s)
+	acc.on.addStuck(s)
 }
 
 func (acc *poolAcc) done(interval float64, load []rundir.LoadPoint) *PoolState {
@@ -275,6 +306,7 @@ func (acc *poolAcc) done(interval float64, load []rundir.LoadPoint) *PoolState {
 		p.JudgedFrom = "database view"
 	}
 	p.Exhausted = p.Reason != ""
+	acc.on.done(&p, acc.saturated.first, acc.waiting.first, acc.svc.firstPinned())
 	return &p
 }
 

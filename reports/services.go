@@ -54,6 +54,9 @@ type appTrack struct {
 	spans            []pinSpan
 	seen             bool // in the current sample
 	worked           bool // a backend active or in a transaction at some sample
+	// firstPinned is the start of the first stretch done counted as
+	// pinned (Onsets).
+	firstPinned time.Time
 }
 
 type pinSpan struct {
@@ -173,6 +176,9 @@ func (acc *serviceAcc) done(load []rundir.LoadPoint) []ServiceConns {
 				o.FailuresWhilePinned += failed
 			}
 			d := sp.to.Sub(sp.from).Seconds()
+			if t.firstPinned.IsZero() || sp.from.Before(t.firstPinned) {
+				t.firstPinned = sp.from
+			}
 			o.PinnedSeconds += d
 			o.PinnedSpans++
 			if d > o.LongestPinnedSeconds {
@@ -186,6 +192,18 @@ func (acc *serviceAcc) done(load []rundir.LoadPoint) []ServiceConns {
 		return cmp.Or(cmp.Compare(y.PinnedSeconds, x.PinnedSeconds), cmp.Compare(y.Max, x.Max), cmp.Compare(x.Name, y.Name))
 	})
 	return out
+}
+
+// firstPinned is when the first stretch done counted as pinned began, of
+// any application (zero: none); after done.
+func (acc *serviceAcc) firstPinned() time.Time {
+	var first time.Time
+	for _, t := range acc.apps {
+		if !t.firstPinned.IsZero() && (first.IsZero() || t.firstPinned.Before(first)) {
+			first = t.firstPinned
+		}
+	}
+	return first
 }
 
 // requestsDuring counts the requests and failures of the seconds of load

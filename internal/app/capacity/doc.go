@@ -12,7 +12,11 @@
 // already compute: the stuck sessions the probe counted, the pool verdict
 // the report derives (service pool, PgBouncer, the database view), and the
 // scenario language's thresholds, which the engine evaluates on the
-// stage's own result (error rate, latency by method or tool). A stage
+// stage's own result (error rate, latency by method or tool). The limits
+// a stage broke are ordered by when each first tripped in it, read from
+// its samples, request index and per-second load (onset.go): the limit
+// that "tripped first" is the earliest, with its time, or says its time
+// was not recorded. A stage
 // whose generator saturated, or whose load was still climbing at its end,
 // judges nothing of the service: the search stops there and says so,
 // never reporting that load as the service's knee.

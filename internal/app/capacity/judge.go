@@ -39,27 +39,28 @@ func measure(st *reports.CapacityStage, r *reports.Run, stage time.Duration) {
 	}
 }
 
-// judge sets the stage's verdict by the search's limits. An error is a
-// limit that cannot be judged (it matched no request): bad input, not a
-// verdict.
-func judge(st *reports.CapacityStage, s Spec, r *reports.Run) error {
+// judge sets the stage's verdict by the search's limits: the limits it
+// broke, each timed by c (when in the stage it first tripped), earliest
+// first. An error is a limit that cannot be judged (it matched no
+// request): bad input, not a verdict.
+func judge(st *reports.CapacityStage, s Spec, r *reports.Run, c *clock) error {
 	sum := r.Summary
 	resource := resourceBehind(sum)
-	trip := func(limit, detail, res string) {
-		st.Trips = append(st.Trips, reports.CapacityTrip{Limit: limit, Detail: detail, Resource: res})
+	trip := func(limit, detail, res string, on onset) {
+		st.Trips = append(st.Trips, reports.CapacityTrip{Limit: limit, Detail: detail, Resource: res, AtSeconds: on.at, AtBasis: on.basis})
 	}
 	if p := sum.Pool; p != nil && sum.Probe != nil {
 		if (s.Pool == PoolAny || s.Pool == PoolExhausted) && p.Exhausted {
-			trip("pool exhausted", p.Reason, resource)
+			trip("pool exhausted", p.Reason, resource, c.exhausted())
 		}
 		if (s.Pool == PoolAny || s.Pool == PoolPinned) && p.Pinned {
-			trip("pool pinned", pinnedDetail(p), resource)
+			trip("pool pinned", pinnedDetail(p), resource, c.pinned())
 		}
 	}
 	if pr := sum.Probe; pr != nil && s.StuckSessions >= 0 && pr.MaxStuckIdleInTx > s.StuckSessions {
 		trip(fmt.Sprintf("stuck sessions ≤ %d", s.StuckSessions),
 			fmt.Sprintf("%d stuck idle in transaction at once, %d stuck episodes", pr.MaxStuckIdleInTx, pr.StuckEpisodes),
-			"connections held idle in transaction by the service")
+			"connections held idle in transaction by the service", c.stuck(s.StuckSessions))
 	}
 	if l := sum.Load; l != nil {
 		for _, t := range l.Thresholds {
@@ -67,13 +68,16 @@ func judge(st *reports.CapacityStage, s Spec, r *reports.Run) error {
 				return fmt.Errorf("%w: limit %s %s matched nothing the stage measured: no such method, tool or scenario in the load (check its name)", ErrSpec, t.Metric, t.Expression)
 			}
 			if !t.Pass {
-				trip(t.Metric+" "+t.Expression, fmt.Sprintf("observed %s over %d", observed(t.Observed), t.Samples), resource)
+				trip(t.Metric+" "+t.Expression, fmt.Sprintf("observed %s over %d", observed(t.Observed), t.Samples), resource, c.threshold(t.Metric, t.Expression))
 			}
 		}
 		if s.Load == LoadRate && l.DroppedIterations > 0 {
-			trip("arrival rate sustained", fmt.Sprintf("%d iterations dropped: every user was busy", l.DroppedIterations), resource)
+			trip("arrival rate sustained", fmt.Sprintf("%d iterations dropped: every user was busy", l.DroppedIterations), resource, c.dropped())
 		}
 	}
+	// The limits were judged in a fixed order of causes; the one that
+	// tripped first is the earliest in the stage (#28).
+	reports.SortTrips(st.Trips)
 	st.Held = len(st.Trips) == 0
 	return nil
 }

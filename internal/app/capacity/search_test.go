@@ -230,16 +230,9 @@ func TestChangeSaysOnlyWhatWasMeasured(t *testing.T) {
 // someone else's files. The search here stops at its first stack (an
 // unknown provider), after making its folders.
 func TestForceReplacesTwoVariantsOutput(t *testing.T) {
-	p, err := runner.ParseProfile([]byte(targetPlan), "target.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, err := Resolve(p.Capacity, p.Plan)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, sp := resolveProfile(t, targetPlan, "target.yaml")
 	out := t.TempDir()
-	_, err = Run(context.Background(), Options{Profile: p, Spec: sp, Variants: []string{"commit-in-finally", "fixed"}, Env: "no-such-provider", Out: out, Version: "test"})
+	_, err := Run(context.Background(), Options{Profile: p, Spec: sp, Variants: []string{"commit-in-finally", "fixed"}, Env: "no-such-provider", Out: out, Version: "test"})
 	if err == nil {
 		t.Fatal("a search on an unknown provider ran")
 	}

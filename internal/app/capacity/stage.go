@@ -11,6 +11,7 @@ import (
 	"github.com/leakbench/leakbench/internal/app/runner"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/reports"
+	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
 // stageDir is a stage's run directory's name: stage-01-users-40.
@@ -47,7 +48,11 @@ func runStage(ctx context.Context, o Options, ext fixtures.External, name, sub s
 		generatorVerdict(&st, sp, r.Summary.Load.Generator)
 	}
 	if st.Inconclusive == "" {
-		if err := judge(&st, sp, r); err != nil {
+		clk, err := stageClock(r, pl)
+		if err != nil {
+			return st, fmt.Errorf("stage %d: %w", i, err)
+		}
+		if err := judge(&st, sp, r, clk); err != nil {
 			return st, err
 		}
 		// Only a stage that held must have settled: a load still
@@ -64,6 +69,15 @@ func runStage(ctx context.Context, o Options, ext fixtures.External, name, sub s
 	fmt.Fprintf(o.Log, "[%s] stage %d: %d %s — %s | %.1f req/s, p95 %.0f ms, errors %.1f%%%s\n", name, i, load, unit, stageWord(st),
 		st.ReqPerSecond, st.P95Ms, 100*st.ErrorRate, poolWords(st))
 	return st, nil
+}
+
+// stageClock times the trips of the stage r played with plan pl.
+func stageClock(r *reports.Run, pl *plan.Plan) (*clock, error) {
+	cp, err := plan.Compile(pl)
+	if err != nil {
+		return nil, fmt.Errorf("compile the stage's thresholds: %w", err)
+	}
+	return newClock(r, cp.Thresholds)
 }
 
 // generatorVerdict records the generator's verdict on the stage; a
@@ -86,7 +100,7 @@ func stageWord(st reports.CapacityStage) string {
 	case st.Held:
 		return "held"
 	}
-	w := "broke " + st.Trips[0].Limit
+	w := "broke " + st.Trips[0].Limit + " " + st.Trips[0].When()
 	if len(st.Trips) > 1 {
 		w += fmt.Sprintf(" (and %d more)", len(st.Trips)-1)
 	}

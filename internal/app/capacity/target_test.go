@@ -110,6 +110,21 @@ func tokens(n int) []string {
 	return out
 }
 
+// resolveProfile parses the profile yaml (named name) and resolves its
+// capacity: section.
+func resolveProfile(t *testing.T, yaml, name string) (runner.Profile, Spec) {
+	t.Helper()
+	p, err := runner.ParseProfile([]byte(yaml), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := Resolve(p.Capacity, p.Plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, sp
+}
+
 // searchTarget searches the handler's capacity with the plan, load only.
 func searchTarget(t *testing.T, h http.Handler, yaml string) (*reports.CapacitySummary, string, error) {
 	t.Helper()
@@ -128,14 +143,7 @@ func searchTargetWith(t *testing.T, h http.Handler, yaml string, tel runner.Tele
 	}
 	srv.Start()
 	t.Cleanup(srv.Close)
-	p, err := runner.ParseProfile([]byte(yaml), "target.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, err := Resolve(p.Capacity, p.Plan)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, sp := resolveProfile(t, yaml, "target.yaml")
 	out := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -187,6 +195,11 @@ func TestCapacityFindsAnErrorRateCliff(t *testing.T) {
 	}
 	if s.Limit != "mcp_req_failed rate<=0.05" || len(s.Stages) > 8 {
 		t.Errorf("limit %q after %d stages", s.Limit, len(s.Stages))
+	}
+	// The cliff is there from the stage's start: the engine's request
+	// index times it within the stage's 4 s.
+	if at := s.LimitAtSeconds; at == nil || *at < 0 || *at > 4 {
+		t.Errorf("the limit's time %v; want one in [0, 4] s read from requests.jsonl (%+v)", at, s.Stages)
 	}
 	// --otlp-endpoint on capacity: every stage is exported as a run of
 	// its own, under its name, its requests as spans.
@@ -296,14 +309,7 @@ func TestCapacityGeneratorLimitIsNotTheService(t *testing.T) {
 	}
 	mcptest.RaiseOpenFiles(t)
 	h := mcptest.StartHelper(t, mcptest.HelperCanned)
-	p, err := runner.ParseProfile([]byte(generatorLimitedPlan), "generator-limited.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, err := Resolve(p.Capacity, p.Plan)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, sp := resolveProfile(t, generatorLimitedPlan, "generator-limited.yaml")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
