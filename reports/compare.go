@@ -27,6 +27,9 @@ type Comparison struct {
 	AfterDir      string   `json:"after_dir"`
 	Pass          bool     `json:"pass"`
 	Checks        []Check  `json:"checks"`
+	// Capacity is what leakbench signoff --capacity measured of both
+	// variants (AddCapacity); absent without --capacity.
+	Capacity *SignoffCapacity `json:"capacity,omitempty"`
 
 	// before and after are the runs read back from their directories, when
 	// the comparison was made with CompareRuns: plots and thresholds.
@@ -166,6 +169,9 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 	writeForensics(&b, "## Forensics of after", c.After)
 	if c.after != nil {
 		writeThresholds(&b, "## Thresholds of after", c.after.Thresholds)
+	}
+	if c.Capacity != nil {
+		c.Capacity.writeMarkdown(&b)
 	}
 	fmt.Fprintf(&b, "\nRun directories: `%s`, `%s`.\n", c.BeforeDir, c.AfterDir)
 	if c.plots != nil {

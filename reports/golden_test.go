@@ -137,8 +137,10 @@ func TestWriteRunDerivesPoolState(t *testing.T) {
 	}
 }
 
-func TestGoldenSignoff(t *testing.T) {
-	t.Setenv(StepSummaryEnv, "")
+// renderFixtureSignoff renders the recorded sign-off in a directory of its
+// own, which it returns.
+func renderFixtureSignoff(t *testing.T) (string, *Comparison) {
+	t.Helper()
 	out := t.TempDir()
 	copyRun(t, "before", filepath.Join(out, "before"))
 	copyRun(t, "after", filepath.Join(out, "after"))
@@ -146,6 +148,12 @@ func TestGoldenSignoff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return out, cmp
+}
+
+func TestGoldenSignoff(t *testing.T) {
+	t.Setenv(StepSummaryEnv, "")
+	out, cmp := renderFixtureSignoff(t)
 	if !cmp.Pass {
 		t.Errorf("verdict fails on the recorded sign-off: %+v", cmp.Checks)
 	}

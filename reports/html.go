@@ -37,8 +37,10 @@ type htmlView struct {
 	Ending       []htmlRow
 	Notes        []string
 	HasThreshold bool
-	// Soak is a soak run's section (soaksection.go).
-	Soak template.HTML
+	// Soak is a soak run's section (soaksection.go); Capacity a sign-off's
+	// capacity searches (signoff_capacity.go).
+	Soak     template.HTML
+	Capacity template.HTML
 }
 
 type htmlRow struct {
@@ -88,6 +90,10 @@ func (c *Comparison) WriteHTML(w io.Writer) error {
 	v.Verdict = "PASS — the leak shows in before and is gone in after"
 	if !c.Pass {
 		v.Verdict = "FAIL — see the checks below"
+	}
+	var err error
+	if v.Capacity, err = c.Capacity.html(); err != nil {
+		return err
 	}
 	return v.render(w, runs...)
 }

@@ -104,8 +104,9 @@ func RenderComparison(dir string, c *Comparison) error {
 
 // RenderSignoff renders a sign-off directory as leakbench signoff lays it
 // out: the runs in out/before and out/after each get their own report, and
-// out gets the comparison, which it returns for the verdict. Only the
-// comparison goes to $GITHUB_STEP_SUMMARY.
+// out gets the comparison, which it returns for the verdict — with the
+// capacity searches of signoff --capacity when out/capacity holds them.
+// Only the comparison goes to $GITHUB_STEP_SUMMARY.
 func RenderSignoff(out string) (*Comparison, error) {
 	var runs [2]*Run
 	for i, name := range []string{"before", "after"} {
@@ -120,6 +121,11 @@ func RenderSignoff(out string) (*Comparison, error) {
 	}
 	c := CompareRuns(runs[0], runs[1])
 	c.BeforeDir, c.AfterDir = "before", "after"
+	capacity, err := readSignoffCapacity(out)
+	if err != nil {
+		return nil, err
+	}
+	c.Capacity = capacity
 	return c, RenderComparison(out, c)
 }
 

@@ -169,12 +169,14 @@ The profile's capacity: section sets the search; flags override it:
 		}
 		o.Variants = variants
 	}
-	return searchCapacity(ctx, o)
+	_, err = searchCapacity(ctx, o)
+	return err
 }
 
 // searchCapacity runs the search, prints each search's headline and the
-// change between them, and maps a capacity below --min to exit 99.
-func searchCapacity(ctx context.Context, o capacity.Options) error {
+// change between them, and maps a capacity below --min to exit 99. The
+// summary is what was measured, also with the error (nil: nothing was).
+func searchCapacity(ctx context.Context, o capacity.Options) (*capacity.Summary, error) {
 	sum, err := capacity.Run(ctx, o)
 	if sum != nil {
 		fmt.Println()
@@ -187,9 +189,9 @@ func searchCapacity(ctx context.Context, o capacity.Options) error {
 		fmt.Printf("\ncapacity report: %s/report.html\n", o.Out)
 	}
 	if errors.Is(err, capacity.ErrBelowMin) {
-		return fmt.Errorf("%w: %v", errVerdict, err)
+		return sum, fmt.Errorf("%w: %v", errVerdict, err)
 	}
-	return err
+	return sum, err
 }
 
 // splitLimit splits METRIC:EXPR at the colon after the metric and its

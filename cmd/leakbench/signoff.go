@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -109,8 +110,16 @@ func cmdSignoff(ctx context.Context, args []string) (err error) {
 	var capErr error
 	if capSpec != nil {
 		fmt.Println()
-		capErr = searchCapacity(ctx, capacity.Options{Profile: p, Spec: *capSpec, Variants: []string{p.VariantBefore, p.VariantAfter},
-			Env: *env, Out: filepath.Join(*out, "capacity"), Force: *force, Log: os.Stderr, Version: version, Telemetry: telemetry(tel)})
+		var sum *capacity.Summary
+		sum, capErr = searchCapacity(ctx, capacity.Options{Profile: p, Spec: *capSpec, Variants: []string{p.VariantBefore, p.VariantAfter},
+			Env: *env, Out: filepath.Join(*out, capacity.SignoffDir), Force: *force, Log: os.Stderr, Version: version, Telemetry: telemetry(tel)})
+		// What the searches measured — a bound, an inconclusive stop —
+		// belongs in the sign-off's own report as well as in capacity/.
+		if sum != nil {
+			if err := cmp.AddCapacity(*out, sum); err != nil {
+				capErr = errors.Join(capErr, fmt.Errorf("sign-off report: %w", err))
+			}
+		}
 	}
 	fmt.Printf("\nsign-off took %s; report: %s/report.md\n", time.Since(start).Round(time.Second), *out)
 	if !cmp.Pass {

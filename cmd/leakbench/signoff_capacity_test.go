@@ -108,7 +108,48 @@ func TestSignoffWithCapacity(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
+	checkSignoffCapacity(t, out, &sum, string(stdout))
 	t.Logf("stdout:\n%s", stdout)
+}
+
+// checkSignoffCapacity: the sign-off's own compare.json, report.md and
+// report.html carry the searches in out/capacity as they were printed.
+func checkSignoffCapacity(t *testing.T, out string, sum *reports.CapacitySummary, stdout string) {
+	t.Helper()
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	var cmp reports.Comparison
+	if err := json.Unmarshal(read("compare.json"), &cmp); err != nil {
+		t.Fatal(err)
+	}
+	c := cmp.Capacity
+	if c == nil || c.Dir != "capacity" || len(c.Variants) != 2 {
+		t.Fatalf("compare.json capacity: %+v", c)
+	}
+	if c.ChangeLine != sum.Capacity.Change.Line || !strings.Contains(stdout, c.ChangeLine) {
+		t.Errorf("compare.json change line %q; printed and in capacity/summary.json: %q", c.ChangeLine, sum.Capacity.Change.Line)
+	}
+	md, html := read("report.md"), read("report.html")
+	for i, v := range c.Variants {
+		s := sum.Capacity.Searches[i]
+		if v.Name != s.Name || v.Capacity != s.Capacity || v.Limit != s.Limit || v.Headline != s.Headline() || !strings.Contains(stdout, v.Headline) {
+			t.Errorf("compare.json variant %d %+v; the search: %s", i, v, s.Headline())
+		}
+		if v.AtLeast != (s.Outcome == reports.CapacityAboveMax || s.Outcome == reports.CapacityInconclusive) {
+			t.Errorf("variant %s: at_least %v for outcome %s", v.Name, v.AtLeast, s.Outcome)
+		}
+		if !strings.Contains(string(md), "- "+v.Headline) {
+			t.Errorf("report.md lacks %q:\n%s", v.Headline, md)
+		}
+	}
+	if !strings.Contains(string(md), "## Capacity\n\n**"+c.ChangeLine+"**") || !strings.Contains(string(html), "<h2>Capacity</h2>") {
+		t.Errorf("the sign-off's report.md or report.html has no Capacity section with the change line:\n%s", md)
+	}
 }
 
 // requireLocalStack fails (in CI) or skips the test when PostgreSQL,

@@ -25,6 +25,14 @@ var (
 	ErrInconclusive = errors.New("capacity search inconclusive")
 )
 
+// Summary is a search's summary.json (reports.CapacitySummary), as Run
+// returns it.
+type Summary = reports.CapacitySummary
+
+// SignoffDir is where leakbench signoff --capacity writes its search,
+// inside the sign-off's output directory; the sign-off's report links it.
+const SignoffDir = reports.CapacityDir
+
 // Options configures a capacity search.
 type Options struct {
 	Profile runner.Profile
