@@ -106,14 +106,7 @@ func BenchmarkEngineActiveToolsCall(b *testing.B) {
 		if tot.active != int64(users) || res.Failures != 0 {
 			b.Fatalf("%d of %d users active, %d failures: %q", tot.active, users, res.Failures, res.ErrorSamples)
 		}
-		wall := t1.Sub(t0).Seconds()
-		reqs := float64(tot.requests - r0)
-		b.ReportMetric(float64(users), "users")
-		b.ReportMetric(reqs/wall, "req/s")
-		b.ReportMetric((c1.total()-c0.total()).Seconds()/wall, "cores")
-		b.ReportMetric(float64((c1.total()-c0.total()).Microseconds())/reqs, "cpu-µs/req")
-		b.ReportMetric(float64((c1.user-c0.user).Microseconds())/reqs, "user-µs/req")
-		b.ReportMetric(float64((c1.sys-c0.sys).Microseconds())/reqs, "sys-µs/req")
+		reportCPU(b, users, tot.requests-r0, t1.Sub(t0), c0, c1)
 		b.ReportMetric(float64(rssPeak-rss0)/float64(users), "rssB/user")
 		b.ReportMetric(float64(rssSettled-rss0)/float64(users), "settled-rssB/user")
 		b.ReportMetric(float64(settled.HeapInuse)/float64(users), "live-heapB/user")

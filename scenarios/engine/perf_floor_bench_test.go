@@ -55,15 +55,21 @@ func BenchmarkFloorActiveToolsCall(b *testing.B) {
 		if f.failed != "" {
 			b.Fatal(f.failed)
 		}
-		reqs := float64(r1 - r0)
-		wall := t1.Sub(t0).Seconds()
-		b.ReportMetric(float64(users), "users")
-		b.ReportMetric(reqs/wall, "req/s")
-		b.ReportMetric((c1.total()-c0.total()).Seconds()/wall, "cores")
-		b.ReportMetric(float64((c1.total()-c0.total()).Microseconds())/reqs, "cpu-µs/req")
-		b.ReportMetric(float64((c1.user-c0.user).Microseconds())/reqs, "user-µs/req")
-		b.ReportMetric(float64((c1.sys-c0.sys).Microseconds())/reqs, "sys-µs/req")
+		reportCPU(b, users, r1-r0, t1.Sub(t0), c0, c1)
 	}
+}
+
+// reportCPU reports the rate and the CPU per request of a steady window
+// of d in which users made requests: the figures the engine's benchmark
+// and its floor's read side by side.
+func reportCPU(b *testing.B, users int, requests int64, d time.Duration, c0, c1 cpuTimes) {
+	reqs, wall := float64(requests), d.Seconds()
+	b.ReportMetric(float64(users), "users")
+	b.ReportMetric(reqs/wall, "req/s")
+	b.ReportMetric((c1.total()-c0.total()).Seconds()/wall, "cores")
+	b.ReportMetric(float64((c1.total()-c0.total()).Microseconds())/reqs, "cpu-µs/req")
+	b.ReportMetric(float64((c1.user-c0.user).Microseconds())/reqs, "user-µs/req")
+	b.ReportMetric(float64((c1.sys-c0.sys).Microseconds())/reqs, "sys-µs/req")
 }
 
 // cpuTimes is the process's user and system CPU.
