@@ -17,4 +17,8 @@
 // sockets Go's netpoller hands out are non-blocking (a write or read that
 // would wait returns EAGAIN, and the caller waits in the netpoller), and
 // Peek says MSG_DONTWAIT. Never pass a blocking descriptor.
+//
+// Built with -race, the calls are announced ones again (package syscall's),
+// since only those tell the race detector that a read follows the write it
+// answers.
 package nbio
