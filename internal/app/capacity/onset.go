@@ -220,17 +220,28 @@ func perRequest(t *plan.CompiledThreshold) bool {
 func (s *seconds) add(sec int, r *rundir.Request) {
 	t := s.t
 	isHTTP := r.Method == "http"
-	tags := map[string]string{"scenario": r.Scenario, "method": r.Method, "name": r.Name}
+	method, name := r.Method, r.Name
 	if strings.HasPrefix(t.Name, "http_") {
 		if !isHTTP {
 			return
 		}
-		tags["method"], tags["name"], _ = strings.Cut(r.Name, " ")
+		method, name, _ = strings.Cut(r.Name, " ")
 	} else if isHTTP && t.Name != plan.MetricReqDuration {
 		return // the engine's mcp_req_duration takes http steps too; its counts do not
 	}
 	for _, g := range t.Filter {
-		if g.Name != "kind" && tags[g.Name] != g.Value {
+		var v string
+		switch g.Name {
+		case "kind":
+			continue // judged below, on the outcome
+		case "scenario":
+			v = r.Scenario
+		case "method":
+			v = method
+		case "name":
+			v = name
+		}
+		if v != g.Value {
 			return
 		}
 	}

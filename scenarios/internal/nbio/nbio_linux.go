@@ -8,23 +8,17 @@ import (
 )
 
 // Write writes b to the non-blocking socket fd.
-func Write(fd int, b []byte) (int, error) {
+func Write(fd int, b []byte) (int, error) { return rawIO(syscall.SYS_WRITE, fd, b) }
+
+// Read reads the non-blocking socket fd into p.
+func Read(fd int, p []byte) (int, error) { return rawIO(syscall.SYS_READ, fd, p) }
+
+// rawIO is write(2) or read(2) (trap) of b on fd, unannounced.
+func rawIO(trap uintptr, fd int, b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-	if e != 0 {
-		return -1, e
-	}
-	return int(n), nil
-}
-
-// Read reads the non-blocking socket fd into p.
-func Read(fd int, p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
-	}
-	n, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	n, _, e := syscall.RawSyscall(trap, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
 	if e != 0 {
 		return -1, e
 	}
