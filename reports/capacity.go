@@ -92,6 +92,11 @@ type CapacitySearch struct {
 	// the stage's load start (CapacityTrip.AtSeconds); absent when the
 	// stage did not record it.
 	LimitAtSeconds *float64 `json:"limit_at_s,omitempty"`
+	// LimitTiedWith names the other limits that tripped in that stage at
+	// the same recorded time as Limit: their order is then unknown (a
+	// threshold is timed to its second), and the headline says so instead
+	// of calling Limit first.
+	LimitTiedWith []string `json:"limit_tied_with,omitempty"`
 	// Reason says why an inconclusive search stopped.
 	Reason string `json:"reason,omitempty"`
 	// Limits lists every limit the stages were judged by.
@@ -171,6 +176,22 @@ func (t CapacityTrip) When() string {
 		return fmt.Sprintf("%.1f s before the stage's load started", -*t.AtSeconds)
 	}
 	return fmt.Sprintf("at %.1f s into the stage", *t.AtSeconds)
+}
+
+// TiedWithFirst names the trips after the first (trips sorted by
+// SortTrips) that tripped at the same recorded time as it.
+func TiedWithFirst(trips []CapacityTrip) []string {
+	var tied []string
+	if len(trips) == 0 || trips[0].AtSeconds == nil {
+		return nil
+	}
+	for _, t := range trips[1:] {
+		if t.AtSeconds == nil || *t.AtSeconds != *trips[0].AtSeconds {
+			break
+		}
+		tied = append(tied, t.Limit)
+	}
+	return tied
 }
 
 // SortTrips orders trips by when they first tripped, earliest first; those

@@ -56,7 +56,11 @@ func (s *CapacitySearch) trippedFirst() string {
 	if s.LimitAtSeconds == nil {
 		return s.Limit + " tripped (time not recorded)"
 	}
-	return s.Limit + " tripped first " + CapacityTrip{AtSeconds: s.LimitAtSeconds}.When()
+	when := CapacityTrip{AtSeconds: s.LimitAtSeconds}.When()
+	if len(s.LimitTiedWith) > 0 {
+		return fmt.Sprintf("%s and %s tripped together %s (which came first is not recorded)", s.Limit, strings.Join(s.LimitTiedWith, " and "), when)
+	}
+	return s.Limit + " tripped first " + when
 }
 
 // WriteCapacityMarkdown writes the search's report in Markdown: the

@@ -61,3 +61,29 @@ func TestWriteCapacity(t *testing.T) {
 		}
 	}
 }
+
+// TestTiedLimitsAreNotOrdered: limits that tripped at the same recorded
+// time are named together, not one of them "first" — the stage did not
+// record which came first.
+func TestTiedLimitsAreNotOrdered(t *testing.T) {
+	at := func(v float64) *float64 { return &v }
+	trips := []CapacityTrip{{Limit: "pool exhausted", AtSeconds: at(3)}, {Limit: "p(95)<400", AtSeconds: at(3)}, {Limit: "errors", AtSeconds: at(5)}, {Limit: "checks"}}
+	SortTrips(trips)
+	tied := TiedWithFirst(trips)
+	if strings.Join(tied, ",") != "p(95)<400" {
+		t.Fatalf("tied with the first: %q; want only p(95)<400 (errors came later, checks has no time)", tied)
+	}
+	s := CapacitySearch{Name: "fixed", Unit: "users", Outcome: CapacityFound, Capacity: 22, FirstBad: 25,
+		Limit: trips[0].Limit, LimitAtSeconds: trips[0].AtSeconds, LimitTiedWith: tied}
+	h := s.Headline()
+	if strings.Contains(h, "tripped first") || !strings.Contains(h, "pool exhausted and p(95)<400 tripped together at 3.0 s into the stage") {
+		t.Errorf("headline %q: want both limits together at 3.0 s, neither called first", h)
+	}
+	s.LimitTiedWith = nil
+	if h := s.Headline(); !strings.Contains(h, "pool exhausted tripped first at 3.0 s") {
+		t.Errorf("headline without a tie %q: want pool exhausted tripped first at 3.0 s", h)
+	}
+	if got := TiedWithFirst([]CapacityTrip{{Limit: "a"}, {Limit: "b"}}); got != nil {
+		t.Errorf("two trips with no time are not a tie at a time: %q", got)
+	}
+}

@@ -50,7 +50,9 @@ type SignoffCapacityVariant struct {
 	FirstBad       int      `json:"first_bad,omitempty"`
 	Limit          string   `json:"limit,omitempty"`
 	LimitAtSeconds *float64 `json:"limit_at_s,omitempty"`
-	Resource       string   `json:"resource,omitempty"`
+	// LimitTiedWith: the limits that tripped at the same recorded time.
+	LimitTiedWith []string `json:"limit_tied_with,omitempty"`
+	Resource      string   `json:"resource,omitempty"`
 	// Reason says why an inconclusive search stopped.
 	Reason string `json:"reason,omitempty"`
 	// Headline is the search's line, exactly as printed.
@@ -68,7 +70,7 @@ func NewSignoffCapacity(c *CapacitySummary, dir string) *SignoffCapacity {
 		s := &c.Capacity.Searches[i]
 		sc.Variants = append(sc.Variants, SignoffCapacityVariant{Name: s.Name, Outcome: s.Outcome, Capacity: s.Capacity,
 			AtLeast: s.Outcome == CapacityAboveMax || s.Outcome == CapacityInconclusive, Unit: s.Unit, FirstBad: s.FirstBad,
-			Limit: s.Limit, LimitAtSeconds: s.LimitAtSeconds, Resource: s.Resource, Reason: s.Reason, Headline: s.Headline()})
+			Limit: s.Limit, LimitAtSeconds: s.LimitAtSeconds, LimitTiedWith: s.LimitTiedWith, Resource: s.Resource, Reason: s.Reason, Headline: s.Headline()})
 	}
 	return sc
 }

@@ -238,6 +238,7 @@ func conclude(res *reports.CapacitySearch, se *search) {
 	for _, st := range res.Stages {
 		if st.Load == se.bad && len(st.Trips) > 0 {
 			res.Limit, res.Detail, res.Resource, res.LimitAtSeconds = st.Trips[0].Limit, st.Trips[0].Detail, st.Trips[0].Resource, st.Trips[0].AtSeconds
+			res.LimitTiedWith = reports.TiedWithFirst(st.Trips)
 		}
 	}
 	if res.Min > 0 {
