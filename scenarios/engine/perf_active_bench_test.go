@@ -76,43 +76,76 @@ func BenchmarkEngineActiveToolsCall(b *testing.B) {
 	hold := time.Duration(envInt("LEAKBENCH_ACTIVE_SECONDS", 10)) * time.Second
 	mcptest.RaiseOpenFiles(b)
 	h := mcptest.StartHelper(b, mcptest.HelperCanned)
-	const ramp = 3 * time.Second
 	for b.Loop() {
-		p := rampedPlan(users, ramp, hold, []plan.Step{
-			{Kind: plan.StepThink, Think: plan.Think{Distribution: plan.ThinkUniform, Min: plan.Duration(200 * time.Millisecond), Max: plan.Duration(time.Second)}},
-			{Kind: plan.OpCallTool, Name: "echo", Arguments: map[string]any{"text": "user {{user}} iteration {{iteration}}"}},
-		})
-		runtime.GC()
-		debug.FreeOSMemory()
-		rss0 := mcptest.RSSBytes("self")
-		var m0 runtime.MemStats
-		runtime.ReadMemStats(&m0)
-		br := startRun(b, p, h.URL)
-		time.Sleep(ramp + 2*time.Second) // everyone in, past the handshake
-		stopProfile := startCPUProfile(b)
-		t0, c0, r0 := time.Now(), cpuSplit(), br.e.totals().requests
-		rssPeak := maxRSS(hold)
-		t1, c1, tot := time.Now(), cpuSplit(), br.e.totals()
-		stopProfile()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		runtime.GC()
-		debug.FreeOSMemory()
-		rssSettled := mcptest.RSSBytes("self")
-		var settled runtime.MemStats
-		runtime.ReadMemStats(&settled)
-		writeHeapProfile(b)
-		res := br.stop()
-		if tot.active != int64(users) || res.Failures != 0 {
-			b.Fatalf("%d of %d users active, %d failures: %q", tot.active, users, res.Failures, res.ErrorSamples)
-		}
-		reportCPU(b, users, tot.requests-r0, t1.Sub(t0), c0, c1)
-		b.ReportMetric(float64(rssPeak-rss0)/float64(users), "rssB/user")
-		b.ReportMetric(float64(rssSettled-rss0)/float64(users), "settled-rssB/user")
-		b.ReportMetric(float64(settled.HeapInuse)/float64(users), "live-heapB/user")
-		b.ReportMetric(float64(settled.StackInuse)/float64(users), "stackB/user")
-		b.ReportMetric(float64(ms.Mallocs-m0.Mallocs)/float64(tot.requests), "allocs/req")
+		w := playActiveToolsCall(b, h.URL, users, hold, true)
+		reportCPU(b, users, w.requests, w.wall, w.c0, w.c1)
+		b.ReportMetric(float64(w.rssPeak)/float64(users), "rssB/user")
+		b.ReportMetric(float64(w.rssSettled)/float64(users), "settled-rssB/user")
+		b.ReportMetric(float64(w.settled.HeapInuse)/float64(users), "live-heapB/user")
+		b.ReportMetric(float64(w.settled.StackInuse)/float64(users), "stackB/user")
+		b.ReportMetric(w.allocsPerRequest, "allocs/req")
 	}
+}
+
+// activeWindow is what one steady window of the active-user load
+// measured: its requests, wall time and CPU, and the memory it took above
+// what the process held before the run.
+type activeWindow struct {
+	requests            int64
+	wall                time.Duration
+	c0, c1              cpuTimes
+	rssPeak, rssSettled int64
+	settled             runtime.MemStats
+	allocsPerRequest    float64 // over the whole run, ramp and handshakes too
+}
+
+// playActiveToolsCall plays the active-user load — users, a connection
+// each, 0.2–1.0 s uniform think between tools/call requests to target —
+// through a ramp and past the handshakes, then measures hold of steady
+// load, profiled when asked (LEAKBENCH_CPUPROFILE, LEAKBENCH_HEAPPROFILE).
+// With sampleRSS it samples the process's memory through the window (its
+// peak, then settled after a GC), which costs CPU of its own.
+func playActiveToolsCall(b *testing.B, target string, users int, hold time.Duration, sampleRSS bool) activeWindow {
+	const ramp = 3 * time.Second
+	p := rampedPlan(users, ramp, hold, []plan.Step{
+		{Kind: plan.StepThink, Think: plan.Think{Distribution: plan.ThinkUniform, Min: plan.Duration(200 * time.Millisecond), Max: plan.Duration(time.Second)}},
+		{Kind: plan.OpCallTool, Name: "echo", Arguments: map[string]any{"text": "user {{user}} iteration {{iteration}}"}},
+	})
+	runtime.GC()
+	debug.FreeOSMemory()
+	rss0 := mcptest.RSSBytes("self")
+	var m0 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	br := startRun(b, p, target)
+	time.Sleep(ramp + 2*time.Second) // everyone in, past the handshake
+	var w activeWindow
+	stopProfile := startCPUProfile(b)
+	t0, r0 := time.Now(), br.e.totals().requests
+	w.c0 = cpuSplit()
+	if sampleRSS {
+		w.rssPeak = maxRSS(hold) - rss0
+	} else {
+		time.Sleep(hold)
+	}
+	w.c1 = cpuSplit()
+	t1, tot := time.Now(), br.e.totals()
+	stopProfile()
+	w.requests, w.wall = tot.requests-r0, t1.Sub(t0)
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	w.allocsPerRequest = float64(ms.Mallocs-m0.Mallocs) / float64(tot.requests)
+	if sampleRSS {
+		runtime.GC()
+		debug.FreeOSMemory()
+		w.rssSettled = mcptest.RSSBytes("self") - rss0
+		runtime.ReadMemStats(&w.settled)
+		writeHeapProfile(b)
+	}
+	res := br.stop()
+	if tot.active != int64(users) || res.Failures != 0 {
+		b.Fatalf("%d of %d users active, %d failures: %q", tot.active, users, res.Failures, res.ErrorSamples)
+	}
+	return w
 }
 
 // rampedPlan ramps users up over ramp and holds them well past hold (the
