@@ -73,7 +73,9 @@ func playFloor(b *testing.B, addr string, users int, hold time.Duration) (int64,
 // move with the machine (its loopback TCP, what else runs); the ratio and
 // the engine's microseconds above the floor are the engine's own. It
 // reports floor-µs/req (the mean of its windows), engine-µs/req (of its
-// windows), x-floor and above-floor-µs/req.
+// windows), x-floor and above-floor-µs/req. LEAKBENCH_ENGINE_GOMAXPROCS
+// runs the engine's windows alone on that many processors (the Go
+// scheduler's share: see the README's efficiency figures).
 func BenchmarkEngineOverFloor(b *testing.B) {
 	users := envInt("LEAKBENCH_ACTIVE_USERS", 3000)
 	hold := time.Duration(envInt("LEAKBENCH_ACTIVE_SECONDS", 10)) * time.Second
@@ -83,6 +85,7 @@ func BenchmarkEngineOverFloor(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	procs := runtime.GOMAXPROCS(0)
 	for b.Loop() {
 		var floorCPU, engineCPU time.Duration
 		var floorReqs, engineReqs int64
@@ -92,7 +95,11 @@ func BenchmarkEngineOverFloor(b *testing.B) {
 				floorCPU, floorReqs = floorCPU+c1.total()-c0.total(), floorReqs+requests
 				continue
 			}
+			if n := envInt("LEAKBENCH_ENGINE_GOMAXPROCS", 0); n > 0 {
+				runtime.GOMAXPROCS(n) // the engine's windows alone: the floor and the server keep theirs
+			}
 			w := playActiveToolsCall(b, h.URL, users, hold, false)
+			runtime.GOMAXPROCS(procs)
 			engineCPU, engineReqs = engineCPU+w.c1.total()-w.c0.total(), engineReqs+w.requests
 		}
 		floorPer := float64(floorCPU.Nanoseconds()) / 1e3 / float64(floorReqs)
