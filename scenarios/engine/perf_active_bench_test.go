@@ -72,13 +72,11 @@ func writeHeapProfile(tb testing.TB) {
 // live heap and the goroutine stacks hold per user. LEAKBENCH_CPUPROFILE
 // and LEAKBENCH_HEAPPROFILE write the steady window's profiles.
 func BenchmarkEngineActiveToolsCall(b *testing.B) {
-	users := envInt("LEAKBENCH_ACTIVE_USERS", 3000)
-	hold := time.Duration(envInt("LEAKBENCH_ACTIVE_SECONDS", 10)) * time.Second
-	mcptest.RaiseOpenFiles(b)
-	h := mcptest.StartHelper(b, mcptest.HelperCanned)
+	load := newActiveLoad(b)
+	users := load.users
 	for b.Loop() {
-		w := playActiveToolsCall(b, h.URL, users, hold, true)
-		reportCPU(b, users, w.requests, w.wall, w.c0, w.c1)
+		w := playActiveToolsCall(b, load, true)
+		reportCPU(b, users, w.cpuWindow)
 		b.ReportMetric(float64(w.rssPeak)/float64(users), "rssB/user")
 		b.ReportMetric(float64(w.rssSettled)/float64(users), "settled-rssB/user")
 		b.ReportMetric(float64(w.settled.HeapInuse)/float64(users), "live-heapB/user")
@@ -91,21 +89,20 @@ func BenchmarkEngineActiveToolsCall(b *testing.B) {
 // measured: its requests, wall time and CPU, and the memory it took above
 // what the process held before the run.
 type activeWindow struct {
-	requests            int64
-	wall                time.Duration
-	c0, c1              cpuTimes
+	cpuWindow
 	rssPeak, rssSettled int64
 	settled             runtime.MemStats
 	allocsPerRequest    float64 // over the whole run, ramp and handshakes too
 }
 
 // playActiveToolsCall plays the active-user load — users, a connection
-// each, 0.2–1.0 s uniform think between tools/call requests to target —
+// each, 0.2–1.0 s uniform think between tools/call requests to load.url —
 // through a ramp and past the handshakes, then measures hold of steady
 // load, profiled when asked (LEAKBENCH_CPUPROFILE, LEAKBENCH_HEAPPROFILE).
 // With sampleRSS it samples the process's memory through the window (its
 // peak, then settled after a GC), which costs CPU of its own.
-func playActiveToolsCall(b *testing.B, target string, users int, hold time.Duration, sampleRSS bool) activeWindow {
+func playActiveToolsCall(b *testing.B, load activeLoad, sampleRSS bool) activeWindow {
+	users, hold := load.users, load.hold
 	const ramp = 3 * time.Second
 	p := rampedPlan(users, ramp, hold, []plan.Step{
 		{Kind: plan.StepThink, Think: plan.Think{Distribution: plan.ThinkUniform, Min: plan.Duration(200 * time.Millisecond), Max: plan.Duration(time.Second)}},
@@ -116,7 +113,7 @@ func playActiveToolsCall(b *testing.B, target string, users int, hold time.Durat
 	rss0 := mcptest.RSSBytes("self")
 	var m0 runtime.MemStats
 	runtime.ReadMemStats(&m0)
-	br := startRun(b, p, target)
+	br := startRun(b, p, load.url)
 	time.Sleep(ramp + 2*time.Second) // everyone in, past the handshake
 	var w activeWindow
 	stopProfile := startCPUProfile(b)

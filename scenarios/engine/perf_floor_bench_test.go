@@ -37,33 +37,58 @@ import (
 // Written by hand, as a measurement: no library plays a load with nothing
 // of its own on top.
 func BenchmarkFloorActiveToolsCall(b *testing.B) {
-	users := envInt("LEAKBENCH_ACTIVE_USERS", 3000)
-	hold := time.Duration(envInt("LEAKBENCH_ACTIVE_SECONDS", 10)) * time.Second
-	mcptest.RaiseOpenFiles(b)
-	h := mcptest.StartHelper(b, mcptest.HelperCanned)
-	u, err := url.Parse(h.URL)
-	if err != nil {
-		b.Fatal(err)
-	}
+	load := newActiveLoad(b)
 	for b.Loop() {
-		requests, wall, c0, c1 := playFloor(b, u.Host, users, hold)
-		reportCPU(b, users, requests, wall, c0, c1)
+		reportCPU(b, load.users, playFloor(b, load))
 	}
 }
 
-// playFloor connects the floor's users to addr, lets each send and think
-// at least once, and measures hold of steady load.
-func playFloor(b *testing.B, addr string, users int, hold time.Duration) (int64, time.Duration, cpuTimes, cpuTimes) {
-	f := newFloor(b, addr, users)
+// activeLoad is the active-user load's setting, shared by its
+// benchmarks: LEAKBENCH_ACTIVE_USERS (3,000) users, windows of
+// LEAKBENCH_ACTIVE_SECONDS (10), and the canned server in a child process.
+type activeLoad struct {
+	users int
+	hold  time.Duration
+	url   string // the server's MCP endpoint
+	host  string // its host:port, which the floor dials
+}
+
+func newActiveLoad(b *testing.B) activeLoad {
+	load := activeLoad{users: envInt("LEAKBENCH_ACTIVE_USERS", 3000),
+		hold: time.Duration(envInt("LEAKBENCH_ACTIVE_SECONDS", 10)) * time.Second}
+	mcptest.RaiseOpenFiles(b)
+	load.url = mcptest.StartHelper(b, mcptest.HelperCanned).URL
+	u, err := url.Parse(load.url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	load.host = u.Host
+	return load
+}
+
+// cpuWindow is one steady window of load: the requests made in it, its
+// wall time and the process's CPU at its start and end.
+type cpuWindow struct {
+	requests int64
+	wall     time.Duration
+	c0, c1   cpuTimes
+}
+
+func (w cpuWindow) cpu() time.Duration { return w.c1.total() - w.c0.total() }
+
+// playFloor connects the floor's users, lets each send and think at least
+// once, and measures a window of steady load.
+func playFloor(b *testing.B, load activeLoad) cpuWindow {
+	f := newFloor(b, load.host, load.users)
 	defer f.close()
 	f.play(2 * time.Second)
-	c0, r0, t0 := cpuSplit(), f.requests, time.Now()
-	f.play(hold)
-	c1, r1, t1 := cpuSplit(), f.requests, time.Now()
+	w, r0, t0 := cpuWindow{c0: cpuSplit()}, f.requests, time.Now()
+	f.play(load.hold)
+	w.c1, w.requests, w.wall = cpuSplit(), f.requests-r0, time.Since(t0)
 	if f.failed != "" {
 		b.Fatal(f.failed)
 	}
-	return r1 - r0, t1.Sub(t0), c0, c1
+	return w
 }
 
 // BenchmarkEngineOverFloor is the engine's CPU per request as a multiple
@@ -77,34 +102,29 @@ func playFloor(b *testing.B, addr string, users int, hold time.Duration) (int64,
 // runs the engine's windows alone on that many processors (the Go
 // scheduler's share: see the README's efficiency figures).
 func BenchmarkEngineOverFloor(b *testing.B) {
-	users := envInt("LEAKBENCH_ACTIVE_USERS", 3000)
-	hold := time.Duration(envInt("LEAKBENCH_ACTIVE_SECONDS", 10)) * time.Second
-	mcptest.RaiseOpenFiles(b)
-	h := mcptest.StartHelper(b, mcptest.HelperCanned)
-	u, err := url.Parse(h.URL)
-	if err != nil {
-		b.Fatal(err)
+	load := newActiveLoad(b)
+	engineProcs := envInt("LEAKBENCH_ENGINE_GOMAXPROCS", runtime.GOMAXPROCS(0))
+	// The engine's windows alone run on engineProcs: the floor and the
+	// server keep theirs.
+	playEngine := func() activeWindow {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(engineProcs))
+		return playActiveToolsCall(b, load, false)
 	}
-	procs := runtime.GOMAXPROCS(0)
 	for b.Loop() {
 		var floorCPU, engineCPU time.Duration
 		var floorReqs, engineReqs int64
 		for i := range 5 {
 			if i%2 == 0 {
-				requests, _, c0, c1 := playFloor(b, u.Host, users, hold)
-				floorCPU, floorReqs = floorCPU+c1.total()-c0.total(), floorReqs+requests
+				w := playFloor(b, load)
+				floorCPU, floorReqs = floorCPU+w.cpu(), floorReqs+w.requests
 				continue
 			}
-			if n := envInt("LEAKBENCH_ENGINE_GOMAXPROCS", 0); n > 0 {
-				runtime.GOMAXPROCS(n) // the engine's windows alone: the floor and the server keep theirs
-			}
-			w := playActiveToolsCall(b, h.URL, users, hold, false)
-			runtime.GOMAXPROCS(procs)
-			engineCPU, engineReqs = engineCPU+w.c1.total()-w.c0.total(), engineReqs+w.requests
+			w := playEngine()
+			engineCPU, engineReqs = engineCPU+w.cpu(), engineReqs+w.requests
 		}
 		floorPer := float64(floorCPU.Nanoseconds()) / 1e3 / float64(floorReqs)
 		enginePer := float64(engineCPU.Nanoseconds()) / 1e3 / float64(engineReqs)
-		b.ReportMetric(float64(users), "users")
+		b.ReportMetric(float64(load.users), "users")
 		b.ReportMetric(floorPer, "floor-µs/req")
 		b.ReportMetric(enginePer, "engine-µs/req")
 		b.ReportMetric(enginePer/floorPer, "x-floor")
@@ -113,16 +133,16 @@ func BenchmarkEngineOverFloor(b *testing.B) {
 }
 
 // reportCPU reports the rate and the CPU per request of a steady window
-// of d in which users made requests: the figures the engine's benchmark
+// in which users made requests: the figures the engine's benchmark
 // and its floor's read side by side.
-func reportCPU(b *testing.B, users int, requests int64, d time.Duration, c0, c1 cpuTimes) {
-	reqs, wall := float64(requests), d.Seconds()
+func reportCPU(b *testing.B, users int, w cpuWindow) {
+	reqs, wall := float64(w.requests), w.wall.Seconds()
 	b.ReportMetric(float64(users), "users")
 	b.ReportMetric(reqs/wall, "req/s")
-	b.ReportMetric((c1.total()-c0.total()).Seconds()/wall, "cores")
-	b.ReportMetric(float64((c1.total()-c0.total()).Microseconds())/reqs, "cpu-µs/req")
-	b.ReportMetric(float64((c1.user-c0.user).Microseconds())/reqs, "user-µs/req")
-	b.ReportMetric(float64((c1.sys-c0.sys).Microseconds())/reqs, "sys-µs/req")
+	b.ReportMetric(w.cpu().Seconds()/wall, "cores")
+	b.ReportMetric(float64(w.cpu().Microseconds())/reqs, "cpu-µs/req")
+	b.ReportMetric(float64((w.c1.user-w.c0.user).Microseconds())/reqs, "user-µs/req")
+	b.ReportMetric(float64((w.c1.sys-w.c0.sys).Microseconds())/reqs, "sys-µs/req")
 }
 
 // cpuTimes is the process's user and system CPU.
