@@ -59,6 +59,7 @@ type unsized struct{ io.Reader }
 // session-outside-request does not run: its trigger is any token used twice
 // within a second, which a sequence of bad requests is.
 func TestBadInput(t *testing.T) {
+	// Serial (no t.Parallel): asserts no session idle in transaction for 500 ms, which a starved gateway goroutine can exceed; it must not share the CPU with other tests.
 	env := startStack(t, fixtures.Config{NoGateway: true})
 	failing := startUpstream(t, upstream.Config{FailureRate: 1})
 	s := startSampler(t, env, 100*time.Millisecond)

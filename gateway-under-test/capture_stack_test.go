@@ -16,6 +16,7 @@ import (
 // one and asks about the first by the captured id: it is done, while the
 // caller's latest run (the fallback without run_id) is still running.
 func TestWaitForCapturedRun(t *testing.T) {
+	// Serial (no t.Parallel): a run of 700 ms must still be running a step after it started; it must not share the CPU with other tests.
 	env := startStack(t, fixtures.Config{NoGateway: true})
 	gw := startGateway(t, env, gateway.Config{RunDelay: 700 * time.Millisecond, PollInterval: 100 * time.Millisecond})
 	p, err := scenariofile.Parse([]byte(`

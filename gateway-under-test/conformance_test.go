@@ -65,6 +65,8 @@ func (rt *recordingTransport) RoundTrip(r *http.Request) (*http.Response, error)
 // as a legacy client, which does the handshake (and, stateful, gets a
 // session).
 func TestConformanceGoSDKClient(t *testing.T) {
+	// Parallel: it waits on the gateway and asserts no timing.
+	t.Parallel()
 	env := startStack(t, fixtures.Config{NoGateway: true})
 	modes := []struct{ stateless, json, legacy bool }{
 		{false, false, false}, {false, true, false}, {false, false, true}, {false, true, true},

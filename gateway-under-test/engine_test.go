@@ -15,6 +15,8 @@ import (
 // client in package scenarios/mcp) can use every method of the gateway in
 // each answer mode, so that load runs exercise all of it.
 func TestEngineClient(t *testing.T) {
+	// Parallel: it waits on the gateway and asserts no timing.
+	t.Parallel()
 	env := startStack(t, fixtures.Config{NoGateway: true})
 	for _, mode := range []struct{ stateless, json bool }{{false, false}, {false, true}, {true, false}, {true, true}} {
 		t.Run(fmt.Sprintf("stateless=%v/json=%v", mode.stateless, mode.json), func(t *testing.T) {

@@ -17,6 +17,8 @@ import (
 // scoping treats them alike: both call a tool, see the same team tools,
 // and an unknown token is refused in both.
 func TestBothEras(t *testing.T) {
+	// Parallel: it waits on the gateway and asserts no timing.
+	t.Parallel()
 	env := startStack(t, fixtures.Config{NoGateway: true})
 	gw := startGateway(t, env, gateway.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -60,6 +62,7 @@ func TestBothEras(t *testing.T) {
 // clients that give up still leave token scoping's session idle in
 // transaction until PostgreSQL's timeout kills it.
 func TestCommitInFinallyLeaksModern(t *testing.T) {
+	// Serial (no t.Parallel): asserts hold times within 1 s of the timeout; it must not share the CPU with other tests.
 	skipShort(t)
 	const timeout = 3 * time.Second
 	env, s := commitInFinallyLoad(t, "commit-in-finally", "")

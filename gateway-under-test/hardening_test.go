@@ -70,6 +70,7 @@ func startUpload(t *testing.T, mcpURL, token string, sent int, chunked bool) net
 // the baseline. Before the body-read timeout existed they were held for as
 // long as the client cared to keep the connection open.
 func TestSlowBodyIsCutOff(t *testing.T) {
+	// Serial (no t.Parallel): counts the process's handler goroutines against a baseline; it must not share the CPU with other tests.
 	env := startStack(t, fixtures.Config{NoGateway: true})
 	gw := startGateway(t, env, gateway.Config{Variant: "fixed", BodyReadTimeout: 300 * time.Millisecond})
 	acquires := scrape(t, gw.MetricsURL())["mcp_gateway_db_pool_acquires_total"]
@@ -114,6 +115,7 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 // unread, the hang-up cancelled the request, and commit-in-finally leaked
 // one session per aborted upload.
 func TestAbortedUploadStartsNoScoping(t *testing.T) {
+	// Serial (no t.Parallel): counts the process's handler goroutines against a baseline; it must not share the CPU with other tests.
 	env := startStack(t, fixtures.Config{NoGateway: true})
 	s := startSampler(t, env, 100*time.Millisecond)
 	for _, v := range gateway.Variants {
@@ -167,6 +169,7 @@ func TestAbortedUploadStartsNoScoping(t *testing.T) {
 // runs well past both — and a session idle past the idle timeout carries on
 // over a new connection.
 func TestLongRequestsOutliveTheTimeouts(t *testing.T) {
+	// Serial (no t.Parallel): a client stalled past the 200 ms body timeout would be cut off; it must not share the CPU with other tests.
 	env := startStack(t, fixtures.Config{NoGateway: true})
 	gw := startGateway(t, env, gateway.Config{Variant: "fixed", BodyReadTimeout: 200 * time.Millisecond, IdleTimeout: 300 * time.Millisecond})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -52,6 +52,7 @@ func commitInFinallyLoad(t *testing.T, variant, version string) (*fixtures.Env, 
 // SELECT, until idle_in_transaction_session_timeout (3 s here) kills it —
 // and the gateway keeps serving afterwards.
 func TestCommitInFinallyLeaks(t *testing.T) {
+	// Serial (no t.Parallel): asserts hold times within 1 s of the timeout; it must not share the CPU with other tests.
 	skipShort(t)
 	const timeout = 3 * time.Second
 	env, s := commitInFinallyLoad(t, "commit-in-finally", legacyVersion)
@@ -85,6 +86,7 @@ func TestCommitInFinallyLeaks(t *testing.T) {
 
 // TestFixedDoesNotLeak runs the same aborts against the fixed variant.
 func TestFixedDoesNotLeak(t *testing.T) {
+	// Serial (no t.Parallel): asserts no session idle in transaction for 500 ms; it must not share the CPU with other tests.
 	skipShort(t)
 	env, s := commitInFinallyLoad(t, "fixed", legacyVersion)
 	time.Sleep(time.Second)

@@ -74,6 +74,7 @@ func lastUsed(t *testing.T, env *fixtures.Env, token string) time.Time {
 // and acquired connections on /metrics) until PostgreSQL's
 // idle_in_transaction_session_timeout kills it — nobody releases it.
 func TestSessionOutsideRequestLeaks(t *testing.T) {
+	// Serial (no t.Parallel): its calls must come within one second, and it asserts hold times against the timeout; it must not share the CPU with other tests.
 	skipShort(t)
 	env, gw, s, begin := outsideRequestLoad(t, "session-outside-request")
 	// Per client: initialize touches the token (the happy path); the
@@ -129,6 +130,7 @@ func TestSessionOutsideRequestLeaks(t *testing.T) {
 // than once a second takes the happy path every time and leaks nothing —
 // why the pattern hides until a load test.
 func TestSessionOutsideRequestAtHumanPace(t *testing.T) {
+	// Serial (no t.Parallel): its requests are paced by the clock, 1.5 s apart against the usage write's second; it must not share the CPU with other tests.
 	skipShort(t)
 	env := startStack(t, fixtures.Config{NoGateway: true, IdleInTxTimeout: outsideTimeout})
 	gw := startGateway(t, env, gateway.Config{Variant: "session-outside-request", JSONResponse: true, Stateless: true})
@@ -136,16 +138,21 @@ func TestSessionOutsideRequestAtHumanPace(t *testing.T) {
 	defer cancel()
 	// Stateless: one HTTP request per call, no handshake in between.
 	cs := connect(t, ctx, gw.URL(), env.Tokens[0])
-	// The connect may itself come within a second of a first touch: count
-	// from after it.
-	base := scrape(t, gw.MetricsURL())["mcp_gateway_db_pool_unclosed_sessions"]
+	// The connect may itself come within a second of a first touch and
+	// leave a session, which the server kills at its timeout: start from
+	// none left (a count taken while it is still there would go negative
+	// once it is reaped, and the calls below would be judged by it).
+	unclosed := func() float64 { return scrape(t, gw.MetricsURL())["mcp_gateway_db_pool_unclosed_sessions"] }
+	if !waitFor(outsideTimeout+3*time.Second, func() bool { return unclosed() == 0 }) {
+		t.Fatalf("the connect's unclosed session (%g) not reaped within the timeout + 3 s", unclosed())
+	}
 	for i := range 2 {
 		time.Sleep(1500 * time.Millisecond) // more than the usage write's second
 		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_team_tools"}); err != nil {
 			t.Fatalf("call %d: %v", i, err)
 		}
 	}
-	if got := scrape(t, gw.MetricsURL())["mcp_gateway_db_pool_unclosed_sessions"] - base; got != 0 {
+	if got := unclosed(); got != 0 {
 		t.Errorf("calls 1.5 s apart left %g unclosed sessions, want none", got)
 	}
 }
@@ -153,6 +160,7 @@ func TestSessionOutsideRequestAtHumanPace(t *testing.T) {
 // TestFixedTracksUsageWithoutLeaking: the same load against fixed with
 // token-usage tracking on writes last_used_at and leaves nothing behind.
 func TestFixedTracksUsageWithoutLeaking(t *testing.T) {
+	// Serial (no t.Parallel): asserts no session idle in transaction for 500 ms; it must not share the CPU with other tests.
 	skipShort(t)
 	env, gw, s, _ := outsideRequestLoad(t, "fixed")
 	time.Sleep(time.Second)

@@ -32,6 +32,7 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // comments that pg_stat_activity shows; the session commit-in-finally
 // leaks keeps its request's comment to the end.
 func TestSQLCommentOnTheStack(t *testing.T) {
+	// Serial (no t.Parallel): an 800 ms client timeout must end a 1.5 s report in between; it must not share the CPU with other tests.
 	skipShort(t)
 	const (
 		header = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"

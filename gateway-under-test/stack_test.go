@@ -1,6 +1,7 @@
 package gateway_test
 
-// Helpers of the integration tests: a real stack (fixtures.StartLocal), go-sdk
+// Helpers of the integration tests: a real stack (on the package's shared
+// PostgreSQL: TestMain is pgshared.Run), go-sdk
 // clients with bearer tokens, a pg_stat_activity sampler that tracks
 // idle-in-transaction episodes the way leakbench's probes do, and a
 // /metrics scraper.
@@ -8,10 +9,7 @@ package gateway_test
 import (
 	"bufio"
 	"context"
-	"errors"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,7 +22,7 @@ import (
 	"github.com/leakbench/leakbench/fixtures"
 	gateway "github.com/leakbench/leakbench/gateway-under-test"
 	"github.com/leakbench/leakbench/gateway-under-test/upstream"
-	"github.com/leakbench/leakbench/internal/testing/testenv"
+	"github.com/leakbench/leakbench/internal/testing/pgshared"
 )
 
 // bearerTransport adds a bearer token to every request.
@@ -43,6 +41,8 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return base.RoundTrip(r)
 }
 
+func TestMain(m *testing.M) { pgshared.Run(m) }
+
 func skipShort(t testing.TB) {
 	t.Helper()
 	if testing.Short() {
@@ -50,9 +50,10 @@ func skipShort(t testing.TB) {
 	}
 }
 
-// startStack starts PostgreSQL, PgBouncer, the upstream and the gateway as
-// cfg says, with small defaults fit for a shared 2-core machine, and a log
-// directory (for PostgreSQL's FATALs). It skips when the servers are not
+// startStack starts a stack as cfg says, with small defaults fit for a
+// shared 2-core machine, on the package's shared PostgreSQL (pgshared): a
+// database of its own with cfg's idle_in_transaction_session_timeout, its
+// own PgBouncer, upstream and gateway. It skips when the servers are not
 // installed.
 func startStack(t testing.TB, cfg fixtures.Config) *fixtures.Env {
 	t.Helper()
@@ -66,24 +67,9 @@ func startStack(t testing.TB, cfg fixtures.Config) *fixtures.Env {
 	if cfg.PgBouncerPoolSize == 0 {
 		cfg.PgBouncerPoolSize = 10
 	}
-	if cfg.LogDir == "" {
-		cfg.LogDir = t.TempDir()
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	env, err := fixtures.StartLocal(ctx, cfg)
-	t.Cleanup(func() {
-		if err := env.Close(); err != nil {
-			t.Errorf("close stack: %v", err)
-		}
-	})
-	if errors.Is(err, fixtures.ErrMissingBinary) {
-		testenv.Missing(t, "PostgreSQL or PgBouncer not installed (run `make deps`): %v", err)
-	}
-	if err != nil {
-		t.Fatalf("start stack: %v", err)
-	}
-	return env
+	return pgshared.Start(t, ctx, cfg)
 }
 
 // startGateway starts one more gateway (and, when cfg names none, an
@@ -355,14 +341,11 @@ func scrape(t testing.TB, url string) map[string]float64 {
 }
 
 // idleTimeoutKills counts PostgreSQL's FATALs for
-// idle_in_transaction_session_timeout (SQLSTATE 25P03) in the stack's log.
+// idle_in_transaction_session_timeout (SQLSTATE 25P03) of the stack's
+// database in the server's log.
 func idleTimeoutKills(t testing.TB, env *fixtures.Env) int {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(env.Config.LogDir, "postgres.log"))
-	if err != nil {
-		t.Fatalf("read postgres log: %v", err)
-	}
-	return strings.Count(string(b), "terminating connection due to idle-in-transaction timeout")
+	return pgshared.IdleInTxKills(t, env)
 }
 
 // waitFor polls cond every 50 ms until it holds or d passes.

@@ -15,6 +15,7 @@ import (
 // until the TTL discards the tasks. In both, a client that does not
 // declare the extension waits synchronously and holds nothing after.
 func TestTaskCancelAndAbandon(t *testing.T) {
+	// Serial (no t.Parallel): asserts connections held until shortly before the task TTL and released after it; it must not share the CPU with other tests.
 	env := startStack(t, fixtures.Config{NoGateway: true})
 	const ttl = 3 * time.Second
 	for _, variant := range []string{"fixed", "held-while-polling"} {

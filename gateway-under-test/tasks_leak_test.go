@@ -139,6 +139,7 @@ func tasksLoad(t *testing.T, variant string) (*gateway.Gateway, *sampler, *rawCl
 // none completes and each holds its connection until its TTL. PostgreSQL
 // sees no session idle in transaction meanwhile.
 func TestHeldWhilePollingPinsPool(t *testing.T) {
+	// Serial (no t.Parallel): asserts pool exhaustion within timed windows; it must not share the CPU with other tests.
 	skipShort(t)
 	gw, s, c, r := tasksLoad(t, "held-while-polling")
 	if r.created != taskPool || r.createFailed != taskClients-taskPool {
@@ -180,6 +181,7 @@ func TestHeldWhilePollingPinsPool(t *testing.T) {
 // connection between polls, the pool never stays full and nothing times
 // out.
 func TestFixedTasksDoNotPin(t *testing.T) {
+	// Serial (no t.Parallel): asserts no session idle in transaction for 500 ms; it must not share the CPU with other tests.
 	skipShort(t)
 	_, s, _, r := tasksLoad(t, "fixed")
 	if r.created != taskClients || r.done != taskClients || r.pollFailed != 0 {

@@ -19,6 +19,7 @@ import (
 // and expired task ids, a missing Mcp-Name and tasks/result are JSON-RPC
 // errors; /metrics counts it all.
 func TestTasksProtocol(t *testing.T) {
+	// Serial (no t.Parallel): asserts the task completes before its 3 s TTL and expires after it; it must not share the CPU with other tests.
 	env := startStack(t, fixtures.Config{NoGateway: true})
 	const ttl = 3 * time.Second
 	const poll = 100 * time.Millisecond

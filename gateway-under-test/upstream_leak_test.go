@@ -75,6 +75,7 @@ func upstreamLoad(t *testing.T, variant string) (env *fixtures.Env, fast, slow [
 // timeout (3 s against 2 s) PostgreSQL kills it at the timeout and the
 // call fails on the connection's next use.
 func TestHeldAcrossUpstreamLeaks(t *testing.T) {
+	// Serial (no t.Parallel): asserts hold times within 1 s of the timeout; it must not share the CPU with other tests.
 	skipShort(t)
 	env, fast, slow, failed, errs := upstreamLoad(t, "held-across-upstream")
 
@@ -131,6 +132,7 @@ func TestHeldAcrossUpstreamLeaks(t *testing.T) {
 // variant: no transaction is open while the upstream works, so nothing is
 // idle in transaction, nothing is killed and every call succeeds.
 func TestFixedReleasesBeforeUpstream(t *testing.T) {
+	// Serial (no t.Parallel): asserts no session idle in transaction for 500 ms; it must not share the CPU with other tests.
 	skipShort(t)
 	env, fast, slow, failed, errs := upstreamLoad(t, "fixed")
 	if len(fast)+len(slow) != 0 {

@@ -121,6 +121,7 @@ func waitingLoad(t *testing.T, variant string) (*fixtures.Env, *sampler, waiting
 // plain idle, and through PgBouncer do not even hold a server), and the
 // waiters' own polls, and the requests behind them, time out.
 func TestHeldWhileWaitingExhaustsPool(t *testing.T) {
+	// Serial (no t.Parallel): asserts pool exhaustion within timed windows; it must not share the CPU with other tests.
 	skipShort(t)
 	_, s, r := waitingLoad(t, "held-while-waiting")
 	if r.poolAtMax*2 < r.poolSamples {
@@ -165,6 +166,7 @@ func assertHeldIdle(t *testing.T, variant string, errs []string, s *sampler, met
 // variant: no connection is held while a run is waited for, so all six
 // waits finish, the pool never fills and nothing times out.
 func TestFixedWaitsWithoutHolding(t *testing.T) {
+	// Serial (no t.Parallel): asserts no session idle in transaction for 500 ms; it must not share the CPU with other tests.
 	skipShort(t)
 	_, s, r := waitingLoad(t, "fixed")
 	if r.done != waitClients {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 // parseApps reads the activity query's per-application counts: a JSON
@@ -11,7 +13,7 @@ import (
 // other, latest state_change] rows (activitySQL), written by the server
 // itself, so a malformed one is an error rather than something to guess
 // around.
-func parseApps(text string) ([]AppConns, error) {
+func parseApps(text string) ([]rundir.AppConns, error) {
 	if text == "" || text == "[]" {
 		return nil, nil
 	}
@@ -19,12 +21,12 @@ func parseApps(text string) ([]AppConns, error) {
 	if err := json.Unmarshal([]byte(text), &rows); err != nil {
 		return nil, err
 	}
-	out := make([]AppConns, 0, len(rows))
+	out := make([]rundir.AppConns, 0, len(rows))
 	for _, r := range rows {
 		if len(r) != 8 {
 			return nil, fmt.Errorf("a row of %d fields, want 8", len(r))
 		}
-		var a AppConns
+		var a rundir.AppConns
 		var last *string
 		for i, dst := range []any{&a.Name, &a.ByAddress, &a.Active, &a.Idle, &a.IdleInTx, &a.IdleInTxAborted, &a.Other, &last} {
 			if err := json.Unmarshal(r[i], dst); err != nil {

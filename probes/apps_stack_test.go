@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 // TestBackendsByApplication: each sample groups the database's client
@@ -15,6 +16,8 @@ import (
 // address, with their states and the latest state change — the service's
 // pool as the database sees it. The probe's own session is not counted.
 func TestBackendsByApplication(t *testing.T) {
+	// Parallel: it waits for the probe to see backends; its one clock check allows seconds.
+	t.Parallel()
 	env := startStack(t, fixtures.Config{NoGateway: true, IdleInTxTimeout: -1})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -48,14 +51,14 @@ func TestBackendsByApplication(t *testing.T) {
 	}
 	defer p.Stop()
 	deadline := time.Now().Add(10 * time.Second)
-	var s Sample
+	var s rundir.Sample
 	for time.Now().Before(deadline) {
 		if s = p.Snapshot(); len(s.Apps) > 0 {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	byName := map[string]AppConns{}
+	byName := map[string]rundir.AppConns{}
 	for _, a := range s.Apps {
 		byName[a.Name] = a
 	}
@@ -66,7 +69,7 @@ func TestBackendsByApplication(t *testing.T) {
 	if d := svc.LastStateChange.Sub(changed); d > 2*time.Second || d < -10*time.Second {
 		t.Errorf("svc's latest state change %s is not when its transactions went idle (%s)", svc.LastStateChange, changed)
 	}
-	var anon *AppConns
+	var anon *rundir.AppConns
 	for _, a := range s.Apps {
 		if a.ByAddress {
 			anon = &a

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/probes/poolmetrics"
 	"go.uber.org/goleak"
 )
@@ -93,8 +94,8 @@ func testBadInput(t *testing.T, ctx context.Context, env *fixtures.Env) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var mu sync.Mutex
-			var warned []Warning
-			c.cfg.OnWarning = func(w Warning) { mu.Lock(); warned = append(warned, w); mu.Unlock() }
+			var warned []rundir.Warning
+			c.cfg.OnWarning = func(w rundir.Warning) { mu.Lock(); warned = append(warned, w); mu.Unlock() }
 			p, err := Start(ctx, c.cfg)
 			if c.wantErr != "" {
 				if err == nil {
@@ -113,7 +114,7 @@ func testBadInput(t *testing.T, ctx context.Context, env *fixtures.Env) {
 			defer p.Stop()
 			waitFor(t, 5*time.Second, "a warning", func() bool { mu.Lock(); defer mu.Unlock(); return len(warned) > 0 })
 			waitFor(t, 2*time.Second, "a sample", func() bool { return !p.Snapshot().Time.IsZero() })
-			if s := p.Snapshot(); s.Gap || s.Database == nil && s.States == (StateCounts{}) && s.Error == "" {
+			if s := p.Snapshot(); s.Gap || s.Database == nil && s.States == (rundir.StateCounts{}) && s.Error == "" {
 				t.Errorf("sample %+v: want PostgreSQL sampled despite the warning", s)
 			}
 			sum, err := p.Stop()

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/probes/poolmetrics"
 )
 
@@ -74,7 +75,7 @@ type Config struct {
 	// OnWarning, when set, is called when a source starts failing, fails
 	// differently, or works again (Warning.Recovered). It is called from
 	// the sampling goroutines and must not block.
-	OnWarning func(Warning) `json:"-"`
+	OnWarning func(rundir.Warning) `json:"-"`
 }
 
 // Defaults of Config.

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 // dayEnv makes BenchmarkProbeDay simulate a whole day; without it, an hour.
@@ -72,7 +74,7 @@ func runProbeDay(b *testing.B, samples int) {
 	t := time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC)
 	for i := range samples {
 		now := t.Add(time.Duration(i) * interval)
-		var s Sample
+		var s rundir.Sample
 		p.absorb(&s, sim.activity(now, p.tracked))
 		s.TookSeconds = 0.001
 		p.keep(&s)

@@ -45,12 +45,29 @@
 // describes both files field by field. With Config.MetricsAddr the
 // probe's own metrics (leakbench_probe_*) are served at /metrics.
 //
+// The summary's Hold is how long a transaction kept its connection busy,
+// by Little's law on the database's own counters (hold.go): the mean
+// backends in a transaction over the transactions that ended a second,
+// pg_stat_database read once a second, the probe's own transactions
+// taken out and a window with a counter reset left out and counted.
+// /metrics has its two sides as counters (busy_backend_seconds_total,
+// transactions_total) and the run's mean (hold_seconds). The hold is a
+// mean only: Little's law gives no percentile, and pg_stat_database
+// records no transaction's length. There is no hold per application
+// either: pg_stat_database counts transactions per database, and
+// samples 100 ms apart would miss the shorter ones, so each application
+// gets only its share of the busy time
+// (application_busy_backend_seconds_total, summary's Hold.Apps). Where
+// the service's pool exports them, its own use and wait time are there
+// too (app_pool_use_seconds_total, app_pool_uses_total,
+// app_pool_acquire_wait_seconds_total, app_pool_acquire_waits_total).
+//
 //	p, err := probes.Start(ctx, probes.Config{
 //		DSN:               env.ProbeDSN,
 //		PgBouncerAdminDSN: env.PgBouncerAdminDSN,
 //		Scrape:            []poolmetrics.Target{{URL: env.GatewayMetricsURL}},
 //		RunDir:            runDir,
-//		OnWarning:         func(w probes.Warning) { log.Printf("%s: %s", w.Source, w.Message) },
+//		OnWarning:         func(w rundir.Warning) { log.Printf("%s: %s", w.Source, w.Message) },
 //	})
 //	if err != nil {
 //		return err
@@ -62,3 +79,5 @@
 //	}
 //	fmt.Printf("%d stuck episodes, release p99 %.3fs\n", sum.StuckEpisodes, sum.ReleaseP99Seconds)
 package probes
+
+import ()

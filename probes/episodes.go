@@ -9,21 +9,6 @@ import (
 	"github.com/leakbench/leakbench/probes/querytext"
 )
 
-// Episode and BouncerLink are the run directory's records (package rundir
-// owns episodes.jsonl's format); these are the probe's names for them.
-type (
-	Episode     = rundir.Episode
-	BouncerLink = rundir.BouncerLink
-)
-
-// Episode.EndReason values.
-const (
-	EndReleased   = rundir.EndReleased
-	EndTimeout    = rundir.EndTimeout
-	EndTerminated = rundir.EndTerminated
-	EndOpenAtEnd  = rundir.EndOpenAtEnd
-)
-
 // The window in which a vanished backend counts as killed by
 // idle_in_transaction_session_timeout. The timer cannot fire before
 // Start+timeout (timeoutEarly covers the few milliseconds between now() and
@@ -42,7 +27,7 @@ type backendKey struct {
 }
 
 type openEpisode struct {
-	ep          Episode
+	ep          rundir.Episode
 	lastSeen    time.Time // server time of the last sample that saw it
 	fingerprint string    // of ep.Query, computed when first asked for
 	base        string    // ep.Query without its sqlcommenter comment
@@ -128,7 +113,7 @@ func (c *queryTexts) get(q string) queryText {
 
 // end finishes an episode, its query text masked unless the tracker keeps
 // it.
-func (t *tracker) end(o *openEpisode, end time.Time, exact bool, reason string) Episode {
+func (t *tracker) end(o *openEpisode, end time.Time, exact bool, reason string) rundir.Episode {
 	qt := t.texts.get(o.base)
 	ep := o.ep
 	settleWaiters(o, &ep)
@@ -141,8 +126,8 @@ func (t *tracker) end(o *openEpisode, end time.Time, exact bool, reason string) 
 
 // observe takes the rows of a sample read at now and returns the episodes
 // that ended since the previous one.
-func (t *tracker) observe(now time.Time, rows []backendRow) []Episode {
-	var done []Episode
+func (t *tracker) observe(now time.Time, rows []backendRow) []rundir.Episode {
+	var done []rundir.Episode
 	seen := t.seen
 	clear(seen)
 	for i := range rows {
@@ -158,12 +143,12 @@ func (t *tracker) observe(now time.Time, rows []backendRow) []Episode {
 				o.lastSeen = now
 				continue
 			}
-			done = append(done, t.end(o, stateChange, true, EndReleased))
+			done = append(done, t.end(o, stateChange, true, rundir.EndReleased))
 			delete(t.open, k)
 		}
 		if isIdleInTx(r.State) {
 			seen[k] = true
-			t.open[k] = &openEpisode{lastSeen: now, ep: Episode{
+			t.open[k] = &openEpisode{lastSeen: now, ep: rundir.Episode{
 				PID:             r.PID,
 				BackendStart:    r.BackendStart,
 				Start:           stateChange,
@@ -196,7 +181,7 @@ func (t *tracker) observe(now time.Time, rows []backendRow) []Episode {
 
 // settle ends the pending episodes whose kill the server log now shows,
 // and those that waited killWait (all of them with force).
-func (t *tracker) settle(done []Episode, now time.Time, force bool) []Episode {
+func (t *tracker) settle(done []rundir.Episode, now time.Time, force bool) []rundir.Episode {
 	kept := t.pending[:0]
 	for _, p := range t.pending {
 		// The log's %m is cut to the millisecond; the snapshot is read a
@@ -219,9 +204,9 @@ func (t *tracker) settle(done []Episode, now time.Time, force bool) []Episode {
 // killed ends an episode at the kill the server logged: exact to the
 // millisecond of the log's timestamp. A timeout's kill comes after
 // Start + timeout; the log's millisecond may read a little before it.
-func (t *tracker) killed(o *openEpisode, k logKill) Episode {
+func (t *tracker) killed(o *openEpisode, k logKill) rundir.Episode {
 	end := k.at
-	if k.reason == EndTimeout && t.timeout > 0 {
+	if k.reason == rundir.EndTimeout && t.timeout > 0 {
 		if due := o.ep.Start.Add(t.timeout); end.Before(due) && due.Sub(end) < time.Millisecond {
 			end = due
 		}
@@ -236,13 +221,13 @@ func (t *tracker) killed(o *openEpisode, k logKill) Episode {
 // and no sooner than it was last seen: End is the later of the two, within
 // the server's timer latency of the truth. Otherwise End is the middle of
 // the window (lastSeen + half an interval when no sample failed).
-func (t *tracker) vanished(o *openEpisode, now time.Time) Episode {
+func (t *tracker) vanished(o *openEpisode, now time.Time) rundir.Episode {
 	end := o.lastSeen.Add(now.Sub(o.lastSeen) / 2)
-	reason := EndTerminated
+	reason := rundir.EndTerminated
 	if t.timeout > 0 {
 		due := o.ep.Start.Add(t.timeout)
 		if o.lastSeen.Before(due.Add(timeoutLate)) && !now.Before(due.Add(-timeoutEarly)) {
-			reason = EndTimeout
+			reason = rundir.EndTimeout
 			end = due
 			if o.lastSeen.After(due) {
 				end = o.lastSeen
@@ -276,7 +261,7 @@ func (t *tracker) unlinked(now time.Time, age time.Duration) []int32 {
 
 // link attaches PgBouncer links, by backend pid, to the open episodes of
 // the pids asked for, and marks those looked up, linked or not.
-func (t *tracker) link(asked []int32, links map[int32]*BouncerLink) {
+func (t *tracker) link(asked []int32, links map[int32]*rundir.BouncerLink) {
 	for k, o := range t.open {
 		if o.lookedUp || !slices.Contains(asked, k.pid) {
 			continue
@@ -288,7 +273,7 @@ func (t *tracker) link(asked []int32, links map[int32]*BouncerLink) {
 
 // oldest describes the open episode that started first at now; nil when
 // none is open.
-func (t *tracker) oldest(now time.Time) *OpenEpisode {
+func (t *tracker) oldest(now time.Time) *rundir.OpenEpisode {
 	var o *openEpisode
 	for _, x := range t.open {
 		if o == nil || x.ep.Start.Before(o.ep.Start) || x.ep.Start.Equal(o.ep.Start) && x.ep.PID < o.ep.PID {
@@ -301,19 +286,19 @@ func (t *tracker) oldest(now time.Time) *OpenEpisode {
 	if o.fingerprint == "" {
 		o.fingerprint = t.texts.get(o.base).fingerprint
 	}
-	return &OpenEpisode{PID: o.ep.PID, Start: o.ep.Start, AgeSeconds: max(now.Sub(o.ep.Start).Seconds(), 0),
+	return &rundir.OpenEpisode{PID: o.ep.PID, Start: o.ep.Start, AgeSeconds: max(now.Sub(o.ep.Start).Seconds(), 0),
 		Fingerprint: o.fingerprint, ApplicationName: o.ep.ApplicationName}
 }
 
 // close ends the episodes still open when sampling stops, at the last
 // successful sample.
-func (t *tracker) close() []Episode {
-	var done []Episode
+func (t *tracker) close() []rundir.Episode {
+	var done []rundir.Episode
 	if t.kills != nil {
 		done = t.settle(done, time.Time{}, true)
 	}
 	for k, o := range t.open {
-		done = append(done, t.end(o, o.lastSeen, false, EndOpenAtEnd))
+		done = append(done, t.end(o, o.lastSeen, false, rundir.EndOpenAtEnd))
 		delete(t.open, k)
 	}
 	sortEpisodes(done)
@@ -322,13 +307,13 @@ func (t *tracker) close() []Episode {
 
 // sortEpisodes orders episodes found in map order, so that output is
 // deterministic.
-func sortEpisodes(eps []Episode) {
-	slices.SortFunc(eps, func(a, b Episode) int {
+func sortEpisodes(eps []rundir.Episode) {
+	slices.SortFunc(eps, func(a, b rundir.Episode) int {
 		return cmp.Or(a.Start.Compare(b.Start), cmp.Compare(a.PID, b.PID))
 	})
 }
 
-func finish(ep Episode, end time.Time, exact bool, reason string) Episode {
+func finish(ep rundir.Episode, end time.Time, exact bool, reason string) rundir.Episode {
 	if end.Before(ep.Start) {
 		end = ep.Start
 	}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 var t0 = time.Date(2026, 1, 3, 12, 0, 0, 0, time.UTC)
@@ -48,7 +50,7 @@ func TestTracker(t *testing.T) {
 				{0.2, []backendRow{row(1, 0, iit, 0.05)}},
 				{0.3, []backendRow{row(1, 0, stateIdle, 0.25)}},
 			},
-			want: []ep{{1, 0.05, 0.25, true, EndReleased, false}},
+			want: []ep{{1, 0.05, 0.25, true, rundir.EndReleased, false}},
 		},
 		{
 			name: "seen active: the wait ended when the next statement began",
@@ -56,7 +58,7 @@ func TestTracker(t *testing.T) {
 				{0.1, []backendRow{row(1, 0, iit, 0.05)}},
 				{0.2, []backendRow{row(1, 0, stateActive, 0.12)}},
 			},
-			want: []ep{{1, 0.05, 0.12, true, EndReleased, false}},
+			want: []ep{{1, 0.05, 0.12, true, rundir.EndReleased, false}},
 		},
 		{
 			name: "idle in transaction again in the same transaction: two episodes",
@@ -65,7 +67,7 @@ func TestTracker(t *testing.T) {
 				{0.2, []backendRow{row(1, 0, iit, 0.15)}},
 				{0.3, []backendRow{row(1, 0, stateIdle, 0.28)}},
 			},
-			want: []ep{{1, 0.05, 0.15, true, EndReleased, false}, {1, 0.15, 0.28, true, EndReleased, false}},
+			want: []ep{{1, 0.05, 0.15, true, rundir.EndReleased, false}, {1, 0.15, 0.28, true, rundir.EndReleased, false}},
 		},
 		{
 			name:    "vanished at the timeout",
@@ -78,7 +80,7 @@ func TestTracker(t *testing.T) {
 			},
 			// Killed no sooner than Start + timeout: the end is that, not
 			// the middle of the window (1.05).
-			want: []ep{{1, 0.02, 1.02, false, EndTimeout, false}},
+			want: []ep{{1, 0.02, 1.02, false, rundir.EndTimeout, false}},
 		},
 		{
 			name:    "vanished a little late for the timeout (busy server)",
@@ -88,7 +90,7 @@ func TestTracker(t *testing.T) {
 				{1.5, nil},
 			},
 			// Seen after the timeout was due: killed after that sighting.
-			want: []ep{{1, 0, 1.4, false, EndTimeout, false}},
+			want: []ep{{1, 0, 1.4, false, rundir.EndTimeout, false}},
 		},
 		{
 			name:    "vanished too late for the timeout",
@@ -97,7 +99,7 @@ func TestTracker(t *testing.T) {
 				{1.6, []backendRow{row(1, 0, iit, 0)}},
 				{1.7, nil},
 			},
-			want: []ep{{1, 0, 1.65, false, EndTerminated, false}},
+			want: []ep{{1, 0, 1.65, false, rundir.EndTerminated, false}},
 		},
 		{
 			name:    "vanished early: terminated",
@@ -107,7 +109,7 @@ func TestTracker(t *testing.T) {
 				{0.4, []backendRow{row(1, 0, iit, 0.05)}},
 				{0.5, nil},
 			},
-			want: []ep{{1, 0.05, 0.45, false, EndTerminated, false}},
+			want: []ep{{1, 0.05, 0.45, false, rundir.EndTerminated, false}},
 		},
 		{
 			name:    "vanished just before the timeout was due: terminated",
@@ -116,7 +118,7 @@ func TestTracker(t *testing.T) {
 				{0.8, []backendRow{row(1, 0, iit, 0)}},
 				{0.9, nil},
 			},
-			want: []ep{{1, 0, 0.85, false, EndTerminated, false}},
+			want: []ep{{1, 0, 0.85, false, rundir.EndTerminated, false}},
 		},
 		{
 			name: "no timeout configured: terminated",
@@ -124,7 +126,7 @@ func TestTracker(t *testing.T) {
 				{1.0, []backendRow{row(1, 0, iit, 0)}},
 				{1.1, nil},
 			},
-			want: []ep{{1, 0, 1.05, false, EndTerminated, false}},
+			want: []ep{{1, 0, 1.05, false, rundir.EndTerminated, false}},
 		},
 		{
 			name: "a failed sample widens the window: End is its middle",
@@ -133,7 +135,7 @@ func TestTracker(t *testing.T) {
 				// the sample at 0.2 failed: no rows
 				{0.3, nil},
 			},
-			want: []ep{{1, 0.05, 0.2, false, EndTerminated, false}},
+			want: []ep{{1, 0.05, 0.2, false, rundir.EndTerminated, false}},
 		},
 		{
 			name: "pid reused by a new backend",
@@ -142,7 +144,7 @@ func TestTracker(t *testing.T) {
 				{0.2, []backendRow{row(7, 0.12, iit, 0.15)}},
 				{0.3, []backendRow{row(7, 0.12, stateIdle, 0.25)}},
 			},
-			want: []ep{{7, 0.05, 0.15, false, EndTerminated, false}, {7, 0.15, 0.25, true, EndReleased, false}},
+			want: []ep{{7, 0.05, 0.15, false, rundir.EndTerminated, false}, {7, 0.15, 0.25, true, rundir.EndReleased, false}},
 		},
 		{
 			name: "aborted",
@@ -150,7 +152,7 @@ func TestTracker(t *testing.T) {
 				{0.1, []backendRow{row(1, 0, aborted, 0.05)}},
 				{0.2, []backendRow{row(1, 0, stateIdle, 0.18)}},
 			},
-			want: []ep{{1, 0.05, 0.18, true, EndReleased, true}},
+			want: []ep{{1, 0.05, 0.18, true, rundir.EndReleased, true}},
 		},
 		{
 			name: "failed statement: idle in transaction, then aborted",
@@ -159,7 +161,7 @@ func TestTracker(t *testing.T) {
 				{0.2, []backendRow{row(1, 0, aborted, 0.15)}},
 				{0.3, []backendRow{row(1, 0, stateIdle, 0.25)}},
 			},
-			want: []ep{{1, 0.05, 0.15, true, EndReleased, false}, {1, 0.15, 0.25, true, EndReleased, true}},
+			want: []ep{{1, 0.05, 0.15, true, rundir.EndReleased, false}, {1, 0.15, 0.25, true, rundir.EndReleased, true}},
 		},
 		{
 			name: "open when sampling stops",
@@ -167,7 +169,7 @@ func TestTracker(t *testing.T) {
 				{0.1, []backendRow{row(2, 0, iit, 0.05), row(1, 0, iit, 0.01)}},
 				{0.2, []backendRow{row(2, 0, iit, 0.05), row(1, 0, iit, 0.01)}},
 			},
-			want: []ep{{1, 0.01, 0.2, false, EndOpenAtEnd, false}, {2, 0.05, 0.2, false, EndOpenAtEnd, false}},
+			want: []ep{{1, 0.01, 0.2, false, rundir.EndOpenAtEnd, false}, {2, 0.05, 0.2, false, rundir.EndOpenAtEnd, false}},
 		},
 		{
 			name: "busy and idle backends make no episodes",
@@ -180,7 +182,7 @@ func TestTracker(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			tr := newTracker(c.timeout, false)
-			var got []Episode
+			var got []rundir.Episode
 			for _, s := range c.samples {
 				got = append(got, tr.observe(at(s.at), s.rows)...)
 			}
@@ -217,14 +219,14 @@ func TestMeasure(t *testing.T) {
 		row(3, 0, stateActive, 2.9),
 		row(5, 0, "fastpath function call", 2.9),
 	}
-	want := StateCounts{Active: 1, Idle: 1, IdleInTx: 1, IdleInTxAborted: 1, Other: 1}
-	var s Sample
+	want := rundir.StateCounts{Active: 1, Idle: 1, IdleInTx: 1, IdleInTxAborted: 1, Other: 1}
+	var s rundir.Sample
 	measure(&s, activity{now: at(3), states: want, oldestXact: at(0.5), rows: rows}, time.Second)
 	if s.States != want || s.StuckIdleInTx != 1 || s.OldestIdleInTxSeconds != 2 || s.OldestXactSeconds != 2.5 || !s.Time.Equal(at(3)) {
 		t.Errorf("got %+v, want states %+v, 1 stuck, oldest idle in tx 2 s, oldest xact 2.5 s", s, want)
 	}
 	// No open transaction: no age.
-	s = Sample{}
+	s = rundir.Sample{}
 	measure(&s, activity{now: at(3)}, time.Second)
 	if s.OldestXactSeconds != 0 || s.OldestIdleInTxSeconds != 0 || s.StuckIdleInTx != 0 {
 		t.Errorf("nothing open: got %+v, want zero ages", s)
@@ -244,8 +246,8 @@ func TestTrackerLinks(t *testing.T) {
 	if got := tr.unlinked(at(0.1), 40*time.Millisecond); len(got) != 2 {
 		t.Fatalf("after a failed read: unlinked %v, want 1 and 2 again", got)
 	}
-	l := &BouncerLink{User: "app", ServerLocalPort: 4000}
-	tr.link([]int32{1, 2}, map[int32]*BouncerLink{1: l})
+	l := &rundir.BouncerLink{User: "app", ServerLocalPort: 4000}
+	tr.link([]int32{1, 2}, map[int32]*rundir.BouncerLink{1: l})
 	if got := tr.unlinked(at(0.2), 40*time.Millisecond); !slices.Equal(got, []int32{3}) {
 		t.Errorf("after the lookup: unlinked %v, want only 3 (2 is not behind PgBouncer)", got)
 	}

@@ -79,8 +79,8 @@ func testKilledRun(t *testing.T, ctx context.Context, env *fixtures.Env, observe
 	}
 	_ = cmd.Wait()
 
-	samples := readJSONL[Sample](t, filepath.Join(dir, rundir.SamplesFile))
-	eps := readJSONL[Episode](t, filepath.Join(dir, rundir.EpisodesFile))
+	samples := readJSONL[rundir.Sample](t, filepath.Join(dir, rundir.SamplesFile))
+	eps := readJSONL[rundir.Episode](t, filepath.Join(dir, rundir.EpisodesFile))
 	// About 16 ticks at 100 ms; a busy machine may make a few samples
 	// slow enough to skip ticks.
 	if len(samples) < 8 {
@@ -89,7 +89,7 @@ func testKilledRun(t *testing.T, ctx context.Context, env *fixtures.Env, observe
 	if last := samples[len(samples)-1].Time; killedAt.Sub(last) > time.Second {
 		t.Errorf("last sample at %s, killed at %s: more than a second lost", last, killedAt)
 	}
-	if len(eps) != 1 || eps[0].PID != s.pid || eps[0].EndReason != EndReleased {
+	if len(eps) != 1 || eps[0].PID != s.pid || eps[0].EndReason != rundir.EndReleased {
 		t.Errorf("episodes %+v; want the one released before the kill", eps)
 	}
 	cfg, _ := pgx.ParseConfig(env.ProbeDSN)

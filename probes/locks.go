@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 // The lock cascade. While some episode is stuck (open for StuckAfter or
@@ -140,7 +141,7 @@ func (t *tracker) blocked(w backendKey, blockers []int32, since, now time.Time, 
 }
 
 // settleWaiters sets an ending episode's Blocked and BlockedWaitSeconds.
-func settleWaiters(o *openEpisode, ep *Episode) {
+func settleWaiters(o *openEpisode, ep *rundir.Episode) {
 	if len(o.waiters) == 0 {
 		return
 	}

@@ -28,6 +28,7 @@ import (
 // twice, and sum their waits; a stuck session that holds no lock anyone
 // wants, and every other episode, records none.
 func TestLockCascade(t *testing.T) {
+	// Serial (no t.Parallel): it asserts the summed lock waits within half a second per waiter of the clock.
 	env := startStack(t, fixtures.Config{IdleInTxTimeout: 10 * time.Second, Users: 10})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

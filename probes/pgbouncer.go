@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 // The admin console commands read. The console speaks only the simple
@@ -20,6 +21,9 @@ const (
 	showStatsSQL   = `SHOW STATS`
 	showServersSQL = `SHOW SERVERS`
 	showClientsSQL = `SHOW CLIENTS`
+	// showDatabasesSQL's pool_size is the watched database's pool size
+	// in force: its own, else default_pool_size.
+	showDatabasesSQL = `SHOW DATABASES`
 )
 
 // Columns are found by name: they come and go between PgBouncer versions
@@ -114,8 +118,8 @@ func (p *poolSampler) failed(cmd string, err error) error {
 
 // read returns the pools of the watched database and, for the backend
 // pids asked for, their PgBouncer links.
-func (p *poolSampler) read(ctx context.Context, linkPIDs []int32) (PoolSample, map[int32]*BouncerLink, error) {
-	var out PoolSample
+func (p *poolSampler) read(ctx context.Context, linkPIDs []int32) (rundir.PoolSample, map[int32]*rundir.BouncerLink, error) {
+	var out rundir.PoolSample
 	conn, err := p.link.get(ctx)
 	if err != nil {
 		return out, nil, err
@@ -135,7 +139,7 @@ func (p *poolSampler) read(ctx context.Context, linkPIDs []int32) (PoolSample, m
 
 // readPools sums SHOW POOLS over the pools of the watched database. No
 // pool for it (no client has connected yet) reads as all zeros.
-func (p *poolSampler) readPools(ctx context.Context, conn *pgx.Conn, out *PoolSample) error {
+func (p *poolSampler) readPools(ctx context.Context, conn *pgx.Conn, out *rundir.PoolSample) error {
 	t, err := p.show(ctx, conn, showPoolsSQL)
 	if err != nil {
 		return err
@@ -170,10 +174,35 @@ func (p *poolSampler) readPools(ctx context.Context, conn *pgx.Conn, out *PoolSa
 	return nil
 }
 
+// poolSize reads the watched database's pool_size from SHOW DATABASES
+// (the size of each of its pools, one per user); 0 when PgBouncer does not
+// list it.
+func (p *poolSampler) poolSize(ctx context.Context) (int, error) {
+	conn, err := p.link.get(ctx)
+	if err != nil {
+		return 0, err
+	}
+	t, err := p.show(ctx, conn, showDatabasesSQL)
+	if err != nil {
+		return 0, err
+	}
+	for _, row := range t.rows {
+		if name, _ := t.get(row, "name"); name != p.db {
+			continue
+		}
+		n, _, err := t.int(row, "pool_size")
+		if err != nil {
+			return 0, fmt.Errorf("pgbouncer: SHOW DATABASES: %w", err)
+		}
+		return int(n), nil
+	}
+	return 0, nil
+}
+
 // readStats fills the SHOW STATS deltas: none on the first read, after
 // PgBouncer restarted (the totals went back), or when this PgBouncer's
 // SHOW STATS lacks the totals.
-func (p *poolSampler) readStats(ctx context.Context, conn *pgx.Conn, out *PoolSample) error {
+func (p *poolSampler) readStats(ctx context.Context, conn *pgx.Conn, out *rundir.PoolSample) error {
 	t, err := p.show(ctx, conn, showStatsSQL)
 	if err != nil {
 		return err
@@ -214,19 +243,19 @@ func (p *poolSampler) readStats(ctx context.Context, conn *pgx.Conn, out *PoolSa
 
 // readLinks joins SHOW SERVERS (remote_pid is the backend's pid) to SHOW
 // CLIENTS (a server's link is its client's ptr).
-func (p *poolSampler) readLinks(ctx context.Context, conn *pgx.Conn, pids []int32) (map[int32]*BouncerLink, error) {
+func (p *poolSampler) readLinks(ctx context.Context, conn *pgx.Conn, pids []int32) (map[int32]*rundir.BouncerLink, error) {
 	servers, err := p.show(ctx, conn, showServersSQL)
 	if err != nil {
 		return nil, err
 	}
-	links := make(map[int32]*BouncerLink)
-	clientOf := make(map[string]*BouncerLink)
+	links := make(map[int32]*rundir.BouncerLink)
+	clientOf := make(map[string]*rundir.BouncerLink)
 	for _, row := range servers.rows {
 		pid, ok, err := servers.int(row, "remote_pid")
 		if err != nil || !ok || !slices.Contains(pids, int32(pid)) {
 			continue
 		}
-		l := &BouncerLink{}
+		l := &rundir.BouncerLink{}
 		l.User, _ = servers.get(row, "user")
 		l.Database, _ = servers.get(row, "database")
 		l.ServerState, _ = servers.get(row, "state")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/internal/lib/redact"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/probes/poolmetrics"
 )
 
@@ -28,17 +29,21 @@ type Poller struct {
 	cfg     Config
 	timeout time.Duration
 	pg      *pgSampler
-	bouncer *poolSampler         // nil without PgBouncer
-	scraper *poolmetrics.Scraper // nil without scrape targets
-	track   *tracker
-	sum     *summarizer
-	rec     *recorder  // nil without RunDir
-	slog    *serverLog // nil without ServerLogFile, or when it cannot be read
-	metrics *probeMetrics
-	server  *metricsServer // nil without MetricsAddr
-	warn    *warnings
+	bouncer *poolSampler // nil without PgBouncer
+	// bouncerPoolSize is the watched database's PgBouncer pool_size, read
+	// at start; 0 when not read.
+	bouncerPoolSize int
+	scraper         *poolmetrics.Scraper // nil without scrape targets
+	track           *tracker
+	sum             *summarizer
+	rec             *recorder  // nil without RunDir
+	slog            *serverLog // nil without ServerLogFile, or when it cannot be read
+	metrics         *probeMetrics
+	server          *metricsServer // nil without MetricsAddr
+	warn            *warnings
 
 	tracked   []int32   // pids of open episodes, for the next read
+	stuckAt   time.Time // when Status.Stuck's open ones were last listed
 	prevStart time.Time // when the previous sample began
 	// blockersReadAt is when the lock cascade was last read (locks.go).
 	blockersReadAt time.Time
@@ -47,11 +52,20 @@ type Poller struct {
 	running sync.WaitGroup // the sampling goroutine and the scraping one
 
 	mu                      sync.Mutex
-	last                    Sample
+	last                    rundir.Sample
 	episodes, stuckEpisodes int
+	// culprits are the top culprits so far, for Status, copied from the
+	// summary at most once a second (culpritsAt) by the sampling
+	// goroutine, which alone owns the summary.
+	culprits   []rundir.Culprit
+	culpritsAt time.Time
+	// stuckOpen and stuckEnded are Status.Stuck's halves (livestuck.go):
+	// the first refreshed with the culprits, by the sampling goroutine
+	// (the tracker is its), the second as episodes end.
+	stuckOpen, stuckEnded []StuckTrace
 
 	stopOnce sync.Once
-	summary  *Summary
+	summary  *rundir.ProbeSummary
 	stopErr  error
 }
 
@@ -99,6 +113,11 @@ func Start(ctx context.Context, cfg Config) (p *Poller, err error) {
 		}
 		_, _, err := p.bouncer.read(setupCtx, nil) // warn at once about a wrong DSN
 		p.warn.report("pgbouncer", err, time.Now())
+		if err == nil {
+			// Sizing checks the pools against it; a failure here is no
+			// warning of its own: the samples' reads say what fails.
+			p.bouncerPoolSize, _ = p.bouncer.poolSize(setupCtx)
+		}
 	}
 	if cfg.ServerLogFile != "" {
 		p.slog = p.openServerLog(setupCtx)
@@ -125,6 +144,9 @@ func Start(ctx context.Context, cfg Config) (p *Poller, err error) {
 	}
 	p.sum = newSummarizer(cfg.Interval, cfg.StuckAfter, p.timeout)
 	p.sum.scrapeInterval = cfg.ScrapeInterval
+	limits := p.pg.limits
+	p.sum.sum.Server = &limits
+	p.sum.sum.PgBouncerPoolSize = p.bouncerPoolSize
 	p.sum.keepQuery = cfg.KeepQueryText
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	p.cancel = stop
@@ -153,7 +175,7 @@ func (p *Poller) MetricsURL() string {
 }
 
 // Snapshot returns the latest sample (the zero Sample before the first).
-func (p *Poller) Snapshot() Sample {
+func (p *Poller) Snapshot() rundir.Sample {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.last
@@ -163,18 +185,32 @@ func (p *Poller) Snapshot() Sample {
 // of the service's own pool (most samples have none), the episodes so far
 // and the sources failing now.
 type Status struct {
-	Sample        Sample
-	AppPool       *AppPoolSample
+	Sample        rundir.Sample
+	AppPool       *rundir.AppPoolSample
 	AppPoolTime   time.Time
 	Episodes      int
 	StuckEpisodes int
-	Warnings      []Warning
+	// Culprits are the culprits so far, the most episodes first, at most
+	// liveCulprits, as of the last second.
+	Culprits []rundir.Culprit
+	Warnings []rundir.Warning
+	// Stuck are the stuck episodes whose queries carried a trace id
+	// (livestuck.go): the open ones as of the last second (the oldest
+	// liveStuck), then the latest liveStuck that ended, the latest last.
+	Stuck []StuckTrace
 }
+
+// liveCulprits bounds Status.Culprits: what a live view lists.
+const liveCulprits = 10
 
 // Status returns the Poller's current Status.
 func (p *Poller) Status() Status {
 	p.mu.Lock()
-	st := Status{Sample: p.last, Episodes: p.episodes, StuckEpisodes: p.stuckEpisodes}
+	st := Status{Sample: p.last, Episodes: p.episodes, StuckEpisodes: p.stuckEpisodes, Culprits: p.culprits}
+	if n := len(p.stuckOpen) + len(p.stuckEnded); n > 0 {
+		st.Stuck = make([]StuckTrace, 0, n)
+		st.Stuck = append(append(st.Stuck, p.stuckOpen...), p.stuckEnded...)
+	}
 	p.mu.Unlock()
 	if p.scraper != nil {
 		st.AppPool, st.AppPoolTime = p.scraper.Last()
@@ -187,7 +223,7 @@ func (p *Poller) Status() Status {
 // (EndReason "open_at_end"), closes the connections, files and metrics server, and
 // returns the summary with any error writing the files. Calling it again
 // returns the same.
-func (p *Poller) Stop() (*Summary, error) {
+func (p *Poller) Stop() (*rundir.ProbeSummary, error) {
 	p.stopOnce.Do(func() {
 		p.cancel()
 		p.running.Wait()
@@ -242,7 +278,7 @@ func every(ctx context.Context, interval time.Duration, f func(context.Context))
 // its own: a stalled PostgreSQL does not fail the PgBouncer read after it.
 func (p *Poller) sampleOnce(ctx context.Context) {
 	began := time.Now()
-	var s Sample
+	var s rundir.Sample
 	if !p.prevStart.IsZero() {
 		s.SkippedTicks = max(int(math.Round(float64(began.Sub(p.prevStart))/float64(p.cfg.Interval)))-1, 0)
 	}
@@ -298,28 +334,50 @@ func (p *Poller) sampleOnce(ctx context.Context) {
 
 // absorb fills s from a successful read of PostgreSQL and ends the
 // episodes it shows over.
-func (p *Poller) absorb(s *Sample, a activity) {
+func (p *Poller) absorb(s *rundir.Sample, a activity) {
 	measure(s, a, p.cfg.StuckAfter)
 	for _, e := range p.track.observe(a.now, a.rows) {
 		p.episode(e)
 	}
 	s.OldestIdleInTx = p.track.oldest(a.now)
 	p.tracked = p.track.tracked(p.tracked)
+	if a.now.Sub(p.stuckAt) >= time.Second {
+		// Once a second, as the culprits: a live view's tick.
+		stuck := p.track.stuckOpen(a.now, p.cfg.StuckAfter)
+		p.stuckAt = a.now
+		p.mu.Lock()
+		p.stuckOpen = stuck
+		p.mu.Unlock()
+	}
 }
 
 // keep adds a finished sample to the summary, the metrics and the file.
-func (p *Poller) keep(s *Sample) {
+func (p *Poller) keep(s *rundir.Sample) {
+	busy, xacts := p.sum.little.busySecs, p.sum.little.out.Xacts
 	p.sum.addSample(*s)
+	var culprits []rundir.Culprit
+	fresh := s.Time.Sub(p.culpritsAt) >= time.Second
+	if fresh {
+		// A copy, since Status hands it out; a second old at most, so
+		// that sorting them costs nothing at 100 ms samples.
+		culprits = p.sum.culpritsSoFar()
+		culprits = culprits[:min(len(culprits), liveCulprits)]
+		p.culpritsAt = s.Time
+	}
 	p.metrics.sample(s)
+	p.metrics.little(&p.sum.little, busy, xacts)
 	if p.rec != nil {
 		p.rec.sample(s)
 	}
 	p.mu.Lock()
 	p.last = *s
+	if fresh {
+		p.culprits = culprits
+	}
 	p.mu.Unlock()
 }
 
-func (p *Poller) episode(e Episode) {
+func (p *Poller) episode(e rundir.Episode) {
 	p.sum.addEpisode(e)
 	p.metrics.episode(e)
 	if p.rec != nil {
@@ -329,6 +387,12 @@ func (p *Poller) episode(e Episode) {
 	p.episodes++
 	if e.HoldSeconds >= p.cfg.StuckAfter.Seconds() {
 		p.stuckEpisodes++
+	}
+	if st, ok := stuckEnded(&e, p.cfg.StuckAfter); ok {
+		if len(p.stuckEnded) == liveStuck {
+			p.stuckEnded = append(p.stuckEnded[:0], p.stuckEnded[1:]...)
+		}
+		p.stuckEnded = append(p.stuckEnded, st)
 	}
 	p.mu.Unlock()
 }

@@ -3,10 +3,12 @@ package probes
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 const (
@@ -23,6 +25,12 @@ const (
 	// roles' backends show a NULL state, so idle-in-transaction sessions
 	// would be invisible rather than reported.
 	privilegeSQL = `SELECT pg_has_role(current_user, 'pg_read_all_stats', 'MEMBER')`
+
+	// limitsSQL reads what bounds the server's connections: sizing checks
+	// every pool against them. reserved_connections is PostgreSQL 16's
+	// (missing_ok: NULL before).
+	limitsSQL = `SELECT current_setting('max_connections')::int, current_setting('superuser_reserved_connections')::int,
+       current_setting('reserved_connections', true)::int`
 )
 
 // The probe's session settings, sent at connection start.
@@ -52,6 +60,13 @@ type pgSampler struct {
 	prev     dbCounters
 	hasPrev  bool
 	dbReadAt time.Time
+	// own counts the probe's statements on its connection; ownDB says
+	// whether that connection is to the watched database, where they
+	// are transactions pg_stat_database counts.
+	own     *stmtCounter
+	ownDB   bool
+	ownBase int64 // own at the previous read of pg_stat_database
+	limits  rundir.ServerLimits
 }
 
 // dbStatsEvery spaces the reads of pg_stat_database.
@@ -60,11 +75,11 @@ const dbStatsEvery = time.Second
 // activity is one read of the server.
 type activity struct {
 	now        time.Time
-	states     StateCounts
+	states     rundir.StateCounts
 	oldestXact time.Time // zero: no open transaction
-	db         *DatabaseSample
-	rows       []backendRow // idle in transaction, or asked for
-	apps       []AppConns   // the backends by application
+	db         *rundir.DatabaseSample
+	rows       []backendRow      // idle in transaction, or asked for
+	apps       []rundir.AppConns // the backends by application
 }
 
 // dbCounters are pg_stat_database's cumulative counters.
@@ -87,7 +102,9 @@ func newPGSampler(dsn string, interval time.Duration) (*pgSampler, error) {
 	// once, and results come in the binary format, whose arrays and
 	// timestamps decode at a fraction of the text format's cost.
 	l.cfg.DefaultQueryExecMode = pgx.QueryExecModeCacheStatement
-	return &pgSampler{link: l}, nil
+	own := &stmtCounter{}
+	l.cfg.Tracer = own
+	return &pgSampler{link: l, own: own}, nil
 }
 
 // setup connects, checks privileges, and settles the database to watch and
@@ -105,10 +122,12 @@ func (s *pgSampler) setup(ctx context.Context, db string) (timeout time.Duration
 		return 0, fmt.Errorf("%w: role %q cannot see other roles' sessions: grant it pg_monitor (GRANT pg_monitor TO %s;) or pg_read_all_stats",
 			ErrConfig, s.link.cfg.User, pgx.Identifier{s.link.cfg.User}.Sanitize())
 	}
+	var connDB string
+	if err := conn.QueryRow(ctx, currentDatabaseSQL).Scan(&connDB); err != nil {
+		return 0, s.link.failed(fmt.Errorf("read current database: %w", err))
+	}
 	if db == "" {
-		if err := conn.QueryRow(ctx, currentDatabaseSQL).Scan(&db); err != nil {
-			return 0, s.link.failed(fmt.Errorf("read current database: %w", err))
-		}
+		db = connDB
 	} else {
 		// A misspelt name would read as a database nobody uses.
 		var exists bool
@@ -119,7 +138,15 @@ func (s *pgSampler) setup(ctx context.Context, db string) (timeout time.Duration
 			return 0, fmt.Errorf("%w: database %q does not exist on this server: name one that does (or leave it out to watch the DSN's)", ErrConfig, db)
 		}
 	}
-	s.db = db
+	s.db, s.ownDB = db, db == connDB
+	var reserved pgtype.Int4
+	if err := conn.QueryRow(ctx, limitsSQL).Scan(&s.limits.MaxConnections, &s.limits.SuperuserReservedConnections, &reserved); err != nil {
+		return 0, s.link.failed(fmt.Errorf("read max_connections: %w", err))
+	}
+	if reserved.Valid {
+		n := int(reserved.Int32)
+		s.limits.ReservedConnections = &n
+	}
 	var version int
 	if err := conn.QueryRow(ctx, versionSQL).Scan(&version); err != nil {
 		return 0, s.link.failed(fmt.Errorf("read server version: %w", err))
@@ -191,7 +218,7 @@ func (s *pgSampler) read(ctx context.Context, tracked []int32) (activity, error)
 		return a, fmt.Errorf("postgres: backends by application: %w", err)
 	}
 	a.now = a.now.UTC()
-	a.states = StateCounts{Active: int(active), Idle: int(idle), IdleInTx: int(iit), IdleInTxAborted: int(iita),
+	a.states = rundir.StateCounts{Active: int(active), Idle: int(idle), IdleInTx: int(iit), IdleInTxAborted: int(iita),
 		Other: int(total - active - idle - iit - iita)}
 	a.oldestXact = utc(oldestXact)
 	a.rows = s.rows
@@ -201,31 +228,61 @@ func (s *pgSampler) read(ctx context.Context, tracked []int32) (activity, error)
 	if commit.Valid { // else not read, or no statistics entry yet
 		a.db = s.delta(dbCounters{commit: commit.Int64, rollback: rollback.Int64,
 			idleInTxMs: idleInTxMs.Float64, fatal: fatal.Int64, killed: killed.Int64, abandoned: abandoned.Int64})
+		// The probe's statements from the previous read to this one: the
+		// transactions of its own that the window's change includes (to
+		// within the second its backend may publish them late).
+		own := s.own.n.Load()
+		if a.db != nil && !a.db.Reset && s.ownDB {
+			a.db.ProbeXacts = own - s.ownBase
+		}
+		s.ownBase = own
 	}
 	return a, nil
 }
 
-// delta returns the change since the previous read: nil on the first read
-// and after a statistics reset (a counter went back), which restart the
-// baseline.
-func (s *pgSampler) delta(c dbCounters) *DatabaseSample {
+// delta returns the change since the previous read: nil on the first read;
+// after a statistics reset (a counter went back) a sample marked Reset
+// with no counts, which restarts the baseline.
+func (s *pgSampler) delta(c dbCounters) *rundir.DatabaseSample {
 	p, had := s.prev, s.hasPrev
 	s.prev, s.hasPrev = c, true
 	if !had {
 		return nil
 	}
-	d := &DatabaseSample{
+	d := &rundir.DatabaseSample{
 		XactCommit: c.commit - p.commit, XactRollback: c.rollback - p.rollback,
 		IdleInTxSeconds: (c.idleInTxMs - p.idleInTxMs) / 1000,
 		SessionsFatal:   c.fatal - p.fatal, SessionsKilled: c.killed - p.killed, SessionsAbandoned: c.abandoned - p.abandoned,
 	}
 	if d.XactCommit < 0 || d.XactRollback < 0 || d.IdleInTxSeconds < 0 || d.SessionsFatal < 0 || d.SessionsKilled < 0 || d.SessionsAbandoned < 0 {
-		return nil
+		return &rundir.DatabaseSample{Reset: true}
 	}
 	return d
 }
 
 func (s *pgSampler) close() { s.link.close() }
+
+// stmtCounter is a pgx tracer counting the statements a connection ran
+// and the statements it prepared: on the watched database each is a
+// transaction of the probe's own in pg_stat_database's counts, which
+// the hold measured from them must leave out.
+type stmtCounter struct{ n atomic.Int64 }
+
+func (c *stmtCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	return ctx
+}
+
+func (c *stmtCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) { c.n.Add(1) }
+
+func (c *stmtCounter) TracePrepareStart(ctx context.Context, _ *pgx.Conn, _ pgx.TracePrepareStartData) context.Context {
+	return ctx
+}
+
+func (c *stmtCounter) TracePrepareEnd(_ context.Context, _ *pgx.Conn, d pgx.TracePrepareEndData) {
+	if !d.AlreadyPrepared {
+		c.n.Add(1)
+	}
+}
 
 // utc is t in UTC, or the zero time for NULL.
 func utc(t pgtype.Timestamptz) time.Time {

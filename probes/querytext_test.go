@@ -27,6 +27,7 @@ var secrets = []string{"sk_live_SECRET123", "alice@example.com", "hunter2-PASSWO
 // with KeepQueryText the probe's own files do. No file holds a raw control
 // character either way.
 func TestQueryTextsOnStack(t *testing.T) {
+	// Serial: it sets environment variables (t.Setenv), which a parallel test cannot.
 	// The sessions stay idle in transaction until the deferred ROLLBACK,
 	// after the report is rendered: the timeout must outlast that on a
 	// loaded machine (under -race it took more than 5 s).

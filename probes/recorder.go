@@ -47,8 +47,8 @@ func openAppend(dir, name string) (*os.File, error) {
 	return f, nil
 }
 
-func (r *recorder) sample(s *Sample)   { r.write(r.samples, s) }
-func (r *recorder) episode(e *Episode) { r.write(r.episodes, e) }
+func (r *recorder) sample(s *rundir.Sample)   { r.write(r.samples, s) }
+func (r *recorder) episode(e *rundir.Episode) { r.write(r.episodes, e) }
 
 func (r *recorder) write(f *os.File, v any) {
 	if r.err != nil {
@@ -80,7 +80,7 @@ func (r *recorder) close() error {
 // synced, then renamed over path. A crash at any point leaves the previous
 // file (or none) or the whole new one, never half a JSON; on an error the
 // temporary file is removed and path is untouched.
-func WriteSummaryFile(path string, s *Summary) error {
+func WriteSummaryFile(path string, s *rundir.ProbeSummary) error {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode probe summary: %w", err)

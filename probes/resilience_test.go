@@ -22,6 +22,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/internal/testing/testenv"
 	"github.com/leakbench/leakbench/probes/poolmetrics"
 )
@@ -315,19 +316,19 @@ func testRestarts(t *testing.T, ctx context.Context, env *fixtures.Env) {
 	defer func() { target.Close() }()
 
 	var mu sync.Mutex
-	var warned []Warning
+	var warned []rundir.Warning
 	p, err := Start(ctx, Config{DSN: env.ProbeDSN, PgBouncerAdminDSN: bouncer.dsn, Scrape: []poolmetrics.Target{{URL: target.URL + "/metrics"}},
 		ScrapeInterval: 200 * time.Millisecond,
-		OnWarning:      func(w Warning) { mu.Lock(); warned = append(warned, w); mu.Unlock() }})
+		OnWarning:      func(w rundir.Warning) { mu.Lock(); warned = append(warned, w); mu.Unlock() }})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
 	defer p.Stop()
-	lastWarning := func() Warning {
+	lastWarning := func() rundir.Warning {
 		mu.Lock()
 		defer mu.Unlock()
 		if len(warned) == 0 {
-			return Warning{}
+			return rundir.Warning{}
 		}
 		return warned[len(warned)-1]
 	}

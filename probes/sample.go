@@ -6,18 +6,6 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
-// The probe's records are the run directory's (package rundir owns
-// samples.jsonl's format); these are the probe's names for them.
-type (
-	Sample         = rundir.Sample
-	StateCounts    = rundir.StateCounts
-	OpenEpisode    = rundir.OpenEpisode
-	DatabaseSample = rundir.DatabaseSample
-	PoolSample     = rundir.PoolSample
-	AppPoolSample  = rundir.AppPoolSample
-	AppConns       = rundir.AppConns
-)
-
 // pg_stat_activity.state values.
 const (
 	stateActive          = "active"
@@ -45,7 +33,7 @@ type backendRow struct {
 // measure fills s from a successful read of the server: its time, state
 // counts and pg_stat_database change as read, the oldest transaction's
 // age, and the idle-in-transaction ages from the rows.
-func measure(s *Sample, a activity, stuckAfter time.Duration) {
+func measure(s *rundir.Sample, a activity, stuckAfter time.Duration) {
 	s.Time, s.States, s.Database, s.Apps = a.now, a.states, a.db, a.apps
 	if !a.oldestXact.IsZero() {
 		s.OldestXactSeconds = max(a.now.Sub(a.oldestXact).Seconds(), 0)

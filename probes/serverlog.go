@@ -3,6 +3,7 @@ package probes
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 // logSettingsSQL reads what the probe needs to read the server's log: its
@@ -121,7 +124,7 @@ func (l *serverLog) poll() error {
 	} else {
 		l.partial = l.partial[:0]
 	}
-	if err != nil && err != io.EOF {
+	if err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("server log: %w", err)
 	}
 	return nil
@@ -140,9 +143,9 @@ func (l *serverLog) line(line []byte) {
 	if err != nil || perr != nil {
 		return
 	}
-	reason := EndTerminated
+	reason := rundir.EndTerminated
 	if string(m[3]) == "idle-in-transaction timeout" {
-		reason = EndTimeout
+		reason = rundir.EndTimeout
 	}
 	at = at.UTC()
 	l.kills[int32(pid)] = append(l.kills[int32(pid)], logKill{at: at, reason: reason})

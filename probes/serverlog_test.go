@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 // TestServerLog: kills are read from what the server appends after the log
@@ -44,13 +46,13 @@ func TestServerLog(t *testing.T) {
 		t.Error("a kill logged before the log was opened was read")
 	}
 	k, ok := l.find(4242, base, base.Add(10*time.Second))
-	if !ok || k.reason != EndTimeout || !k.at.Equal(base.Add(5123*time.Millisecond)) {
+	if !ok || k.reason != rundir.EndTimeout || !k.at.Equal(base.Add(5123*time.Millisecond)) {
 		t.Errorf("4242: %+v %v; want a timeout at 12:00:05.123", k, ok)
 	}
 	if _, ok := l.find(4242, base, base.Add(10*time.Second)); ok {
 		t.Error("4242 found twice")
 	}
-	if k, ok := l.find(4243, base.Add(6*time.Second), base.Add(7*time.Second)); !ok || k.reason != EndTerminated || !k.at.Equal(base.Add(6500*time.Millisecond)) {
+	if k, ok := l.find(4243, base.Add(6*time.Second), base.Add(7*time.Second)); !ok || k.reason != rundir.EndTerminated || !k.at.Equal(base.Add(6500*time.Millisecond)) {
 		t.Errorf("4243 (a line split across polls): %+v %v; want terminated at 12:00:06.5", k, ok)
 	}
 	if _, ok := l.find(4244, base, base.Add(10*time.Second)); ok {
@@ -89,21 +91,21 @@ func (f fakeKills) find(pid int32, from, to time.Time) (logKill, bool) {
 // due (the log's %m is cut to the millisecond) ends when it was due.
 func TestTrackerKills(t *testing.T) {
 	kills := fakeKills{
-		1: {at: at(1.0204), reason: EndTimeout}, // a timeout, 0.4 ms late
-		2: {at: at(0.3), reason: EndTerminated}, // pg_terminate_backend
-		3: {at: at(1.0195), reason: EndTimeout}, // logged 0.5 ms "before" due
-		5: {at: at(0.32), reason: EndTimeout},   // its session's own, shorter timeout
+		1: {at: at(1.0204), reason: rundir.EndTimeout}, // a timeout, 0.4 ms late
+		2: {at: at(0.3), reason: rundir.EndTerminated}, // pg_terminate_backend
+		3: {at: at(1.0195), reason: rundir.EndTimeout}, // logged 0.5 ms "before" due
+		5: {at: at(0.32), reason: rundir.EndTimeout},   // its session's own, shorter timeout
 	}
 	tr := newTracker(time.Second, false)
 	tr.kills = kills
 	rows := []backendRow{row(1, 0, stateIdleInTx, 0.02), row(2, 0, stateIdleInTx, 0.02), row(3, 0, stateIdleInTx, 0.02),
 		row(4, 0, stateIdleInTx, 0.02), row(5, 0, stateIdleInTx, 0.02)}
-	var got []Episode
+	var got []rundir.Episode
 	got = append(got, tr.observe(at(0.1), rows)...)
 	got = append(got, tr.observe(at(0.2), rows)...)
 	got = append(got, tr.observe(at(0.35), rows[:1])...) // 2, 3, 4, 5 vanish; 2 and 5 are in the log
-	if len(got) != 2 || got[0].PID != 2 || !got[0].EndExact || got[0].EndReason != EndTerminated || !got[0].End.Equal(at(0.3)) ||
-		got[1].PID != 5 || !got[1].EndExact || got[1].EndReason != EndTimeout {
+	if len(got) != 2 || got[0].PID != 2 || !got[0].EndExact || got[0].EndReason != rundir.EndTerminated || !got[0].End.Equal(at(0.3)) ||
+		got[1].PID != 5 || !got[1].EndExact || got[1].EndReason != rundir.EndTimeout {
 		t.Fatalf("after 0.35: %+v; want 2 terminated at 0.3 and 5 timed out at 0.32, exact", got)
 	}
 	got = tr.observe(at(1.0), rows[:1]) // 3 and 4 still waiting for their line
@@ -119,11 +121,11 @@ func TestTrackerKills(t *testing.T) {
 	for _, e := range got {
 		switch e.PID {
 		case 1:
-			if !e.EndExact || e.EndReason != EndTimeout || !e.End.Equal(at(1.0204)) {
+			if !e.EndExact || e.EndReason != rundir.EndTimeout || !e.End.Equal(at(1.0204)) {
 				t.Errorf("1: %+v, want a timeout ending exactly at 1.0204", e)
 			}
 		case 3, 4:
-			if e.EndExact || e.EndReason != EndTerminated {
+			if e.EndExact || e.EndReason != rundir.EndTerminated {
 				t.Errorf("%d: %+v, want an estimated termination", e.PID, e)
 			}
 		default:
@@ -132,7 +134,7 @@ func TestTrackerKills(t *testing.T) {
 	}
 	// Logged a hair before due: ends when due.
 	tr = newTracker(time.Second, false)
-	tr.kills = fakeKills{3: {at: at(1.0195), reason: EndTimeout}}
+	tr.kills = fakeKills{3: {at: at(1.0195), reason: rundir.EndTimeout}}
 	tr.observe(at(1.0), rows[2:3])
 	if got := tr.observe(at(1.1), nil); len(got) != 1 || !got[0].EndExact || got[0].HoldSeconds < 1 || got[0].HoldSeconds > 1.0000001 {
 		t.Errorf("logged 0.5 ms before due: %+v; want exact, held the timeout", got)
@@ -142,7 +144,7 @@ func TestTrackerKills(t *testing.T) {
 	tr.kills = fakeKills{}
 	tr.observe(at(1.0), rows[:1])
 	tr.observe(at(1.1), nil)
-	if got := tr.close(); len(got) != 1 || got[0].EndExact || got[0].EndReason != EndTimeout || got[0].HoldSeconds < 1 {
+	if got := tr.close(); len(got) != 1 || got[0].EndExact || got[0].EndReason != rundir.EndTimeout || got[0].HoldSeconds < 1 {
 		t.Errorf("close: %+v; want the pending timeout, estimated, held ≥ 1 s", got)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/leakbench/leakbench/internal/lib/redact"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 // sqlcommenter comments. Services that use sqlcommenter (Google's
@@ -88,7 +89,7 @@ func parseComment(q string) (sqlComment, int, commentStatus) {
 // readComment sets an episode's trace ids and comment from its query, and
 // returns the text fingerprints and masks are computed from: without the
 // comment, so that the statements of many requests share one.
-func (t *tracker) readComment(ep *Episode) string {
+func (t *tracker) readComment(ep *rundir.Episode) string {
 	c, base, st := parseSQLComment(ep.Query)
 	switch st {
 	case commentOK:

@@ -3,6 +3,8 @@ package probes
 import (
 	"fmt"
 	"testing"
+
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 // benchComment is a sqlcommenter comment with a traceparent of its own
@@ -20,7 +22,7 @@ func BenchmarkReadComment(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		i++
-		ep := Episode{Query: stuckSQL + benchComment(i)}
+		ep := rundir.Episode{Query: stuckSQL + benchComment(i)}
 		t.readComment(&ep)
 		if ep.TraceID == "" {
 			b.Fatal("no trace id")

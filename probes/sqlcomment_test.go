@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/probes/querytext"
 )
 
@@ -67,7 +68,7 @@ func TestParseSQLComment(t *testing.T) {
 				}
 			}
 			var tr tracker
-			ep := Episode{Query: tc.q}
+			ep := rundir.Episode{Query: tc.q}
 			tr.readComment(&ep)
 			if d := ep.Comment["db_driver"]; strings.Contains(d, "hunter2") {
 				t.Errorf("secret kept: %q", d)

@@ -20,6 +20,7 @@ import (
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/lib/jsonl"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
+	"github.com/leakbench/leakbench/internal/testing/pgshared"
 	"github.com/leakbench/leakbench/internal/testing/testenv"
 	"github.com/leakbench/leakbench/probes/poolmetrics"
 	"github.com/leakbench/leakbench/probes/querytext"
@@ -37,7 +38,25 @@ const (
 	stackPoolSize = 5
 )
 
+// startStack starts a stack as cfg says on the package's shared PostgreSQL
+// (pgshared: TestMain): a database of its own, cloned from a seeded
+// template, with its own PgBouncer and gateway. The probe watches one
+// database, so stacks on one server do not see each other's sessions.
 func startStack(tb testing.TB, cfg fixtures.Config) *fixtures.Env {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip("integration test: starts PostgreSQL and PgBouncer")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	return pgshared.Start(tb, ctx, cfg)
+}
+
+// startOwnStack starts a stack with a PostgreSQL of its own, for a test
+// that does to the server what others must not see: crash-restarts it,
+// terminates backends by application name, or measures the postmaster's
+// CPU.
+func startOwnStack(tb testing.TB, cfg fixtures.Config) *fixtures.Env {
 	tb.Helper()
 	if testing.Short() {
 		tb.Skip("integration test: starts PostgreSQL and PgBouncer")
@@ -192,7 +211,11 @@ func mustURL(t *testing.T, dsn string) *url.URL {
 // TestPollerOnStack runs the probe against a real PostgreSQL, PgBouncer and
 // the reference gateway, started once for all subtests.
 func TestPollerOnStack(t *testing.T) {
-	env := startStack(t, fixtures.Config{IdleInTxTimeout: stackTimeout, PgBouncerPoolSize: stackPoolSize, Users: 10})
+	// Its own server: "postgres crash restart" kills a backend, which
+	// restarts the whole server, and "probe connection terminated"
+	// terminates backends by application name. Serial: "accuracy" and
+	// "pool exhaustion" assert spans and waits against the clock.
+	env := startOwnStack(t, fixtures.Config{IdleInTxTimeout: stackTimeout, PgBouncerPoolSize: stackPoolSize, Users: 10})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	observer := connect(t, ctx, env.PostgresDSN)
@@ -252,6 +275,13 @@ func testAccuracy(t *testing.T, ctx context.Context, env *fixtures.Env, observer
 	if n := metricValue(metrics, `leakbench_probe_episodes_total{end_reason="released"}`); n < 2 {
 		t.Errorf("/metrics counts %v released episodes, want at least the test's 2", n)
 	}
+	// The status lists the culprit live (a dashboard's table), as of the
+	// last second: the stuck one of the two (held 1.5 s).
+	waitFor(t, 2*time.Second, "the status to list the test's culprit", func() bool {
+		return slices.ContainsFunc(p.Status().Culprits, func(c rundir.Culprit) bool {
+			return c.Fingerprint == querytext.Fingerprint(stuckSQL) && c.Episodes == 1 && c.MaxHoldSeconds >= 1
+		})
+	})
 	if st := p.Status(); st.Sample.OldestIdleInTx == nil || st.Sample.OldestIdleInTx.Fingerprint != querytext.Fingerprint(stuckSQL) || st.AppPool == nil {
 		t.Errorf("status %+v: want the oldest episode with its fingerprint and the gateway's pool", st)
 	}
@@ -270,10 +300,10 @@ func testAccuracy(t *testing.T, ctx context.Context, env *fixtures.Env, observer
 		t.Fatalf("Stop: %v", err)
 	}
 
-	all := readJSONL[Episode](t, filepath.Join(runDir, rundir.EpisodesFile))
+	all := readJSONL[rundir.Episode](t, filepath.Join(runDir, rundir.EpisodesFile))
 	// The test's sessions' episodes; the gateway of the stack may leave a
 	// few of milliseconds meanwhile, which are not what this measures.
-	var eps []Episode
+	var eps []rundir.Episode
 	for _, e := range all {
 		for _, s := range []*session{short, long, longer, leaked} {
 			if e.PID == s.pid && e.Start.Equal(s.start) {
@@ -285,14 +315,14 @@ func testAccuracy(t *testing.T, ctx context.Context, env *fixtures.Env, observer
 	if len(eps) != 4 || sum.Episodes != len(all) || sum.StuckEpisodes != 3 {
 		t.Fatalf("want the test's 4 episodes (3 stuck), summary says %d (%d stuck), file has %d, the test's %d: %+v", sum.Episodes, sum.StuckEpisodes, len(all), len(eps), all)
 	}
-	find := func(s *session) Episode {
+	find := func(s *session) rundir.Episode {
 		for _, e := range eps {
 			if e.PID == s.pid && e.Start.Equal(s.start) {
 				return e
 			}
 		}
 		t.Fatalf("no episode for backend %d starting %s: %+v", s.pid, s.start, eps)
-		return Episode{}
+		return rundir.Episode{}
 	}
 	for _, c := range []struct {
 		name string
@@ -300,7 +330,7 @@ func testAccuracy(t *testing.T, ctx context.Context, env *fixtures.Env, observer
 		held time.Duration
 	}{{"0.3 s", short, shortHeld}, {"1.5 s", long, longHeld}, {"4 s", longer, longerHeld}} {
 		e := find(c.s)
-		if e.EndReason != EndReleased || !e.EndExact {
+		if e.EndReason != rundir.EndReleased || !e.EndExact {
 			t.Errorf("%s: reason %q exact %v, want released, exact", c.name, e.EndReason, e.EndExact)
 		}
 		if d := math.Abs(e.HoldSeconds - c.held.Seconds()); d > 0.005 {
@@ -314,7 +344,7 @@ func testAccuracy(t *testing.T, ctx context.Context, env *fixtures.Env, observer
 		}
 	}
 	e := find(leaked)
-	if e.EndReason != EndTimeout || e.EndExact {
+	if e.EndReason != rundir.EndTimeout || e.EndExact {
 		t.Errorf("leaked: reason %q exact %v, want timeout, not exact", e.EndReason, e.EndExact)
 	}
 	if d := math.Abs(e.HoldSeconds - stackTimeout.Seconds()); d > interval.Seconds() {
@@ -342,6 +372,9 @@ func testAccuracy(t *testing.T, ctx context.Context, env *fixtures.Env, observer
 		t.Errorf("pg_stat_database: sampled %v, fatal %d, unconfirmed %d, commits %d, idle in tx %.1fs; want true, ≥1, 0, ≥3, ≥ 4s",
 			sum.DatabaseSampled, sum.SessionsFatalTotal, sum.TimeoutUnconfirmed, sum.XactCommitTotal, sum.IdleInTxSecondsTotal)
 	}
+	if sum.PgBouncerPoolSize != stackPoolSize {
+		t.Errorf("PgBouncer pool_size %d, want the stack's %d", sum.PgBouncerPoolSize, stackPoolSize)
+	}
 	if !sum.PgBouncerSampled || sum.PgBouncerXactsTotal < 3 || sum.PoolExhausted {
 		t.Errorf("PgBouncer: sampled %v, xacts %d, exhausted %v; want true, ≥ 3, false", sum.PgBouncerSampled, sum.PgBouncerXactsTotal, sum.PoolExhausted)
 	}
@@ -349,7 +382,7 @@ func testAccuracy(t *testing.T, ctx context.Context, env *fixtures.Env, observer
 		t.Errorf("gateway pool: sampled %v, max %g; want true, 40", sum.AppPoolSampled, sum.AppPoolMax)
 	}
 
-	samples := readJSONL[Sample](t, filepath.Join(runDir, rundir.SamplesFile))
+	samples := readJSONL[rundir.Sample](t, filepath.Join(runDir, rundir.SamplesFile))
 	if len(samples) != sum.Samples || sum.Samples < 45 {
 		t.Errorf("%d samples in the file, %d in the summary, want the same and ≥ 45 (5 s at 100 ms)", len(samples), sum.Samples)
 	}

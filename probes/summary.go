@@ -8,22 +8,15 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
+	"github.com/leakbench/leakbench/probes/poolmetrics"
 	"github.com/leakbench/leakbench/probes/querytext"
-)
-
-// Summary and Culprit are the run directory's records (package rundir
-// owns the summaries' format); these are the probe's names for them.
-type (
-	// Summary is what a Poller saw over its whole run.
-	Summary = rundir.ProbeSummary
-	Culprit = rundir.Culprit
 )
 
 // summarizer folds samples and episodes into a Summary as they come, in
 // memory that does not grow with the run: a day of samples at 100 ms with
 // a thousand connections costs what an hour does (BenchmarkProbeDay).
 type summarizer struct {
-	sum            Summary
+	sum            rundir.ProbeSummary
 	interval       time.Duration
 	stuckAfter     time.Duration
 	scrapeInterval time.Duration
@@ -31,18 +24,21 @@ type summarizer struct {
 	culprits       map[culpritKey]*culpritEntry
 	culpritSeq     int
 	keepQuery      bool // Config.KeepQueryText
+	little         littleAcc
 
 	lastBouncer  time.Time
 	exhausted    bool
 	lastApp      time.Time
-	prevApp      *AppPoolSample
-	appIncreases [3]float64 // waits, wait seconds, canceled: increases, resets handled
+	prevApp      *rundir.AppPoolSample
+	appIncreases [5]float64 // waits, wait seconds, canceled, uses, use seconds: increases, resets handled
+	appUseHist   poolmetrics.HistogramRun
+	appWaitHist  poolmetrics.HistogramRun
 }
 
 type culpritKey struct{ fingerprint, app string }
 
 type culpritEntry struct {
-	Culprit
+	rundir.Culprit
 	seq int // order of arrival: of two with as few episodes, the older goes
 }
 
@@ -101,12 +97,12 @@ func (h *holdStats) percentiles(maxSeconds float64, ps ...float64) []float64 {
 
 func newSummarizer(interval, stuckAfter, timeout time.Duration) *summarizer {
 	return &summarizer{
-		sum: Summary{
+		sum: rundir.ProbeSummary{
 			IdleInTxTimeoutSeconds: timeout.Seconds(),
 			StuckAfterSeconds:      stuckAfter.Seconds(),
 			IntervalSeconds:        interval.Seconds(),
-			Culprits:               []Culprit{},
-			Warnings:               []Warning{},
+			Culprits:               []rundir.Culprit{},
+			Warnings:               []rundir.Warning{},
 			EndReasons:             map[string]int{},
 		},
 		interval:       interval,
@@ -123,7 +119,7 @@ func newSummarizer(interval, stuckAfter, timeout time.Duration) *summarizer {
 // idle_in_transaction_session_timeout, 0 when off. Culprits' example
 // queries are masked unless cfg.KeepQueryText is set, also when the files
 // hold raw texts.
-func Summarize(cfg Config, timeout time.Duration, samples []Sample, episodes []Episode) Summary {
+func Summarize(cfg Config, timeout time.Duration, samples []rundir.Sample, episodes []rundir.Episode) rundir.ProbeSummary {
 	a := NewSummarizer(cfg, timeout)
 	for _, s := range samples {
 		a.AddSample(s)
@@ -150,15 +146,15 @@ func NewSummarizer(cfg Config, timeout time.Duration) *Summarizer {
 
 // AddSample folds one line of samples.jsonl in; samples go in the order
 // they were taken.
-func (s *Summarizer) AddSample(x Sample) { s.a.addSample(x) }
+func (s *Summarizer) AddSample(x rundir.Sample) { s.a.addSample(x) }
 
 // AddEpisode folds one line of episodes.jsonl in.
-func (s *Summarizer) AddEpisode(e Episode) { s.a.addEpisode(e) }
+func (s *Summarizer) AddEpisode(e rundir.Episode) { s.a.addEpisode(e) }
 
 // Summary returns the summary of what was added so far.
-func (s *Summarizer) Summary() Summary { return s.a.summary() }
+func (s *Summarizer) Summary() rundir.ProbeSummary { return s.a.summary() }
 
-func (a *summarizer) addSample(s Sample) {
+func (a *summarizer) addSample(s rundir.Sample) {
 	a.sum.Samples++
 	if s.Error != "" {
 		a.sum.FailedSamples++
@@ -173,8 +169,13 @@ func (a *summarizer) addSample(s Sample) {
 	a.sum.MaxSampleSeconds = max(a.sum.MaxSampleSeconds, s.TookSeconds)
 	a.sum.MaxStuckIdleInTx = max(a.sum.MaxStuckIdleInTx, s.StuckIdleInTx)
 	a.sum.MaxIdleInTx = max(a.sum.MaxIdleInTx, s.States.IdleInTx+s.States.IdleInTxAborted)
+	a.little.add(&s)
 	if d := s.Database; d != nil {
 		a.sum.DatabaseSampled = true
+		if d.Reset {
+			a.sum.DatabaseResets++
+		}
+		a.sum.ProbeXactsTotal += d.ProbeXacts
 		a.sum.XactCommitTotal += d.XactCommit
 		a.sum.XactRollbackTotal += d.XactRollback
 		a.sum.IdleInTxSecondsTotal += d.IdleInTxSeconds
@@ -190,7 +191,7 @@ func (a *summarizer) addSample(s Sample) {
 	}
 }
 
-func (a *summarizer) addPools(t time.Time, p *PoolSample) {
+func (a *summarizer) addPools(t time.Time, p *rundir.PoolSample) {
 	a.sum.PgBouncerSampled = true
 	a.sum.PgBouncerMaxClWaiting = max(a.sum.PgBouncerMaxClWaiting, p.ClWaiting)
 	a.sum.PgBouncerMaxWaitSeconds = max(a.sum.PgBouncerMaxWaitSeconds, p.MaxWaitSeconds)
@@ -210,7 +211,7 @@ func (a *summarizer) addPools(t time.Time, p *PoolSample) {
 	a.lastBouncer = t
 }
 
-func (a *summarizer) addAppPool(t time.Time, p *AppPoolSample) {
+func (a *summarizer) addAppPool(t time.Time, p *rundir.AppPoolSample) {
 	a.sum.AppPoolSampled = true
 	a.sum.AppPoolMaxAcquired = max(a.sum.AppPoolMaxAcquired, p.Acquired)
 	a.sum.AppPoolMax = max(a.sum.AppPoolMax, p.Max)
@@ -224,6 +225,8 @@ func (a *summarizer) addAppPool(t time.Time, p *AppPoolSample) {
 			{prev.AcquireWaitsTotal, p.AcquireWaitsTotal},
 			{prev.AcquireWaitSecondsTotal, p.AcquireWaitSecondsTotal},
 			{prev.CanceledAcquiresTotal, p.CanceledAcquiresTotal},
+			{prev.UsesTotal, p.UsesTotal},
+			{prev.UseSecondsTotal, p.UseSecondsTotal},
 		} {
 			if d := pair[1] - pair[0]; d >= 0 {
 				a.appIncreases[i] += d
@@ -234,17 +237,26 @@ func (a *summarizer) addAppPool(t time.Time, p *AppPoolSample) {
 	}
 	a.sum.AppPoolAcquireWaits, a.sum.AppPoolAcquireWaitSeconds, a.sum.AppPoolCanceledAcquires =
 		a.appIncreases[0], a.appIncreases[1], a.appIncreases[2]
+	a.sum.AppPoolUses, a.sum.AppPoolUseSeconds = a.appIncreases[3], a.appIncreases[4]
+	if a.sum.AppPoolUses > 0 {
+		a.sum.AppPoolUseMeanSeconds = a.sum.AppPoolUseSeconds / a.sum.AppPoolUses
+	}
+	a.appUseHist.Add(p.UseHistogram)
+	a.appWaitHist.Add(p.WaitHistogram)
+	a.sum.AppPoolUseQuantiles = poolmetrics.Quantiles(a.appUseHist.Increase(), "the service pool's use_time histogram", "checkouts")
+	a.sum.AppPoolWaitQuantiles = poolmetrics.Quantiles(a.appWaitHist.Increase(), "the service pool's wait_time histogram", "acquires")
 	c := *p
+	c.UseHistogram, c.WaitHistogram = nil, nil // kept by the HistogramRuns
 	a.prevApp = &c
 	a.lastApp = t
 }
 
-func (a *summarizer) addEpisode(e Episode) {
+func (a *summarizer) addEpisode(e rundir.Episode) {
 	a.sum.Episodes++
 	a.sum.EndReasons[e.EndReason]++
 	a.holds.add(e.HoldSeconds)
 	a.sum.LongestHoldSeconds = max(a.sum.LongestHoldSeconds, e.HoldSeconds)
-	if e.EndReason == EndTimeout {
+	if e.EndReason == rundir.EndTimeout {
 		a.sum.TimeoutTerminated++
 	}
 	if e.HoldSeconds < a.stuckAfter.Seconds() {
@@ -269,7 +281,7 @@ func (a *summarizer) addEpisode(e Episode) {
 			example = querytext.Mask(e.Query)
 		}
 		a.culpritSeq++
-		c = &culpritEntry{Culprit{Fingerprint: k.fingerprint, ExampleQuery: example, ApplicationName: k.app, ClientAddr: e.ClientAddr}, a.culpritSeq}
+		c = &culpritEntry{rundir.Culprit{Fingerprint: k.fingerprint, ExampleQuery: example, ApplicationName: k.app, ClientAddr: e.ClientAddr}, a.culpritSeq}
 		a.culprits[k] = c
 	}
 	if c.AppClientAddr == "" && e.PgBouncer != nil {
@@ -294,7 +306,7 @@ func (a *summarizer) dropCulprit() {
 }
 
 // summary returns the summary so far.
-func (a *summarizer) summary() Summary {
+func (a *summarizer) summary() rundir.ProbeSummary {
 	s := a.sum
 	s.EndReasons = make(map[string]int, len(a.sum.EndReasons))
 	for k, v := range a.sum.EndReasons {
@@ -303,14 +315,21 @@ func (a *summarizer) summary() Summary {
 	if s.DatabaseSampled {
 		s.TimeoutUnconfirmed = max(0, s.TimeoutTerminated-int(s.SessionsFatalTotal))
 	}
+	s.Hold = a.little.hold()
 	ps := a.holds.percentiles(s.LongestHoldSeconds, 50, 99)
 	s.ReleaseP50Seconds, s.ReleaseP99Seconds = ps[0], ps[1]
 	s.ReleaseMaxSeconds = s.LongestHoldSeconds
-	s.Culprits = make([]Culprit, 0, len(a.culprits))
+	s.Culprits = a.culpritsSoFar()
+	return s
+}
+
+// culpritsSoFar is every culprit, the most episodes first.
+func (a *summarizer) culpritsSoFar() []rundir.Culprit {
+	cs := make([]rundir.Culprit, 0, len(a.culprits))
 	for _, c := range a.culprits {
-		s.Culprits = append(s.Culprits, c.Culprit)
+		cs = append(cs, c.Culprit)
 	}
-	slices.SortFunc(s.Culprits, func(x, y Culprit) int {
+	slices.SortFunc(cs, func(x, y rundir.Culprit) int {
 		return cmp.Or(
 			cmp.Compare(y.Episodes, x.Episodes),
 			cmp.Compare(y.TotalHoldSeconds, x.TotalHoldSeconds),
@@ -318,7 +337,7 @@ func (a *summarizer) summary() Summary {
 			cmp.Compare(x.Fingerprint, y.Fingerprint),
 			cmp.Compare(x.ApplicationName, y.ApplicationName))
 	})
-	return s
+	return cs
 }
 
 // percentile is the nearest-rank p-th percentile of sorted values; 0 when

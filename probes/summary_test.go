@@ -21,23 +21,23 @@ import (
 
 func TestSummarizer(t *testing.T) {
 	a := newSummarizer(100*time.Millisecond, time.Second, 3*time.Second)
-	a.addSample(Sample{States: StateCounts{IdleInTx: 2, IdleInTxAborted: 1}, StuckIdleInTx: 1,
-		PgBouncer: &PoolSample{ClWaiting: 0, MaxWaitSeconds: 0.2}})
-	a.addSample(Sample{States: StateCounts{IdleInTx: 1}, StuckIdleInTx: 2,
-		PgBouncer: &PoolSample{ClWaiting: 4, MaxWaitSeconds: 1.5, Exhausted: true}})
-	a.addSample(Sample{Error: "postgres: connection refused"})
+	a.addSample(rundir.Sample{States: rundir.StateCounts{IdleInTx: 2, IdleInTxAborted: 1}, StuckIdleInTx: 1,
+		PgBouncer: &rundir.PoolSample{ClWaiting: 0, MaxWaitSeconds: 0.2}})
+	a.addSample(rundir.Sample{States: rundir.StateCounts{IdleInTx: 1}, StuckIdleInTx: 2,
+		PgBouncer: &rundir.PoolSample{ClWaiting: 4, MaxWaitSeconds: 1.5, Exhausted: true}})
+	a.addSample(rundir.Sample{Error: "postgres: connection refused"})
 
 	add := func(hold float64, query, app, reason string) {
-		a.addEpisode(Episode{HoldSeconds: hold, Query: query, ApplicationName: app, EndReason: reason})
+		a.addEpisode(rundir.Episode{HoldSeconds: hold, Query: query, ApplicationName: app, EndReason: reason})
 	}
 	const members, tokens = `SELECT 1 FROM email_team_members WHERE user_email = 'a'`, `SELECT id FROM api_tokens WHERE token_hash = 'h'`
 	for i := 1; i <= 96; i++ { // 96 quick releases: 10 ms … 960 ms
-		add(float64(i)/100, `SELECT 'quick'`, "gw", EndReleased)
+		add(float64(i)/100, `SELECT 'quick'`, "gw", rundir.EndReleased)
 	}
-	add(3.0, members, "gw", EndTimeout)
-	add(2.0, `SELECT 1 FROM email_team_members WHERE user_email = 'b'`, "gw", EndReleased)
-	add(5.0, tokens, "gw", EndTerminated) // one episode, longest hold
-	add(1.0, members, "other-app", EndOpenAtEnd)
+	add(3.0, members, "gw", rundir.EndTimeout)
+	add(2.0, `SELECT 1 FROM email_team_members WHERE user_email = 'b'`, "gw", rundir.EndReleased)
+	add(5.0, tokens, "gw", rundir.EndTerminated) // one episode, longest hold
+	add(1.0, members, "other-app", rundir.EndOpenAtEnd)
 
 	s := a.summary()
 	if s.Samples != 3 || s.FailedSamples != 1 || s.MaxIdleInTx != 3 || s.MaxStuckIdleInTx != 2 {
@@ -53,7 +53,7 @@ func TestSummarizer(t *testing.T) {
 	if s.ReleaseP50Seconds != 0.5 || s.ReleaseP99Seconds != 3 || s.ReleaseMaxSeconds != 5 {
 		t.Errorf("release p50 %g p99 %g max %g; want 0.5 3 5", s.ReleaseP50Seconds, s.ReleaseP99Seconds, s.ReleaseMaxSeconds)
 	}
-	want := []Culprit{
+	want := []rundir.Culprit{
 		{Fingerprint: querytext.Fingerprint(members), ExampleQuery: querytext.Mask(members), ApplicationName: "gw", Episodes: 2, TotalHoldSeconds: 5, MaxHoldSeconds: 3},
 		{Fingerprint: querytext.Fingerprint(tokens), ExampleQuery: querytext.Mask(tokens), ApplicationName: "gw", Episodes: 1, TotalHoldSeconds: 5, MaxHoldSeconds: 5},
 		{Fingerprint: querytext.Fingerprint(members), ExampleQuery: querytext.Mask(members), ApplicationName: "other-app", Episodes: 1, TotalHoldSeconds: 1, MaxHoldSeconds: 1},
@@ -78,15 +78,15 @@ func TestSummarizer(t *testing.T) {
 // TestSummarize: folding the files gives what the Poller's summarizer
 // gave while it ran.
 func TestSummarize(t *testing.T) {
-	samples := []Sample{
-		{Time: at(0), States: StateCounts{IdleInTx: 2}, StuckIdleInTx: 1, PgBouncer: &PoolSample{ClWaiting: 2, Exhausted: true, Xacts: 3}},
-		{Time: at(0.1), Gap: true, Error: "postgres: refused", Database: &DatabaseSample{XactCommit: 4, SessionsFatal: 1}},
-		{Time: at(1), AppPool: &AppPoolSample{Acquired: 5, Max: 5, AcquireWaitsTotal: 2}},
-		{Time: at(2), AppPool: &AppPoolSample{Acquired: 5, Max: 5, AcquireWaitsTotal: 6}},
+	samples := []rundir.Sample{
+		{Time: at(0), States: rundir.StateCounts{IdleInTx: 2}, StuckIdleInTx: 1, PgBouncer: &rundir.PoolSample{ClWaiting: 2, Exhausted: true, Xacts: 3}},
+		{Time: at(0.1), Gap: true, Error: "postgres: refused", Database: &rundir.DatabaseSample{XactCommit: 4, SessionsFatal: 1}},
+		{Time: at(1), AppPool: &rundir.AppPoolSample{Acquired: 5, Max: 5, AcquireWaitsTotal: 2}},
+		{Time: at(2), AppPool: &rundir.AppPoolSample{Acquired: 5, Max: 5, AcquireWaitsTotal: 6}},
 	}
-	episodes := []Episode{
-		{HoldSeconds: 3, Query: "SELECT 1", ApplicationName: "gw", EndReason: EndTimeout},
-		{HoldSeconds: 0.2, Query: "SELECT 2", EndReason: EndReleased},
+	episodes := []rundir.Episode{
+		{HoldSeconds: 3, Query: "SELECT 1", ApplicationName: "gw", EndReason: rundir.EndTimeout},
+		{HoldSeconds: 0.2, Query: "SELECT 2", EndReason: rundir.EndReleased},
 	}
 	a := newSummarizer(50*time.Millisecond, 2*time.Second, 3*time.Second)
 	a.scrapeInterval = 500 * time.Millisecond
@@ -152,7 +152,7 @@ func TestScrapeConfig(t *testing.T) {
 	}{
 		{"not a URL", Config{DSN: "x", Scrape: []poolmetrics.Target{{URL: "localhost:8080/metrics"}}}, "want http://host:port/path"},
 		{"password masked", Config{DSN: "x", Scrape: []poolmetrics.Target{{URL: "ftp://u:hunter22@h/metrics"}}}, "u:xxxxx@h"},
-		{"unknown mapping", Config{DSN: "x", Scrape: []poolmetrics.Target{{URL: "http://h/metrics", Mapping: "c3p0"}}}, `unknown pool mapping "c3p0" (known: auto, gateway, go_sql, hikaricp, sqlalchemy)`},
+		{"unknown mapping", Config{DSN: "x", Scrape: []poolmetrics.Target{{URL: "http://h/metrics", Mapping: "c3p0"}}}, `unknown pool mapping "c3p0" (known: auto, gateway, go_sql, hikaricp, sqlalchemy, otel, otel_legacy)`},
 		{"empty mapping", Config{DSN: "x", Mappings: map[string]poolmetrics.Mapping{"m": {Idle: "x"}}}, `mapping "m" names neither`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -187,19 +187,19 @@ func TestRecorder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.sample(&Sample{Time: t0, States: StateCounts{IdleInTx: 2}})
-	r.episode(&Episode{PID: 7, EndReason: EndTimeout})
+	r.sample(&rundir.Sample{Time: t0, States: rundir.StateCounts{IdleInTx: 2}})
+	r.episode(&rundir.Episode{PID: 7, EndReason: rundir.EndTimeout})
 	// Written through at once: nothing waits in a buffer for a crash to lose.
 	if b, _ := os.ReadFile(filepath.Join(dir, rundir.SamplesFile)); !strings.HasSuffix(string(b), "\"idle_in_tx\":2,\"idle_in_tx_aborted\":0,\"other\":0},\"stuck_idle_in_tx\":0,\"oldest_idle_in_tx_seconds\":0,\"oldest_xact_seconds\":0}\n") {
 		t.Errorf("not written through: %q", b)
 	}
-	r.sample(&Sample{Error: "gap"})
+	r.sample(&rundir.Sample{Error: "gap"})
 	if err := r.close(); err != nil {
 		t.Fatal(err)
 	}
-	samples := readJSONL[Sample](t, filepath.Join(dir, rundir.SamplesFile))
-	episodes := readJSONL[Episode](t, filepath.Join(dir, rundir.EpisodesFile))
-	if len(samples) != 2 || samples[1].Error != "gap" || len(episodes) != 1 || episodes[0].EndReason != EndTimeout {
+	samples := readJSONL[rundir.Sample](t, filepath.Join(dir, rundir.SamplesFile))
+	episodes := readJSONL[rundir.Episode](t, filepath.Join(dir, rundir.EpisodesFile))
+	if len(samples) != 2 || samples[1].Error != "gap" || len(episodes) != 1 || episodes[0].EndReason != rundir.EndTimeout {
 		t.Errorf("read back %+v and %+v", samples, episodes)
 	}
 }
@@ -210,28 +210,28 @@ func TestSummarizerSources(t *testing.T) {
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 	// PgBouncer: waiting clients at 0.2–0.4 s and again at 0.7 s.
 	for i, waiting := range []int{0, 0, 2, 1, 1, 0, 0, 3, 0} {
-		a.addSample(Sample{Time: at(float64(i) / 10), PgBouncer: &PoolSample{ClWaiting: waiting, Exhausted: waiting > 0, Xacts: 5, WaitSeconds: 0.25}})
+		a.addSample(rundir.Sample{Time: at(float64(i) / 10), PgBouncer: &rundir.PoolSample{ClWaiting: waiting, Exhausted: waiting > 0, Xacts: 5, WaitSeconds: 0.25}})
 	}
 	// Waiting for a server connection being opened is no exhaustion.
-	a.addSample(Sample{Time: at(1), PgBouncer: &PoolSample{ClWaiting: 2, SvLogin: 1}})
+	a.addSample(rundir.Sample{Time: at(1), PgBouncer: &rundir.PoolSample{ClWaiting: 2, SvLogin: 1}})
 	// A long gap before a waiting sample counts for at most a second.
-	a.addSample(Sample{Time: at(5), PgBouncer: &PoolSample{ClWaiting: 1, Exhausted: true}})
+	a.addSample(rundir.Sample{Time: at(5), PgBouncer: &rundir.PoolSample{ClWaiting: 1, Exhausted: true}})
 	// pg_stat_database deltas, and one gap.
-	a.addSample(Sample{Database: &DatabaseSample{XactCommit: 10, XactRollback: 1, IdleInTxSeconds: 1.5, SessionsFatal: 1}})
-	a.addSample(Sample{Database: &DatabaseSample{XactCommit: 5, SessionsKilled: 2, SessionsAbandoned: 1}})
-	a.addSample(Sample{Gap: true, Error: "postgres: connection refused", TookSeconds: 0.3, SkippedTicks: 2})
+	a.addSample(rundir.Sample{Database: &rundir.DatabaseSample{XactCommit: 10, XactRollback: 1, IdleInTxSeconds: 1.5, SessionsFatal: 1}})
+	a.addSample(rundir.Sample{Database: &rundir.DatabaseSample{XactCommit: 5, SessionsKilled: 2, SessionsAbandoned: 1}})
+	a.addSample(rundir.Sample{Gap: true, Error: "postgres: connection refused", TookSeconds: 0.3, SkippedTicks: 2})
 	// The app pool: saturated (10/10) from 11 s to 13 s, counters reset by
 	// a service restart at 14 s.
-	for i, p := range []AppPoolSample{
+	for i, p := range []rundir.AppPoolSample{
 		{Acquired: 4, Max: 10, AcquireWaitsTotal: 1, AcquireWaitSecondsTotal: 0.5},
 		{Acquired: 10, Max: 10, AcquireWaitsTotal: 5, AcquireWaitSecondsTotal: 2, UnclosedSessions: 3},
 		{Acquired: 10, Max: 10, AcquireWaitsTotal: 9, AcquireWaitSecondsTotal: 4, CanceledAcquiresTotal: 2},
 		{Acquired: 10, Max: 10, AcquireWaitsTotal: 12, AcquireWaitSecondsTotal: 5, CanceledAcquiresTotal: 2},
 		{Acquired: 1, Max: 10, AcquireWaitsTotal: 2, AcquireWaitSecondsTotal: 0.5},
 	} {
-		a.addSample(Sample{Time: at(10 + float64(i)), AppPool: &p})
+		a.addSample(rundir.Sample{Time: at(10 + float64(i)), AppPool: &p})
 	}
-	for _, e := range []Episode{{HoldSeconds: 6, EndReason: EndTimeout}, {HoldSeconds: 6, EndReason: EndTimeout}, {HoldSeconds: 0.1, EndReason: EndReleased}} {
+	for _, e := range []rundir.Episode{{HoldSeconds: 6, EndReason: rundir.EndTimeout}, {HoldSeconds: 6, EndReason: rundir.EndTimeout}, {HoldSeconds: 0.1, EndReason: rundir.EndReleased}} {
 		a.addEpisode(e)
 	}
 	s := a.summary()
@@ -252,14 +252,80 @@ func TestSummarizerSources(t *testing.T) {
 		!near(s.AppPoolAcquireWaits, 4+4+3+2) || !near(s.AppPoolAcquireWaitSeconds, 1.5+2+1+0.5) || s.AppPoolCanceledAcquires != 2 || s.AppPoolMaxUnclosedSessions != 3 {
 		t.Errorf("app pool: %+v", s)
 	}
-	if s.EndReasons[EndTimeout] != 2 || s.EndReasons[EndReleased] != 1 {
+	if s.EndReasons[rundir.EndTimeout] != 2 || s.EndReasons[rundir.EndReleased] != 1 {
 		t.Errorf("end reasons %v", s.EndReasons)
 	}
 }
 
+// TestSummarizerAppPoolUseTime: the service's own use time (OTel's
+// db.client.connection.use_time) is the increase of its histogram's sum
+// and count over the run, a restart handled, and their mean.
+func TestSummarizerAppPoolUseTime(t *testing.T) {
+	a := newSummarizer(100*time.Millisecond, time.Second, 3*time.Second)
+	a.scrapeInterval = time.Second
+	for i, p := range []rundir.AppPoolSample{
+		{Max: 5, UsesTotal: 100, UseSecondsTotal: 10},
+		{Max: 5, UsesTotal: 110, UseSecondsTotal: 12},
+		{Max: 5, UsesTotal: 4, UseSecondsTotal: 2}, // restarted: 4 more, 2 s more
+	} {
+		a.addSample(rundir.Sample{Time: t0.Add(time.Duration(i) * time.Second), AppPool: &p})
+	}
+	s := a.summary()
+	if s.AppPoolUses != 14 || math.Abs(s.AppPoolUseSeconds-4) > 1e-9 || math.Abs(s.AppPoolUseMeanSeconds-4.0/14) > 1e-9 {
+		t.Errorf("uses %g, use seconds %g, mean %g; want 14, 4, %g", s.AppPoolUses, s.AppPoolUseSeconds, s.AppPoolUseMeanSeconds, 4.0/14)
+	}
+}
+
+// TestSummarizerAppPoolUseQuantiles: with the use time's buckets the
+// summary has its p50 and p95 over the run (the increase of the buckets,
+// a restart handled); without them it has none, and summary.json names
+// none.
+func TestSummarizerAppPoolUseQuantiles(t *testing.T) {
+	hist := func(c ...float64) *rundir.Histogram {
+		return &rundir.Histogram{UpperBounds: []float64{0.1, 1}, Cumulative: c[:2], Count: c[2]}
+	}
+	a := newSummarizer(100*time.Millisecond, time.Second, 3*time.Second)
+	a.scrapeInterval = time.Second
+	// Increases: 10, 18 of 20, then restarted: 0, 0 of 20. Run: 10, 18 of
+	// 40. p50: rank 20 is beyond the 18 at or under 1 s, in +Inf: at
+	// least 1 s. p95 likewise.
+	for i, p := range []rundir.AppPoolSample{
+		{Max: 5, UsesTotal: 100, UseSecondsTotal: 10, UseHistogram: hist(50, 90, 100)},
+		{Max: 5, UsesTotal: 120, UseSecondsTotal: 12, UseHistogram: hist(60, 108, 120)},
+		{Max: 5, UsesTotal: 20, UseSecondsTotal: 40, UseHistogram: hist(0, 0, 20)}, // restarted
+	} {
+		a.addSample(rundir.Sample{Time: t0.Add(time.Duration(i) * time.Second), AppPool: &p})
+	}
+	q := a.summary().AppPoolUseQuantiles
+	if q == nil || q.Observations != 40 || !q.P50.AtLeast || q.P50.Seconds != 1 || !q.P95.AtLeast {
+		t.Fatalf("got %+v; want 40 checkouts, p50 and p95 at least 1 s", q)
+	}
+	// Without the restart: 10, 18 of 20: p50 rank 10 at the top of
+	// (0, 0.1]: 0.1; p95 rank 19 in +Inf.
+	b := newSummarizer(100*time.Millisecond, time.Second, 3*time.Second)
+	for i, h := range []*rundir.Histogram{hist(50, 90, 100), hist(60, 108, 120)} {
+		b.addSample(rundir.Sample{Time: t0.Add(time.Duration(i) * time.Second), AppPool: &rundir.AppPoolSample{Max: 5, UseHistogram: h}})
+	}
+	if q := b.summary().AppPoolUseQuantiles; q == nil || q.Observations != 20 || math.Abs(q.P50.Seconds-0.1) > 1e-9 || q.P50.AtLeast || !q.P95.AtLeast {
+		t.Errorf("got %+v; want p50 0.1 s, p95 at least 1 s, of 20", q)
+	}
+	c := newSummarizer(100*time.Millisecond, time.Second, 3*time.Second)
+	for i := range 2 {
+		c.addSample(rundir.Sample{Time: t0.Add(time.Duration(i) * time.Second), AppPool: &rundir.AppPoolSample{Max: 5, UsesTotal: float64(10 * i), UseSecondsTotal: float64(i)}})
+	}
+	sum := c.summary()
+	js, err := json.Marshal(sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.AppPoolUseQuantiles != nil || strings.Contains(string(js), "quantiles") {
+		t.Errorf("no buckets, yet %s", js)
+	}
+}
+
 func TestWarnings(t *testing.T) {
-	var got []Warning
-	w := newWarnings(func(x Warning) { got = append(got, x) })
+	var got []rundir.Warning
+	w := newWarnings(func(x rundir.Warning) { got = append(got, x) })
 	errA := errors.New("pgbouncer: not connected (next attempt in 100ms): refused")
 	errB := errors.New("pgbouncer: not connected (next attempt in 200ms): refused")
 	w.report("pgbouncer", nil, at(0))
@@ -309,7 +375,7 @@ func TestWriteSummaryFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got Summary
+		var got rundir.ProbeSummary
 		if err := json.Unmarshal(raw, &got); err != nil || got.Samples != wantSamples {
 			t.Fatalf("%s: %v, samples %d; want %d", path, err, got.Samples, wantSamples)
 		}
@@ -348,7 +414,7 @@ func TestSummarizerBounded(t *testing.T) {
 	for i := range n {
 		hold := 0.001 * float64(1+(i*7919)%n) // 1 ms … n ms, shuffled
 		all = append(all, hold)
-		a.addEpisode(Episode{HoldSeconds: hold, Query: "SELECT 1", EndReason: EndReleased})
+		a.addEpisode(rundir.Episode{HoldSeconds: hold, Query: "SELECT 1", EndReason: rundir.EndReleased})
 	}
 	slices.Sort(all)
 	s := a.summary()
@@ -369,16 +435,16 @@ func TestSummarizerBounded(t *testing.T) {
 
 	a = newSummarizer(100*time.Millisecond, time.Second, 0)
 	for range 10 {
-		a.addEpisode(Episode{HoldSeconds: 5, Query: "SELECT 'the culprit'", EndReason: EndTimeout})
+		a.addEpisode(rundir.Episode{HoldSeconds: 5, Query: "SELECT 'the culprit'", EndReason: rundir.EndTimeout})
 	}
 	for i := range maxCulprits + 20 {
-		a.addEpisode(Episode{HoldSeconds: 2, Query: fmt.Sprintf("SELECT * FROM tmp_%d", i), EndReason: EndReleased})
+		a.addEpisode(rundir.Episode{HoldSeconds: 2, Query: fmt.Sprintf("SELECT * FROM tmp_%d", i), EndReason: rundir.EndReleased})
 	}
 	s = a.summary()
 	if len(s.Culprits) != maxCulprits || s.Culprits[0].Fingerprint != "SELECT ?" || s.Culprits[0].Episodes != 10 {
 		t.Errorf("%d culprits, first %+v; want %d, SELECT ? with 10", len(s.Culprits), s.Culprits[0], maxCulprits)
 	}
-	if slices.ContainsFunc(s.Culprits, func(c Culprit) bool { return c.Fingerprint == "SELECT * FROM tmp_0" }) {
+	if slices.ContainsFunc(s.Culprits, func(c rundir.Culprit) bool { return c.Fingerprint == "SELECT * FROM tmp_0" }) {
 		t.Error("the oldest of the smallest culprits was kept")
 	}
 }

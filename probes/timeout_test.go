@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 // TestTimeoutHolds: sessions held idle in transaction until a short
@@ -19,6 +20,7 @@ import (
 // reports is at least the timeout; the one with the log ends each exactly
 // (the logged kill), the other within the timer's latency and a sample.
 func TestTimeoutHolds(t *testing.T) {
+	// Serial (no t.Parallel): it asserts hold times against the 1 s timeout and the sampling interval.
 	const (
 		timeout  = time.Second
 		runs     = 5
@@ -27,8 +29,7 @@ func TestTimeoutHolds(t *testing.T) {
 		// gives it too).
 		episodesFile = "episodes.jsonl"
 	)
-	logDir := t.TempDir()
-	env := startStack(t, fixtures.Config{IdleInTxTimeout: timeout, PgBouncerPoolSize: sessions + 2, Users: 2, LogDir: logDir})
+	env := startStack(t, fixtures.Config{IdleInTxTimeout: timeout, PgBouncerPoolSize: sessions + 2, Users: 2})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	observer := connect(t, ctx, env.PostgresDSN)
@@ -38,7 +39,7 @@ func TestTimeoutHolds(t *testing.T) {
 			withLog, without := t.TempDir(), t.TempDir()
 			var probes []*Poller
 			for _, c := range []Config{
-				{DSN: env.ProbeDSN, RunDir: withLog, ServerLogFile: filepath.Join(logDir, "postgres.log")},
+				{DSN: env.ProbeDSN, RunDir: withLog, ServerLogFile: env.PostgresLogFile},
 				{DSN: env.ProbeDSN, RunDir: without},
 			} {
 				p, err := Start(ctx, c)
@@ -76,20 +77,20 @@ func TestTimeoutHolds(t *testing.T) {
 				if i == 1 {
 					dir, exact, slack = without, false, DefaultInterval+500*time.Millisecond
 				}
-				eps := readJSONL[Episode](t, filepath.Join(dir, episodesFile))
+				eps := readJSONL[rundir.Episode](t, filepath.Join(dir, episodesFile))
 				var holds []float64
 				for _, s := range ss {
 					// The session was idle in transaction for a moment
 					// after BEGIN too: that is another episode.
 					pid := s.pid
-					i := slices.IndexFunc(eps, func(e Episode) bool { return e.PID == pid && e.Start.Equal(s.start) })
+					i := slices.IndexFunc(eps, func(e rundir.Episode) bool { return e.PID == pid && e.Start.Equal(s.start) })
 					if i < 0 {
 						t.Errorf("server log %v: no episode for backend %d: %+v", exact, pid, eps)
 						continue
 					}
 					e := eps[i]
 					holds = append(holds, e.HoldSeconds)
-					if e.EndReason != EndTimeout || e.EndExact != exact {
+					if e.EndReason != rundir.EndTimeout || e.EndExact != exact {
 						t.Errorf("server log %v: backend %d ended %q, exact %v; want timeout, exact %v", exact, pid, e.EndReason, e.EndExact, exact)
 					}
 					if e.HoldSeconds < timeout.Seconds() || e.HoldSeconds > (timeout+slack).Seconds() {

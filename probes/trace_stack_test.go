@@ -21,6 +21,7 @@ import (
 // cannot use — a traceparent not of the W3C form, and a comment the server
 // cut at track_activity_query_size — and are counted, not errors.
 func TestTraceGroundTruth(t *testing.T) {
+	// Serial (no t.Parallel): it compares the probe's spans with the clock's ground truth.
 	env := startStack(t, fixtures.Config{IdleInTxTimeout: stackTimeout, PgBouncerPoolSize: 30, Users: 10})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

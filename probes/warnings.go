@@ -10,24 +10,20 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
-// Warning is the run directory's record of a source's failures
-// (rundir.Warning).
-type Warning = rundir.Warning
-
 // warnings collects failures by source and message and tells
 // Config.OnWarning when a source's condition changes.
 type warnings struct {
 	mu      sync.Mutex
-	on      func(Warning)
-	list    []*Warning
-	byKey   map[warnKey]*Warning
+	on      func(rundir.Warning)
+	list    []*rundir.Warning
+	byKey   map[warnKey]*rundir.Warning
 	failing map[string]warnKey // source → its current failure
 }
 
 type warnKey struct{ source, class string }
 
-func newWarnings(on func(Warning)) *warnings {
-	return &warnings{on: on, byKey: make(map[warnKey]*Warning), failing: make(map[string]warnKey)}
+func newWarnings(on func(rundir.Warning)) *warnings {
+	return &warnings{on: on, byKey: make(map[warnKey]*rundir.Warning), failing: make(map[string]warnKey)}
 }
 
 // maxWarningKinds bounds the kinds of failure kept; the ones after it
@@ -48,7 +44,7 @@ func (w *warnings) report(source string, err error, now time.Time) {
 		return
 	}
 	w.mu.Lock()
-	var notify *Warning
+	var notify *rundir.Warning
 	cur, failing := w.failing[source]
 	if err == nil {
 		if failing {
@@ -68,7 +64,7 @@ func (w *warnings) report(source string, err error, now time.Time) {
 			msg = otherFailures + ", the first: " + msg
 		}
 		if x == nil {
-			x = &Warning{Source: source, Message: msg, First: now}
+			x = &rundir.Warning{Source: source, Message: msg, First: now}
 			w.byKey[k] = x
 			w.list = append(w.list, x)
 		}
@@ -88,8 +84,8 @@ func (w *warnings) report(source string, err error, now time.Time) {
 }
 
 // all returns every kind of failure seen, in the order first seen.
-func (w *warnings) all() []Warning {
-	out := []Warning{}
+func (w *warnings) all() []rundir.Warning {
+	out := []rundir.Warning{}
 	if w == nil {
 		return out
 	}
@@ -102,8 +98,8 @@ func (w *warnings) all() []Warning {
 }
 
 // current returns the failures of the sources failing now.
-func (w *warnings) current() []Warning {
-	var out []Warning
+func (w *warnings) current() []rundir.Warning {
+	var out []rundir.Warning
 	if w == nil {
 		return out
 	}
@@ -112,6 +108,6 @@ func (w *warnings) current() []Warning {
 	for _, k := range w.failing {
 		out = append(out, *w.byKey[k])
 	}
-	slices.SortFunc(out, func(a, b Warning) int { return a.First.Compare(b.First) })
+	slices.SortFunc(out, func(a, b rundir.Warning) int { return a.First.Compare(b.First) })
 	return out
 }

@@ -176,14 +176,14 @@ func writeLongRun(b *testing.B, dir string, n, episodes int) {
 			if rng.IntN(20_000) == 0 {
 				stuck = 90 // a rare spike the plots must keep
 			}
-			s := Sample{Time: t0.Add(time.Duration(i) * interval), TookSeconds: 0.001,
-				States:        probes.StateCounts{Active: 30 + rng.IntN(80), Idle: 900 - stuck/2, IdleInTx: stuck + rng.IntN(30)},
+			s := rundir.Sample{Time: t0.Add(time.Duration(i) * interval), TookSeconds: 0.001,
+				States:        rundir.StateCounts{Active: 30 + rng.IntN(80), Idle: 900 - stuck/2, IdleInTx: stuck + rng.IntN(30)},
 				StuckIdleInTx: stuck, OldestIdleInTxSeconds: float64(phase) / 10,
-				PgBouncer: &probes.PoolSample{ClActive: 10 + stuck, ClWaiting: max(stuck-35, 0), SvActive: 10 + min(stuck, 20),
+				PgBouncer: &rundir.PoolSample{ClActive: 10 + stuck, ClWaiting: max(stuck-35, 0), SvActive: 10 + min(stuck, 20),
 					MaxWaitSeconds: float64(max(stuck-35, 0)) * 0.1, Exhausted: stuck > 35, Xacts: 20, Queries: 40}}
 			if i%10 == 0 {
 				waits += float64(max(stuck-35, 0))
-				s.AppPool = &probes.AppPoolSample{Acquired: float64(min(10+stuck, 40)), Idle: float64(max(30-stuck, 0)), Total: 40, Max: 40,
+				s.AppPool = &rundir.AppPoolSample{Acquired: float64(min(10+stuck, 40)), Idle: float64(max(30-stuck, 0)), Total: 40, Max: 40,
 					AcquireWaitsTotal: waits, Mapping: "gateway", Targets: 1}
 			}
 			if err := enc.Encode(&s); err != nil {
@@ -195,11 +195,11 @@ func writeLongRun(b *testing.B, dir string, n, episodes int) {
 	write(rundir.EpisodesFile, func(enc *json.Encoder) error {
 		for i := range episodes {
 			start := t0.Add(time.Duration(rng.Int64N(int64(end.Sub(t0)))))
-			hold, reason := time.Duration(rng.IntN(900)+5)*time.Millisecond, probes.EndReleased
+			hold, reason := time.Duration(rng.IntN(900)+5)*time.Millisecond, rundir.EndReleased
 			if i%5 == 0 {
-				hold, reason = 5*time.Second, probes.EndTimeout
+				hold, reason = 5*time.Second, rundir.EndTimeout
 			}
-			e := probes.Episode{PID: int32(1000 + i%1000), BackendStart: t0, Start: start, End: start.Add(hold), HoldSeconds: hold.Seconds(),
+			e := rundir.Episode{PID: int32(1000 + i%1000), BackendStart: t0, Start: start, End: start.Add(hold), HoldSeconds: hold.Seconds(),
 				EndReason: reason, Query: "SELECT ? FROM email_team_members WHERE user_email = ?",
 				Fingerprint: "SELECT ? FROM email_team_members WHERE user_email = ?", ApplicationName: "mcp-gateway", ClientAddr: "127.0.0.1"}
 			if err := enc.Encode(&e); err != nil {
@@ -221,8 +221,8 @@ func writeLongRun(b *testing.B, dir string, n, episodes int) {
 	})
 	sum := probes.Summarize(probes.Config{}, 5*time.Second, nil, nil)
 	write(rundir.SummaryFile, func(enc *json.Encoder) error {
-		return enc.Encode(&Summary{SchemaVersion: SchemaVersion, Name: "long", Profile: "synthetic", Started: t0, Ended: end,
-			EndReason: EndCompleted, Environment: Environment{Variant: "commit-in-finally", IdleInTxTimeoutSeconds: 5, GatewayPoolSize: 40},
+		return enc.Encode(&rundir.Summary{SchemaVersion: rundir.SchemaVersion, Name: "long", Profile: "synthetic", Started: t0, Ended: end,
+			EndReason: rundir.EndCompleted, Environment: rundir.Environment{Variant: "commit-in-finally", IdleInTxTimeoutSeconds: 5, GatewayPoolSize: 40},
 			Probe: &sum})
 	})
 }

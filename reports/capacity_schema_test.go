@@ -3,6 +3,8 @@ package reports
 import (
 	"os"
 	"testing"
+
+	capreport "github.com/leakbench/leakbench/reports/capacity"
 )
 
 // TestCapacitySchemaDocumented: every field of a capacity search's
@@ -12,7 +14,7 @@ func TestCapacitySchemaDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range undocumented(string(doc), CapacitySummary{}) {
+	for _, p := range undocumented(string(doc), capreport.Summary{}) {
 		t.Errorf("SCHEMA.md does not document `%s`", p)
 	}
 }

@@ -14,27 +14,13 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/internal/lib/rundir"
-	"github.com/leakbench/leakbench/internal/testing/testenv"
+	chromiumtest "github.com/leakbench/leakbench/internal/testing/chromium"
 )
 
-// chromium finds a headless-capable Chromium: $CHROMIUM, or Debian's
-// chromium package.
-func chromium(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("starts a browser; skipped with -short")
-	}
-	if p := os.Getenv("CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	testenv.Missing(t, "chromium is not installed (Debian: apt-get install chromium; CI installs it)")
-	return ""
-}
+// chromium finds a headless-capable Chromium (internal/testing/chromium,
+// which the dashboard's tests drive over the DevTools protocol; these
+// tests run it as a command: --dump-dom, --screenshot).
+func chromium(t *testing.T) string { return chromiumtest.Find(t) }
 
 // browse opens page in headless Chromium with args (--dump-dom,
 // --screenshot=…) and returns its stdout, its log (console messages

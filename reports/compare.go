@@ -8,28 +8,37 @@ import (
 	"strings"
 
 	"github.com/leakbench/leakbench/internal/lib/rundir"
-	"github.com/leakbench/leakbench/probes"
+	capreport "github.com/leakbench/leakbench/reports/capacity"
+	"github.com/leakbench/leakbench/reports/forensics"
+	"github.com/leakbench/leakbench/reports/internal/format"
+	"github.com/leakbench/leakbench/reports/sizing"
+	"github.com/leakbench/leakbench/reports/table"
+	"github.com/leakbench/leakbench/reports/verdict"
 )
-
-// Check is one verdict item; each becomes a JUnit test case later.
-type Check struct {
-	Name   string `json:"name"`
-	Pass   bool   `json:"pass"`
-	Detail string `json:"detail"`
-}
 
 // Comparison is a sign-off: before and after side by side, and the verdict.
 type Comparison struct {
-	SchemaVersion int      `json:"schema_version"`
-	Before        *Summary `json:"before"`
-	After         *Summary `json:"after"`
-	BeforeDir     string   `json:"before_dir"`
-	AfterDir      string   `json:"after_dir"`
-	Pass          bool     `json:"pass"`
-	Checks        []Check  `json:"checks"`
+	SchemaVersion int `json:"schema_version"`
+	// Mode is the question the comparison asked (verdict.ModeFix or
+	// verdict.ModeRegression) and Question that question in words; a
+	// comparison written before modes existed reads as fix.
+	Mode      verdict.Mode    `json:"mode"`
+	Question  string          `json:"question"`
+	Before    *rundir.Summary `json:"before"`
+	After     *rundir.Summary `json:"after"`
+	BeforeDir string          `json:"before_dir"`
+	AfterDir  string          `json:"after_dir"`
+	Pass      bool            `json:"pass"`
+	Checks    []verdict.Check `json:"checks"`
+	// Notes say what differs between the two runs without refusing the
+	// comparison (another profile name; a scenario judged with force).
+	Notes []string `json:"notes,omitempty"`
+	// Deltas are the key figures, before against after, with their noise
+	// rules: what a regression verdict judged (absent in fix mode).
+	Deltas []verdict.Delta `json:"deltas,omitempty"`
 	// Capacity is what leakbench signoff --capacity measured of both
 	// variants (AddCapacity); absent without --capacity.
-	Capacity *SignoffCapacity `json:"capacity,omitempty"`
+	Capacity *capreport.Signoff `json:"capacity,omitempty"`
 
 	// before and after are the runs read back from their directories, when
 	// the comparison was made with CompareRuns: plots and thresholds.
@@ -38,99 +47,26 @@ type Comparison struct {
 	plots []string
 }
 
+// Compare judges a sign-off: the before run must show the leak (so the test
+// can see one at all) and the after run must show none (verdict.Fix).
+func Compare(before, after *rundir.Summary, beforeDir, afterDir string) *Comparison {
+	c := &Comparison{SchemaVersion: rundir.SchemaVersion, Mode: verdict.ModeFix, Question: verdict.ModeFix.Question(), Before: before, After: after, BeforeDir: beforeDir, AfterDir: afterDir}
+	c.Checks = verdict.Fix(before, after)
+	c.Pass = verdict.Passed(c.Checks)
+	return c
+}
+
 // CompareRuns judges a sign-off from two run directories read with
 // LoadRun; unlike Compare it also checks the after run's thresholds and
 // keeps the runs for the plots of the comparison report.
 func CompareRuns(before, after *Run) *Comparison {
 	c := Compare(before.Summary, after.Summary, before.Dir, after.Dir)
 	c.before, c.after = before, after
-	if len(after.Thresholds) > 0 {
-		var failed []string
-		for _, t := range after.Thresholds {
-			if !t.Pass {
-				failed = append(failed, fmt.Sprintf("%s %s (observed %s)", t.Metric, t.Expression, t.ObservedString()))
-			}
-		}
-		detail := fmt.Sprintf("%d thresholds, all met", len(after.Thresholds))
-		if len(failed) > 0 {
-			detail = "failed: " + strings.Join(failed, "; ")
-		}
-		c.Checks = append(c.Checks, Check{Name: "after meets its thresholds", Pass: len(failed) == 0, Detail: detail})
-		c.Pass = c.Pass && len(failed) == 0
-	}
-	return c
-}
-
-// Compare judges a sign-off: the before run must show the leak (so the test
-// can see one at all) and the after run must show none.
-func Compare(before, after *Summary, beforeDir, afterDir string) *Comparison {
-	c := &Comparison{SchemaVersion: SchemaVersion, Before: before, After: after, BeforeDir: beforeDir, AfterDir: afterDir}
-	for _, r := range []struct {
-		name string
-		s    *Summary
-	}{{"before", before}, {"after", after}} {
-		c.Checks = append(c.Checks, Check{
-			Name:   r.name + " run completed",
-			Pass:   r.s.EndReason == EndCompleted && r.s.Probe != nil && r.s.Load != nil,
-			Detail: trimDetail(fmt.Sprintf("ended: %s %s", r.s.EndReason, r.s.Error)),
-		})
-	}
-	if before.Probe != nil {
-		culprit := "none"
-		if len(before.Probe.Culprits) > 0 {
-			culprit = truncate(before.Probe.Culprits[0].Fingerprint, 120)
-		}
-		detail := fmt.Sprintf("%d stuck episodes, %d killed by the timeout, longest hold %s; top culprit: %s",
-			before.Probe.StuckEpisodes, before.Probe.TimeoutTerminated, seconds(before.Probe.LongestHoldSeconds), culprit)
-		if cite := requestCitation(before); cite != "" {
-			detail += "; " + cite
-		}
-		if before.Probe.StuckEpisodes == 0 && poolPinned(before.Probe) {
-			detail = fmt.Sprintf("no session idle in transaction, but the service's pool sat at its max (%.0f/%.0f) for %s with %.0f acquires waiting: connections held while idle",
-				before.Probe.AppPoolMaxAcquired, before.Probe.AppPoolMax, seconds(before.Probe.AppPoolSaturatedSeconds), before.Probe.AppPoolAcquireWaits)
-		}
-		if before.Probe.StuckEpisodes == 0 && !poolPinned(before.Probe) && pinnedOf(before) != nil {
-			detail = "no session idle in transaction past the stuck threshold, but " + pinnedPhrase(pinnedOf(before)) + " (database view)"
-		}
-		c.Checks = append(c.Checks, Check{
-			Name:   "before reproduces the leak",
-			Pass:   before.Probe.StuckEpisodes > 0 || poolPinned(before.Probe) || pinnedOf(before) != nil,
-			Detail: detail,
-		})
-		// A leak that holds connections without a transaction (held while
-		// waiting) shows only in the service's pool: the fix must free it.
-		if before.Probe.StuckEpisodes == 0 && poolPinned(before.Probe) && after.Probe != nil {
-			c.Checks = append(c.Checks, Check{
-				Name: "after does not pin the service pool",
-				Pass: after.Probe.AppPoolSaturatedSeconds < before.Probe.AppPoolSaturatedSeconds/2,
-				Detail: fmt.Sprintf("pool at its max for %s (before: %s)",
-					seconds(after.Probe.AppPoolSaturatedSeconds), seconds(before.Probe.AppPoolSaturatedSeconds)),
-			})
-		}
-	}
-	if after.Probe != nil {
-		// A leak (nobody released the session) is gated strictly; a
-		// session the service released late is judged by its own limit.
-		c.Checks = append(c.Checks, leakCheck(after))
-		if after.Forensics != nil {
-			c.Checks = append(c.Checks, releaseCheck(after))
-		}
-		if ch, ok := pinnedCheck(after, "after does not pin the service pool (database view)"); ok {
-			c.Checks = append(c.Checks, ch)
-		}
-	}
-	c.Pass = true
-	for _, ch := range c.Checks {
+	if ch, ok := verdict.Thresholds(after.Thresholds); ok {
+		c.Checks = append(c.Checks, ch)
 		c.Pass = c.Pass && ch.Pass
 	}
 	return c
-}
-
-// poolPinned: the service's own pool sat at its maximum for at least two
-// seconds while acquires waited — connections held, whatever the server
-// says about their transactions.
-func poolPinned(p *probes.Summary) bool {
-	return p.AppPoolSampled && p.AppPoolSaturatedSeconds >= 2 && p.AppPoolAcquireWaits > 0
 }
 
 // Write writes compare.json and report.md into dir.
@@ -147,31 +83,35 @@ func (c *Comparison) Write(dir string) error {
 // WriteMarkdown writes the sign-off: verdict, table, checks, culprits.
 func (c *Comparison) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
-	verdict := "PASS — " + comparedFacts(c.Before, "before") + "; " + comparedFacts(c.After, "after")
-	if !c.Pass {
-		verdict = "FAIL — " + comparedFacts(c.Before, "before") + "; " + comparedFacts(c.After, "after") + ": see the checks below"
+	fmt.Fprintf(&b, "# leakbench %s\n\n", c.headline())
+	fmt.Fprintf(&b, "Question asked — %s.\n\n", c.question())
+	for _, n := range c.Notes {
+		fmt.Fprintf(&b, "> **Note**: %s.\n\n", n)
 	}
-	fmt.Fprintf(&b, "# leakbench sign-off: %s\n\n", verdict)
-	for _, s := range []*Summary{c.Before, c.After} {
+	for _, s := range []*rundir.Summary{c.Before, c.After} {
 		if s.Incomplete {
 			fmt.Fprintf(&b, "> **Incomplete run**: %s was killed before it finished; its column is rebuilt from the probe's files and covers only what was recorded.\n\n", s.Name)
 		}
 	}
 	fmt.Fprintf(&b, "| | before (`%s`) | after (`%s`) |\n|---|---|---|\n", columnName(c.Before), columnName(c.After))
-	for _, row := range rowsFor(c.Before, c.After) {
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", row.label, row.value(c.Before), row.value(c.After))
+	for _, row := range table.For(c.Before, c.After) {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", row.Label, row.Value(c.Before), row.Value(c.After))
 	}
 	b.WriteString("\n## Checks\n\n")
 	writeChecks(&b, c.Checks)
+	verdict.WriteDeltas(&b, c.Deltas)
 	writeCulprits(&b, "## Culprits in before (last query of stuck sessions)", c.Before, 3)
 	writeCulprits(&b, "## Culprits in after (last query of stuck sessions)", c.After, 3)
-	writeForensics(&b, "## Forensics of before: who left the stuck sessions", c.Before)
-	writeForensics(&b, "## Forensics of after", c.After)
+	forensics.WriteMarkdown(&b, "## Forensics of before: who left the stuck sessions", c.Before.Forensics)
+	forensics.WriteMarkdown(&b, "## Forensics of after", c.After.Forensics)
 	if c.after != nil {
 		writeThresholds(&b, "## Thresholds of after", c.after.Thresholds)
 	}
+	if line := holdLine(c); line != "" {
+		fmt.Fprintf(&b, "\n## Sizing\n\n%s. Each run's report has its whole sizing.\n", format.UpperFirst(line))
+	}
 	if c.Capacity != nil {
-		c.Capacity.writeMarkdown(&b)
+		c.Capacity.WriteMarkdown(&b)
 	}
 	fmt.Fprintf(&b, "\nRun directories: `%s`, `%s`.\n", c.BeforeDir, c.AfterDir)
 	if c.plots != nil {
@@ -183,21 +123,21 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 
 // WriteTable writes the before/after table as plain text for a terminal.
 func (c *Comparison) WriteTable(w io.Writer) error {
-	rows := rowsFor(c.Before, c.After)
+	rows := table.For(c.Before, c.After)
 	width := 0
 	for _, row := range rows {
-		width = max(width, len([]rune(row.label)))
+		width = max(width, len([]rune(row.Label)))
 	}
 	colw := 28
 	for _, row := range rows {
-		colw = max(colw, len([]rune(row.value(c.Before)))+2)
+		colw = max(colw, len([]rune(row.Value(c.Before)))+2)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-*s  %-*s  %s\n", width, "", colw, "before ("+columnName(c.Before)+")", "after ("+columnName(c.After)+")")
 	for _, row := range rows {
-		label := strings.ReplaceAll(row.label, "`", "")
+		label := strings.ReplaceAll(row.Label, "`", "")
 		label = strings.ReplaceAll(label, "**", "")
-		fmt.Fprintf(&b, "%-*s  %-*s  %s\n", width, label, colw, row.value(c.Before), row.value(c.After))
+		fmt.Fprintf(&b, "%-*s  %-*s  %s\n", width, label, colw, row.Value(c.Before), row.Value(c.After))
 	}
 	for _, ch := range c.Checks {
 		mark := "PASS"
@@ -210,67 +150,21 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 	return err
 }
 
-// releaseP99 is the run's release latency, 99th percentile.
-func releaseP99(s *Summary) float64 {
-	if s.Probe == nil {
-		return 0
+// holdLine is the sign-off's Sizing line: how the hold moved
+// (sizing.HoldChange); when only one side's hold was measured, which side
+// lacks it, rather than no line at all; "" when neither was (runs without
+// the database view).
+func holdLine(c *Comparison) string {
+	bn, an := columnName(c.Before), columnName(c.After)
+	if line := sizing.HoldChange(bn, an, c.Before.Sizing, c.After.Sizing); line != "" {
+		return line
 	}
-	return s.Probe.ReleaseP99Seconds
-}
-
-// leakCheck is the strict gate on the after run: no session that nobody
-// released. Slow releases — stuck episodes the service ended itself — are
-// judged by releaseCheck instead.
-func leakCheck(after *Summary) Check {
-	p, f := after.Probe, after.Forensics
-	if f == nil {
-		return Check{Name: "after has no stuck session",
-			Pass:   p.StuckEpisodes == 0 && p.MaxStuckIdleInTx == 0,
-			Detail: fmt.Sprintf("%d stuck episodes, at most %d stuck at once, longest hold %s", p.StuckEpisodes, p.MaxStuckIdleInTx, seconds(p.LongestHoldSeconds))}
+	measured := func(sz *rundir.Sizing) bool { return sz != nil && sz.HoldSeconds > 0 }
+	switch b, a := measured(c.Before.Sizing), measured(c.After.Sizing); {
+	case b && !a:
+		return fmt.Sprintf("hold not compared: %s's was %s per request, %s's was not measured (its report's Sizing section says why)", bn, format.Secs(c.Before.Sizing.HoldSeconds), an)
+	case a && !b:
+		return fmt.Sprintf("hold not compared: %s's was not measured (its report's Sizing section says why), %s's was %s per request", bn, an, format.Secs(c.After.Sizing.HoldSeconds))
 	}
-	detail := fmt.Sprintf("%d leaked (idle in transaction ≥ %s and never released by the service: %s), %d killed by the timeout, longest hold %s",
-		f.Leaked, seconds(f.StuckAfterSeconds), reasons(f.LeakedByReason), p.TimeoutTerminated, seconds(p.LongestHoldSeconds))
-	if f.SlowReleases > 0 {
-		detail += fmt.Sprintf("; %d held — released by the service, late (judged below)", f.SlowReleases)
-	}
-	return Check{Name: "after leaks no session", Pass: f.Leaked == 0, Detail: detail}
-}
-
-// releaseCheck judges how late the after run's service released its
-// sessions: the release p99 must stay below the profile's slow_release
-// (default: the stuck threshold). It says when the run was saturated,
-// which is what a late release under load usually is.
-func releaseCheck(after *Summary) Check {
-	f := after.Forensics
-	p99 := releaseP99(after)
-	detail := fmt.Sprintf("release p99 %s (limit %s)", seconds(p99), seconds(f.ReleaseLimitSeconds))
-	if f.SlowReleases > 0 {
-		detail += fmt.Sprintf("; %d sessions held past the stuck threshold and released by the service itself, the longest after %s — held, not leaked",
-			f.SlowReleases, seconds(f.SlowReleaseMaxSeconds))
-	}
-	if f.Saturated {
-		detail += "; the run was saturated: " + f.SaturatedReason
-	}
-	return Check{Name: "after releases promptly", Pass: p99 < f.ReleaseLimitSeconds, Detail: detail}
-}
-
-// comparedFacts says in the verdict's words what one side of a comparison
-// showed: "before: connections leaked, pool pinned", "after: none of it".
-func comparedFacts(s *Summary, side string) string {
-	var words []string
-	if s.Probe != nil && leakedCount(s) > 0 {
-		words = append(words, fmt.Sprintf("%d leaked", leakedCount(s)))
-	}
-	if s.Probe != nil && heldCount(s) > 0 {
-		words = append(words, fmt.Sprintf("%d held", heldCount(s)))
-	}
-	if c := pinnedOf(s); c != nil {
-		words = append(words, fmt.Sprintf("pool pinned for %s", seconds(c.PinnedSeconds)))
-	} else if p := s.Pool; p != nil && p.Exhausted {
-		words = append(words, "pool exhausted")
-	}
-	if len(words) == 0 {
-		return side + ": " + nothingSeen(s)
-	}
-	return side + ": " + strings.Join(words, ", ")
+	return ""
 }

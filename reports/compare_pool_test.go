@@ -4,27 +4,26 @@ import (
 	"testing"
 
 	"github.com/leakbench/leakbench/internal/lib/rundir"
-	"github.com/leakbench/leakbench/probes"
 )
 
 // TestCompareReadsPinnedPool: a leak that holds connections without a
 // transaction (held-while-waiting) passes the "before reproduces" check on
 // the service pool's evidence, and then the after run must free the pool.
 func TestCompareReadsPinnedPool(t *testing.T) {
-	run := func(p probes.Summary) *Summary {
-		return &Summary{EndReason: EndCompleted, Probe: &p, Load: &rundir.LoadResult{}}
+	run := func(p rundir.ProbeSummary) *rundir.Summary {
+		return &rundir.Summary{EndReason: rundir.EndCompleted, Probe: &p, Load: &rundir.LoadResult{}}
 	}
-	pinned := probes.Summary{AppPoolSampled: true, AppPoolSaturatedSeconds: 8, AppPoolAcquireWaits: 60, AppPoolMax: 6, AppPoolMaxAcquired: 6}
-	freed := probes.Summary{AppPoolSampled: true, AppPoolSaturatedSeconds: 0.5, AppPoolMax: 6}
+	pinned := rundir.ProbeSummary{AppPoolSampled: true, AppPoolSaturatedSeconds: 8, AppPoolAcquireWaits: 60, AppPoolMax: 6, AppPoolMaxAcquired: 6}
+	freed := rundir.ProbeSummary{AppPoolSampled: true, AppPoolSaturatedSeconds: 0.5, AppPoolMax: 6}
 	tests := []struct {
 		name          string
-		before, after probes.Summary
+		before, after rundir.ProbeSummary
 		pass          bool
 	}{
 		{"pinned then freed", pinned, freed, true},
 		{"pinned in both", pinned, pinned, false},
 		{"nothing in before", freed, freed, false},
-		{"pinned without waits is no evidence", probes.Summary{AppPoolSampled: true, AppPoolSaturatedSeconds: 8}, freed, false},
+		{"pinned without waits is no evidence", rundir.ProbeSummary{AppPoolSampled: true, AppPoolSaturatedSeconds: 8}, freed, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -27,6 +27,10 @@
 // 100 ms with a thousand connections and a million episodes renders in
 // well under 100 MB of heap (BenchmarkReportDay).
 //
+// A capacity search's documents are package reports/capacity's, a soak's
+// section package reports/soak's; a sign-off with --capacity gets its
+// Capacity section through Comparison.AddCapacity.
+//
 // The plots are package plots' (reports/plots): gonum/plot figures
 // rendered to an io.Writer, as vegeta's are:
 //

@@ -4,6 +4,4 @@ import "testing"
 
 // For the tests of package reports_test.
 
-var ScenarioText = scenarioText
-
 func Golden(t *testing.T, name string, got []byte) { golden(t, name, got) }

@@ -26,7 +26,7 @@ func TestGeneratorRow(t *testing.T) {
 		{sat, "saturated: schedule late by p99 840 ms — latency figures include leakbench's own delay"},
 		{nil, "not recorded"},
 	} {
-		s := &Summary{Load: &rundir.LoadResult{Requests: 10, Generator: tc.g}}
+		s := &rundir.Summary{Load: &rundir.LoadResult{Requests: 10, Generator: tc.g}}
 		var md, h bytes.Buffer
 		if err := WriteSummaryMarkdown(&md, s); err != nil {
 			t.Fatal(err)

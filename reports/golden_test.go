@@ -167,7 +167,7 @@ func TestGoldenSignoff(t *testing.T) {
 		}
 	}
 	var back Comparison
-	if err := json.Unmarshal(readFile(t, filepath.Join(out, rundir.CompareFile)), &back); err != nil || back.SchemaVersion != SchemaVersion {
+	if err := json.Unmarshal(readFile(t, filepath.Join(out, rundir.CompareFile)), &back); err != nil || back.SchemaVersion != rundir.SchemaVersion {
 		t.Errorf("compare.json: %v, schema_version %d", err, back.SchemaVersion)
 	}
 }
@@ -277,7 +277,7 @@ func TestIncompleteRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.Incomplete() || r.Summary.EndReason != EndIncomplete {
+	if !r.Incomplete() || r.Summary.EndReason != rundir.EndIncomplete {
 		t.Fatalf("incomplete = %v, end reason %q", r.Incomplete(), r.Summary.EndReason)
 	}
 	md := readFile(t, filepath.Join(dir, rundir.ReportFile))

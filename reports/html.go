@@ -8,11 +8,13 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/leakbench/leakbench/internal/lib/rundir"
-	"github.com/leakbench/leakbench/probes"
+	"github.com/leakbench/leakbench/reports/internal/format"
+	"github.com/leakbench/leakbench/reports/internal/style"
 	"github.com/leakbench/leakbench/reports/plots"
+	"github.com/leakbench/leakbench/reports/table"
+	"github.com/leakbench/leakbench/reports/verdict"
 )
 
 //go:embed report.html.tmpl
@@ -20,6 +22,7 @@ var htmlTemplate string
 
 var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"seconds": seconds,
+	"css":     style.CSS,
 }).Parse(htmlTemplate))
 
 // htmlView is what the HTML template shows; one column per run.
@@ -30,7 +33,7 @@ type htmlView struct {
 	Banners      []string
 	Columns      []string
 	Table        []htmlRow
-	Checks       []Check
+	Checks       []verdict.Check
 	Plots        []htmlPlot
 	Runs         []htmlRun
 	Environment  []htmlRow
@@ -38,9 +41,11 @@ type htmlView struct {
 	Notes        []string
 	HasThreshold bool
 	// Soak is a soak run's section (soaksection.go); Capacity a sign-off's
-	// capacity searches (signoff_capacity.go).
+	// capacity searches (package reports/capacity, Signoff.HTML).
 	Soak     template.HTML
 	Capacity template.HTML
+	// Sizing is a probed run's Sizing section (sizingsection.go).
+	Sizing template.HTML
 }
 
 type htmlRow struct {
@@ -55,7 +60,7 @@ type htmlPlot struct {
 
 type htmlRun struct {
 	Label      string
-	Culprits   []probes.Culprit
+	Culprits   []rundir.Culprit
 	Thresholds []rundir.Threshold
 	Errors     []htmlRow
 	Samples    []string
@@ -67,13 +72,14 @@ type htmlRun struct {
 // environment and how the run ended. It loads nothing from anywhere.
 func (r *Run) WriteHTML(w io.Writer) error {
 	v := newView([]*Run{r}, "leakbench run: "+r.Label())
-	v.Checks = RunChecks(r.Summary)
+	v.Checks = verdict.Checks(r.Summary)
 	v.Pass = true
 	for _, c := range v.Checks {
 		v.Pass = v.Pass && c.Pass
 	}
 	v.Verdict = runVerdict(r.Summary)
 	v.Soak = soakHTML(r.Summary)
+	v.Sizing = sizingHTML(r.Summary)
 	return v.render(w, r)
 }
 
@@ -85,14 +91,22 @@ func (c *Comparison) WriteHTML(w io.Writer) error {
 	if c.before == nil || c.after == nil {
 		runs = []*Run{{Dir: c.BeforeDir, Summary: c.Before}, {Dir: c.AfterDir, Summary: c.After}}
 	}
-	v := newView(runs, "leakbench sign-off")
+	title := "leakbench sign-off (fix)"
+	if c.Mode == verdict.ModeRegression {
+		title = "leakbench regression check"
+	}
+	v := newView(runs, title)
 	v.Checks, v.Pass = c.Checks, c.Pass
 	v.Verdict = "PASS — the leak shows in before and is gone in after"
+	if c.Mode == verdict.ModeRegression {
+		v.Verdict = "PASS — after is no worse than before"
+	}
 	if !c.Pass {
 		v.Verdict = "FAIL — see the checks below"
 	}
+	v.Verdict += " (question asked — " + c.question() + ")"
 	var err error
-	if v.Capacity, err = c.Capacity.html(); err != nil {
+	if v.Capacity, err = c.Capacity.HTML(); err != nil {
 		return err
 	}
 	return v.render(w, runs...)
@@ -109,19 +123,19 @@ func newView(runs []*Run, title string) *htmlView {
 			v.Notes = append(v.Notes, r.Label()+": "+n)
 		}
 	}
-	sums := make([]*Summary, len(runs))
+	sums := make([]*rundir.Summary, len(runs))
 	for i, r := range runs {
 		sums[i] = r.Summary
 	}
-	for _, row := range rowsFor(sums...) {
-		hr := htmlRow{Label: strings.ReplaceAll(row.label, "`", "")}
+	for _, row := range table.For(sums...) {
+		hr := htmlRow{Label: strings.ReplaceAll(row.Label, "`", "")}
 		for _, r := range runs {
-			hr.Values = append(hr.Values, row.value(r.Summary))
+			hr.Values = append(hr.Values, row.Value(r.Summary))
 		}
 		v.Table = append(v.Table, hr)
 	}
-	v.Environment = rowsOf(runs, environmentRows)
-	v.Ending = rowsOf(runs, endingRows)
+	v.Environment = rowsOf(runs, table.Environment)
+	v.Ending = rowsOf(runs, table.Ending)
 	if slices.ContainsFunc(runs, func(r *Run) bool { return r.LoadEndReason != "" || r.DroppedIterations > 0 }) {
 		hr := htmlRow{Label: "Load end reason / dropped iterations"}
 		for _, r := range runs {
@@ -174,132 +188,17 @@ func inlineSVG(svg []byte) template.HTML {
 	return template.HTML(svg) // #nosec: generated here, text escaped by vgsvg.
 }
 
-func rowsOf(runs []*Run, rows []metricRow) []htmlRow {
+func rowsOf(runs []*Run, rows []table.Row) []htmlRow {
 	var out []htmlRow
 	for _, row := range rows {
-		hr := htmlRow{Label: row.label}
+		hr := htmlRow{Label: row.Label}
 		for _, r := range runs {
-			hr.Values = append(hr.Values, row.value(r.Summary))
+			hr.Values = append(hr.Values, row.Value(r.Summary))
 		}
 		out = append(out, hr)
 	}
 	return out
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "—"
-	}
-	return s
-}
-
-// environmentRows describe what a run ran against.
-var environmentRows = []metricRow{
-	{"Gateway variant", func(s *Summary) string {
-		if s.Environment.Provider == "external" {
-			return "— (your own service: " + orDash(s.Name) + ")"
-		}
-		return orDash(s.Environment.Variant)
-	}},
-	{"Profile", func(s *Summary) string { return orDash(s.Profile) }},
-	{"PostgreSQL", func(s *Summary) string { return orDash(s.Environment.PostgresVersion) }},
-	{"idle_in_transaction_session_timeout", func(s *Summary) string { return timeoutSetting(s.Environment.IdleInTxTimeoutSeconds) }},
-	{"max_connections", func(s *Summary) string { return positiveOrUnknown(s.Environment.MaxConnections) }},
-	{"PgBouncer", func(s *Summary) string {
-		if !pgbouncerSeen(s) {
-			return "not probed"
-		}
-		return orDash(s.Environment.PgBouncerVersion)
-	}},
-	{"PgBouncer pool mode / pool size", func(s *Summary) string {
-		if !pgbouncerSeen(s) {
-			return "not probed"
-		}
-		return orDash(s.Environment.PoolMode) + " / " + positiveOrUnknown(s.Environment.PgBouncerPoolSize)
-	}},
-	{"Service (gateway) pool size", func(s *Summary) string {
-		if s.Environment.GatewayPoolSize > 0 {
-			return fmt.Sprint(s.Environment.GatewayPoolSize)
-		}
-		if s.Probe != nil && s.Probe.AppPoolSampled && s.Probe.AppPoolMax > 0 {
-			return fmt.Sprintf("%g (from its metrics)", s.Probe.AppPoolMax)
-		}
-		return "unknown (no pool metrics)"
-	}},
-	{"Stack provider / target", func(s *Summary) string {
-		return orDash(s.Environment.Provider) + " / " + orDash(s.Environment.Target)
-	}},
-	{"Scenario", scenarioText},
-	{"Probe interval / stuck threshold", func(s *Summary) string {
-		if s.Probe == nil {
-			return "—"
-		}
-		return seconds(s.Probe.IntervalSeconds) + " / " + seconds(s.Probe.StuckAfterSeconds)
-	}},
-	{"leakbench version / commit", func(s *Summary) string {
-		return orDash(s.Environment.LeakbenchVersion) + " / " + orDash(s.Environment.LeakbenchCommit)
-	}},
-}
-
-// scenarioText is the run's scenario in one line, from the plan it played;
-// a result without one (recorded before plans) has its users and timeout.
-func scenarioText(s *Summary) string {
-	switch {
-	case s.Load == nil:
-		return "—"
-	case recordedPlan(s) != nil:
-		return recordedPlan(s).Describe()
-	case s.Load.Config.Users > 0:
-		c := s.Load.Config
-		return fmt.Sprintf("%d users for %s; request timeout %s", c.Users, c.Duration, c.RequestTimeout)
-	}
-	return "—"
-}
-
-// endingRows say how a run ended.
-var endingRows = []metricRow{
-	{"Ended", func(s *Summary) string {
-		if s.Error != "" {
-			return s.EndReason + " — " + s.Error
-		}
-		return s.EndReason
-	}},
-	{"Started / duration", func(s *Summary) string {
-		if s.Started.IsZero() {
-			return "—"
-		}
-		return s.Started.UTC().Format(time.RFC3339) + " / " + s.Ended.Sub(s.Started).Round(100*time.Millisecond).String()
-	}},
-	{"Load interrupted / users aborted / peak users", func(s *Summary) string {
-		if s.Load == nil {
-			return "—"
-		}
-		return fmt.Sprintf("%t / %d / %d", s.Load.Interrupted, s.Load.AbortedUsers, s.Load.PeakUsers)
-	}},
-	{"Iterations / re-initializations / init retries", func(s *Summary) string {
-		if s.Load == nil {
-			return "—"
-		}
-		return fmt.Sprintf("%d / %d / %d", s.Load.Iterations, s.Load.Reinits, s.Load.InitRetries)
-	}},
-	{"Probe samples (failed)", func(s *Summary) string {
-		if s.Probe == nil {
-			return "—"
-		}
-		return fmt.Sprintf("%d (%d)", s.Probe.Samples, s.Probe.FailedSamples)
-	}},
-	{"Idle-in-transaction episodes", func(s *Summary) string {
-		if s.Probe == nil {
-			return "—"
-		}
-		return fmt.Sprint(s.Probe.Episodes)
-	}},
-}
-
-// positiveOrUnknown is n, or "unknown" when it was not observed (0).
-func positiveOrUnknown(n int) string {
-	if n <= 0 {
-		return "unknown"
-	}
-	return fmt.Sprint(n)
-}
+// orDash is s, or a dash when it is empty.
+var orDash = format.OrDash

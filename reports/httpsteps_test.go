@@ -14,9 +14,9 @@ import (
 // run without shows no such section.
 func TestHTTPStepsInReports(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	sum := func(http map[string]rundir.HTTPStats) *Summary {
-		return &Summary{Name: "run", Started: t0, Ended: t0.Add(10 * time.Second), EndReason: EndCompleted,
-			Environment: Environment{Provider: "external", Target: "http://127.0.0.1:1/mcp"},
+	sum := func(http map[string]rundir.HTTPStats) *rundir.Summary {
+		return &rundir.Summary{Name: "run", Started: t0, Ended: t0.Add(10 * time.Second), EndReason: rundir.EndCompleted,
+			Environment: rundir.Environment{Provider: "external", Target: "http://127.0.0.1:1/mcp"},
 			Load:        &rundir.LoadResult{Requests: 12, HTTP: http}}
 	}
 	with := sum(map[string]rundir.HTTPStats{

@@ -8,12 +8,15 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/internal/lib/rundir"
+	"github.com/leakbench/leakbench/reports/forensics"
 	"github.com/leakbench/leakbench/reports/plots"
+	"github.com/leakbench/leakbench/reports/table"
+	"github.com/leakbench/leakbench/reports/verdict"
 )
 
 // WriteSummaryMarkdown writes one run's report from its summary alone: the
 // table, culprits, errors and environment.
-func WriteSummaryMarkdown(w io.Writer, s *Summary) error {
+func WriteSummaryMarkdown(w io.Writer, s *rundir.Summary) error {
 	var b strings.Builder
 	writeRunMarkdown(&b, s, nil)
 	_, err := io.WriteString(w, b.String())
@@ -31,7 +34,7 @@ func (r *Run) WriteMarkdown(w io.Writer) error {
 	return err
 }
 
-func writeRunMarkdown(b *strings.Builder, s *Summary, r *Run) {
+func writeRunMarkdown(b *strings.Builder, s *rundir.Summary, r *Run) {
 	fmt.Fprintf(b, "# leakbench run: %s", s.Name)
 	if r != nil {
 		fmt.Fprintf(b, " — %s", runVerdict(s))
@@ -53,16 +56,17 @@ func writeRunMarkdown(b *strings.Builder, s *Summary, r *Run) {
 		fmt.Fprintf(b, " — %s", mdEscape(s.Error))
 	}
 	b.WriteString("\n\n| | value |\n|---|---|\n")
-	for _, row := range rowsFor(s) {
-		fmt.Fprintf(b, "| %s | %s |\n", row.label, row.value(s))
+	for _, row := range table.For(s) {
+		fmt.Fprintf(b, "| %s | %s |\n", row.Label, row.Value(s))
 	}
 	if r != nil {
 		b.WriteString("\n## Checks\n\n")
-		writeChecks(b, RunChecks(s))
+		writeChecks(b, verdict.Checks(s))
 	}
 	writeCulprits(b, "## Culprits (last query of stuck sessions)", s, 3)
-	writeSoak(b, s) // soaksection.go
-	writeForensics(b, "## Forensics: who left the stuck sessions", s)
+	writeSoak(b, s)   // soaksection.go
+	writeSizing(b, s) // sizingsection.go
+	forensics.WriteMarkdown(b, "## Forensics: who left the stuck sessions", s.Forensics)
 	if r != nil {
 		writeThresholds(b, "## Thresholds", r.Thresholds)
 	}
@@ -78,15 +82,15 @@ func writeRunMarkdown(b *strings.Builder, s *Summary, r *Run) {
 }
 
 // runVerdict is one run's headline, in the verdict's vocabulary
-// (verdict.go): leaked, held, pool pinned — or none of them.
-func runVerdict(s *Summary) string {
-	bad := problems(s)
-	fails := failing(s)
-	if ch, ok := unseenCheck(s); ok {
+// (package verdict): leaked, held, pool pinned — or none of them.
+func runVerdict(s *rundir.Summary) string {
+	bad := verdict.Problems(s)
+	fails := verdict.Failing(s)
+	if ch, ok := verdict.UnseenCheck(s); ok {
 		bad = append(bad, "nothing to judge: "+ch.Detail)
 		fails = true
 	}
-	if s.EndReason != EndCompleted {
+	if s.EndReason != rundir.EndCompleted {
 		bad = append(bad, "the run did not complete ("+s.EndReason+")")
 		fails = true
 	}
@@ -110,10 +114,10 @@ func runVerdict(s *Summary) string {
 	case s.Probe == nil:
 		return "NO DATA — the probe recorded nothing"
 	}
-	return "PASS — " + nothingSeen(s)
+	return "PASS — " + verdict.NothingSeen(s)
 }
 
-func writeChecks(b *strings.Builder, checks []Check) {
+func writeChecks(b *strings.Builder, checks []verdict.Check) {
 	for _, ch := range checks {
 		mark := "pass"
 		if !ch.Pass {
@@ -123,7 +127,7 @@ func writeChecks(b *strings.Builder, checks []Check) {
 	}
 }
 
-func writeCulprits(b *strings.Builder, heading string, s *Summary, max int) {
+func writeCulprits(b *strings.Builder, heading string, s *rundir.Summary, max int) {
 	if s.Probe == nil || len(s.Probe.Culprits) == 0 {
 		return
 	}
@@ -170,7 +174,7 @@ func errorKinds(l *rundir.LoadResult) []string {
 	return kinds
 }
 
-func writeErrors(b *strings.Builder, s *Summary) {
+func writeErrors(b *strings.Builder, s *rundir.Summary) {
 	kinds := errorKinds(s.Load)
 	if len(kinds) == 0 {
 		return
@@ -181,7 +185,7 @@ func writeErrors(b *strings.Builder, s *Summary) {
 	}
 }
 
-func writeEnvironment(b *strings.Builder, s *Summary) {
+func writeEnvironment(b *strings.Builder, s *rundir.Summary) {
 	e := s.Environment
 	if e.LoadOnly {
 		// Nothing was started or probed: only the target and the tool.
@@ -228,15 +232,15 @@ func orNA(s string) string {
 // settings, PgBouncer and the service's pool — each only as far as it was
 // observed. A PgBouncer nobody gave the console of is "not probed", a
 // service pool no metrics showed is "unknown", a timeout of 0 is "off".
-func environmentLine(s *Summary) string {
+func environmentLine(s *rundir.Summary) string {
 	e := s.Environment
 	var b strings.Builder
-	fmt.Fprintf(&b, "PostgreSQL %s (idle_in_transaction_session_timeout %s", orNA(e.PostgresVersion), timeoutSetting(e.IdleInTxTimeoutSeconds))
+	fmt.Fprintf(&b, "PostgreSQL %s (idle_in_transaction_session_timeout %s", orNA(e.PostgresVersion), table.TimeoutSetting(e.IdleInTxTimeoutSeconds))
 	if e.MaxConnections > 0 {
 		fmt.Fprintf(&b, ", max_connections %d", e.MaxConnections)
 	}
 	b.WriteString("), ")
-	if !pgbouncerSeen(s) {
+	if !table.PgBouncerSeen(s) {
 		b.WriteString("PgBouncer not probed")
 	} else {
 		fmt.Fprintf(&b, "PgBouncer %s", orNA(strings.TrimPrefix(e.PgBouncerVersion, "PgBouncer ")))
@@ -264,18 +268,4 @@ func environmentLine(s *Summary) string {
 		b.WriteString("gateway pool unknown")
 	}
 	return b.String()
-}
-
-// timeoutSetting is a timeout setting in seconds, 0 meaning off.
-func timeoutSetting(sec float64) string {
-	if sec <= 0 {
-		return "off"
-	}
-	return seconds(sec)
-}
-
-// pgbouncerSeen: the run knew a PgBouncer — its version was read, or the
-// probe sampled its console.
-func pgbouncerSeen(s *Summary) bool {
-	return s.Environment.PgBouncerVersion != "" || (s.Probe != nil && s.Probe.PgBouncerSampled)
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/junit"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/reports/plots"
+	"github.com/leakbench/leakbench/reports/table"
+	"github.com/leakbench/leakbench/reports/verdict"
 )
 
 // MultiKind marks a combined report's compare.json, so that a reader can
@@ -52,7 +54,7 @@ type PatternSignoff struct {
 
 // NewMultiSignoff combines the patterns' sign-offs into one verdict.
 func NewMultiSignoff(patterns []PatternSignoff) *MultiSignoff {
-	m := &MultiSignoff{SchemaVersion: SchemaVersion, Kind: MultiKind, Pass: len(patterns) > 0, Patterns: patterns}
+	m := &MultiSignoff{SchemaVersion: rundir.SchemaVersion, Kind: MultiKind, Pass: len(patterns) > 0, Patterns: patterns}
 	for i := range m.Patterns {
 		p := &m.Patterns[i]
 		p.Pass = p.Error == "" && p.Comparison != nil && p.Comparison.Pass
@@ -133,7 +135,7 @@ func (p *PatternSignoff) headline() (before, after string) {
 
 // leakLine: stuck sessions, kills and the pool, the figures every pattern's
 // signature is read from.
-func leakLine(s *Summary) string {
+func leakLine(s *rundir.Summary) string {
 	if s == nil || s.Probe == nil {
 		return "no probe data"
 	}
@@ -175,8 +177,8 @@ func (m *MultiSignoff) WriteMarkdown(w io.Writer) error {
 			continue
 		}
 		fmt.Fprintf(&b, "\n| | before (`%s`) | after (`%s`) |\n|---|---|---|\n", mdEscape(columnName(c.Before)), mdEscape(columnName(c.After)))
-		for _, row := range rowsFor(c.Before, c.After) {
-			fmt.Fprintf(&b, "| %s | %s | %s |\n", row.label, row.value(c.Before), row.value(c.After))
+		for _, row := range table.For(c.Before, c.After) {
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", row.Label, row.Value(c.Before), row.Value(c.After))
 		}
 		b.WriteString("\n")
 		writeChecks(&b, c.Checks)
@@ -273,8 +275,8 @@ func (m *MultiSignoff) WriteHTML(w io.Writer) error {
 			Report: p.Dir + "/" + rundir.HTMLFile, Markdown: p.Dir + "/" + rundir.ReportFile}
 		if c := p.Comparison; c != nil && c.Before != nil && c.After != nil {
 			pv.Checks = c.Checks
-			for _, row := range rowsFor(c.Before, c.After) {
-				pv.Table = append(pv.Table, htmlRow{Label: strings.ReplaceAll(row.label, "`", ""), Values: []string{row.value(c.Before), row.value(c.After)}})
+			for _, row := range table.For(c.Before, c.After) {
+				pv.Table = append(pv.Table, htmlRow{Label: strings.ReplaceAll(row.Label, "`", ""), Values: []string{row.Value(c.Before), row.Value(c.After)}})
 			}
 			if c.Before.Probe != nil && len(c.Before.Probe.Culprits) > 0 {
 				pv.Culprit = truncate(c.Before.Probe.Culprits[0].Fingerprint, 300)
@@ -296,7 +298,7 @@ func (m *MultiSignoff) WriteHTML(w io.Writer) error {
 // or the service's pool when before held connections without a
 // transaction.
 func signaturePlot(c *Comparison) string {
-	if p := c.Before.Probe; p != nil && p.StuckEpisodes == 0 && poolPinned(p) {
+	if p := c.Before.Probe; p != nil && p.StuckEpisodes == 0 && verdict.PoolPinned(p) {
 		return plots.AppPool
 	}
 	return plots.Stuck
@@ -314,7 +316,7 @@ type multiPattern struct {
 	Pass                                               bool
 	Report, Markdown, Culprit                          string
 	Table                                              []htmlRow
-	Checks                                             []Check
+	Checks                                             []verdict.Check
 	Plot                                               *htmlPlot
 }
 

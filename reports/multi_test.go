@@ -17,7 +17,7 @@ import (
 func syntheticRun(seed uint64, leaky bool) *Run {
 	p := synthetic.Run(seed, leaky)
 	r := &Run{Dir: p.Summary.Name, Summary: p.Summary, Samples: p.Samples, Episodes: p.Episodes, Load: p.Load}
-	derive(r)
+	deriveRun(r)
 	return r
 }
 

@@ -16,9 +16,9 @@ import (
 // run recorded before load.protocol existed has no such row.
 func TestProtocolInReports(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	sum := func(variant string, protocol map[string]int64) *Summary {
-		return &Summary{Name: variant, Started: t0, Ended: t0.Add(10 * time.Second), EndReason: EndCompleted,
-			Environment: Environment{Variant: variant, Provider: "local"},
+	sum := func(variant string, protocol map[string]int64) *rundir.Summary {
+		return &rundir.Summary{Name: variant, Started: t0, Ended: t0.Add(10 * time.Second), EndReason: rundir.EndCompleted,
+			Environment: rundir.Environment{Variant: variant, Provider: "local"},
 			Load:        &rundir.LoadResult{Requests: 12, Protocol: protocol, Plan: autoPlan(t)}}
 	}
 	modern := sum("commit-in-finally", map[string]int64{"2026-07-28": 60})
@@ -65,8 +65,8 @@ func TestProtocolInReports(t *testing.T) {
 // without them has none.
 func TestFeaturesInReports(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	sum := func(f *rundir.FeatureStats) *Summary {
-		return &Summary{Name: "r", Started: t0, Ended: t0.Add(10 * time.Second), EndReason: EndCompleted,
+	sum := func(f *rundir.FeatureStats) *rundir.Summary {
+		return &rundir.Summary{Name: "r", Started: t0, Ended: t0.Add(10 * time.Second), EndReason: rundir.EndCompleted,
 			Load: &rundir.LoadResult{Requests: 12, Features: f}}
 	}
 	used := sum(&rundir.FeatureStats{CacheHits: map[string]int64{"tools/list": 7, "resources/read": 3}, InputRoundTrips: 4,

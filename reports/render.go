@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/leakbench/leakbench/internal/lib/rundir"
+	capreport "github.com/leakbench/leakbench/reports/capacity"
 	"github.com/leakbench/leakbench/reports/plots"
 )
 
@@ -38,6 +39,7 @@ func renderRun(r *Run, stepSummary bool) error {
 	if err := renderSoak(r); err != nil { // soaksection.go
 		return err
 	}
+	resize(r) // sizingsection.go
 	if err := writeJSON(filepath.Join(r.Dir, rundir.SummaryFile), r.Summary); err != nil {
 		return err
 	}
@@ -108,6 +110,12 @@ func RenderComparison(dir string, c *Comparison) error {
 // capacity searches of signoff --capacity when out/capacity holds them.
 // Only the comparison goes to $GITHUB_STEP_SUMMARY.
 func RenderSignoff(out string) (*Comparison, error) {
+	return RenderSignoffWith(out, func(before, after *Run) (*Comparison, error) { return CompareRuns(before, after), nil })
+}
+
+// RenderSignoffWith is RenderSignoff with the verdict judged by judge
+// (a regression verdict needs the application's noise rules).
+func RenderSignoffWith(out string, judge func(before, after *Run) (*Comparison, error)) (*Comparison, error) {
 	var runs [2]*Run
 	for i, name := range []string{"before", "after"} {
 		r, err := LoadRun(filepath.Join(out, name))
@@ -119,9 +127,12 @@ func RenderSignoff(out string) (*Comparison, error) {
 		}
 		runs[i] = r
 	}
-	c := CompareRuns(runs[0], runs[1])
+	c, err := judge(runs[0], runs[1])
+	if err != nil {
+		return nil, err
+	}
 	c.BeforeDir, c.AfterDir = "before", "after"
-	capacity, err := readSignoffCapacity(out)
+	capacity, err := capreport.ReadSignoff(out)
 	if err != nil {
 		return nil, err
 	}

@@ -9,22 +9,31 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/leakbench/leakbench/internal/lib/jsonl"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
-	"github.com/leakbench/leakbench/probes"
+	"github.com/leakbench/leakbench/reports/derive"
 	"github.com/leakbench/leakbench/reports/forensics"
 	"github.com/leakbench/leakbench/reports/plots"
 )
 
-// Sample is one line of samples.jsonl, as the probe writes it, the
-// service's own pool (AppPool) and probe gaps (Gap) included.
-type Sample = probes.Sample
+// Reading a run directory in memory that does not grow with the run: a
+// day of 100 ms samples at a thousand connections, with a million
+// episodes, renders in about what an hour does (BenchmarkReportDay).
+//
+// samples.jsonl is read once for what needs every sample exactly (the
+// pool verdict, the rebuilt summary of a killed run, counts) and, when the
+// run has more samples than its plots draw whole (more than 4,000), a
+// second time for the samples the plots need (plots.Keeper), which draw
+// exactly as all of them would. episodes.jsonl is read once: the
+// release-latency histogram (plots.Holds), the forensics and the summary
+// take each episode as it comes, and only the worst episodes are kept
+// whole.
 
-// AppPoolSample is the service's own connection pool as its metrics
-// endpoint reported it; the *Total fields are counters since the service
-// started.
-type AppPoolSample = probes.AppPoolSample
+// maxRunEpisodes bounds Run.Episodes: a run with more keeps its
+// maxRunEpisodes worst (longest held) episodes whole.
+const maxRunEpisodes = 10_000
 
 // Run is a run directory read back: the summary and the time series the
 // run recorded. Slices are empty when their file is absent.
@@ -40,11 +49,11 @@ type AppPoolSample = probes.AppPoolSample
 // all of them.
 type Run struct {
 	Dir     string
-	Summary *Summary
+	Summary *rundir.Summary
 	// Samples and Episodes come from samples.jsonl and episodes.jsonl;
 	// Load from load.jsonl.
-	Samples    []Sample
-	Episodes   []probes.Episode
+	Samples    []rundir.Sample
+	Episodes   []rundir.Episode
 	Load       []rundir.LoadPoint
 	Thresholds []rundir.Threshold
 	// SampleCount and EpisodeCount are how many samples and episodes the
@@ -92,7 +101,7 @@ func (r *Run) Incomplete() bool { return r.Summary.Incomplete }
 // columnName is what a sign-off or compare calls a run in its columns:
 // the reference gateway's variant, or, for the user's own service (no
 // variant), the run's own name.
-func columnName(s *Summary) string {
+func columnName(s *rundir.Summary) string {
 	if s.Environment.Variant != "" {
 		return s.Environment.Variant
 	}
@@ -169,25 +178,25 @@ func LoadRun(dir string) (*Run, error) {
 		return nil
 	}
 	// A killed run's summary is rebuilt from the records as they are read.
-	var rb *rebuilder
+	var rb *derive.Rebuilder
 	if r.Summary == nil || r.Summary.Incomplete {
-		rb = newRebuilder(dir, r.Summary)
+		rb = derive.NewRebuilder(dir, r.Summary)
 	}
 	// What the records are judged by does not depend on them: the
 	// summary's settings (a rebuilt summary's are known before).
 	settings := r.Summary
 	if rb != nil {
-		settings = &Summary{Probe: rb.probe()}
+		settings = &rundir.Summary{Probe: rb.Probe()}
 	}
-	pool := newPoolAcc(settings)
+	pool := derive.NewPool(settings)
 	kept := plots.NewKeeper()
 	readSamples := func() error {
 		return read(rundir.SamplesFile, func(rd io.Reader) (int, error) {
-			return jsonl.Each(rd, -1, func(s *Sample) {
-				pool.add(s)
+			return jsonl.Each(rd, -1, func(s *rundir.Sample) {
+				pool.Add(s)
 				kept.Add(s)
 				if rb != nil {
-					rb.addSample(s)
+					rb.AddSample(s)
 				}
 			})
 		})
@@ -198,16 +207,16 @@ func LoadRun(dir string) (*Run, error) {
 	}
 	r.holds = plots.NewHolds(stuckAfter)
 	fb := forensics.New(dir, settings.Probe)
-	worst := &worstEpisodes{n: maxRunEpisodes}
+	worst := derive.NewWorst(maxRunEpisodes)
 	readEpisodes := func() error {
 		return read(rundir.EpisodesFile, func(rd io.Reader) (int, error) {
-			return jsonl.Each(rd, -1, func(e *probes.Episode) {
+			return jsonl.Each(rd, -1, func(e *rundir.Episode) {
 				r.EpisodeCount++
 				r.holds.Add(e.HoldSeconds)
 				fb.Add(e)
-				worst.add(e)
+				worst.Add(e)
 				if rb != nil {
-					rb.addEpisode(e)
+					rb.AddEpisode(e)
 				}
 			})
 		})
@@ -228,7 +237,7 @@ func LoadRun(dir string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.Episodes = worst.episodes()
+	r.Episodes = worst.Episodes()
 	if err := read(rundir.LoadFile, func(rd io.Reader) (int, error) { return jsonl.Read(rd, &r.Load) }); err != nil {
 		return nil, err
 	}
@@ -236,20 +245,21 @@ func LoadRun(dir string) (*Run, error) {
 		return nil, fmt.Errorf("%s: %w: no %s, %s or %s", dir, ErrNotRun, rundir.SummaryFile, rundir.SamplesFile, rundir.EpisodesFile)
 	}
 	if rb != nil {
-		r.Summary = rb.done(r.Load)
+		r.Summary = rb.Done(r.Load)
 	}
 	// derive, from the stream.
-	r.SampleCount = pool.n
-	if pool.n > 0 {
-		r.Summary.Pool = pool.done(intervalFrom(r.Summary, pool.n, pool.firstTime, pool.lastTime), r.Load)
-		r.Summary.Pool.PinnedAllowed = pinnedAllowedBy(dir)
+	r.SampleCount = pool.Count()
+	if pool.Count() > 0 {
+		first, last := pool.Span()
+		r.Summary.Pool = pool.Done(derive.Interval(r.Summary, pool.Count(), first, last), r.Load)
+		r.Summary.Pool.PinnedAllowed = derive.PinnedAllowed(dir)
 	}
 	if r.EpisodeCount > 0 || r.Summary.Probe != nil {
-		r.Summary.Forensics = finishForensics(fb, r.Summary) // after the pool: it reads Summary.Pool
+		r.Summary.Forensics = derive.Forensics(fb, r.Summary) // after the pool: it reads Summary.Pool
 	}
 	// A long run's plots need only some of its samples: they are read again.
 	path := filepath.Join(dir, rundir.SamplesFile)
-	r.Samples, r.rates, err = kept.Samples(r.PlotRun(), func(n int, each func(*Sample)) error {
+	r.Samples, r.rates, err = kept.Samples(r.PlotRun(), func(n int, each func(*rundir.Sample)) error {
 		f, err := os.Open(path)
 		if err != nil {
 			return err
@@ -264,14 +274,65 @@ func LoadRun(dir string) (*Run, error) {
 	return r, nil
 }
 
-func decodeSummary(dir string, raw []byte) (*Summary, error) {
-	var s Summary
+func decodeSummary(dir string, raw []byte) (*rundir.Summary, error) {
+	var s rundir.Summary
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return nil, fmt.Errorf("%s is damaged (%w); move it away and the report is rebuilt from the probe's %s and %s, marked incomplete",
 			filepath.Join(dir, rundir.SummaryFile), err, rundir.SamplesFile, rundir.EpisodesFile)
 	}
-	if s.SchemaVersion != SchemaVersion {
-		return nil, fmt.Errorf("%s has schema version %d; this leakbench reads version %d", filepath.Join(dir, rundir.SummaryFile), s.SchemaVersion, SchemaVersion)
+	if s.SchemaVersion != rundir.SchemaVersion {
+		return nil, fmt.Errorf("%s has schema version %d; this leakbench reads version %d", filepath.Join(dir, rundir.SummaryFile), s.SchemaVersion, rundir.SchemaVersion)
 	}
 	return &s, nil
+}
+
+// derivePool sets s.Pool from dir's samples.jsonl, as LoadRun does, so
+// that a summary written before the report is rendered already says
+// whether a pool ran dry. Without samples s.Pool stays as it is. The
+// samples are read as a stream.
+func derivePool(dir string, s *rundir.Summary) {
+	if _, p, err := derive.ReadPool(dir, s); err == nil && p != nil {
+		s.Pool = p
+	}
+	deriveForensics(&Run{Dir: dir, Summary: s})
+}
+
+// deriveForensics sets r.Summary.Forensics from the episodes read.
+func deriveForensics(r *Run) {
+	if len(r.Episodes) == 0 && r.Summary.Probe == nil {
+		return
+	}
+	fb := forensics.New(r.Dir, r.Summary.Probe)
+	for i := range r.Episodes {
+		fb.Add(&r.Episodes[i])
+	}
+	r.Summary.Forensics = derive.Forensics(fb, r.Summary)
+}
+
+// deriveRun fills what the report computes from the time series.
+func deriveRun(r *Run) {
+	if len(r.Samples) > 0 {
+		r.Summary.Pool = derive.PoolState(r.Summary, r.Samples, r.Load, intervalOf(r))
+	}
+	deriveForensics(r) // after the pool: it reads Summary.Pool
+}
+
+func intervalOf(r *Run) float64 {
+	if len(r.Samples) == 0 {
+		return derive.Interval(r.Summary, 0, time.Time{}, time.Time{})
+	}
+	return derive.Interval(r.Summary, r.sampleCount(), r.Samples[0].Time, r.Samples[len(r.Samples)-1].Time)
+}
+
+// rebuildSummary makes the summary of a run read into memory that never
+// wrote one.
+func rebuildSummary(r *Run) *rundir.Summary {
+	b := derive.NewRebuilder(r.Dir, r.Summary)
+	for i := range r.Samples {
+		b.AddSample(&r.Samples[i])
+	}
+	for i := range r.Episodes {
+		b.AddEpisode(&r.Episodes[i])
+	}
+	return b.Done(r.Load)
 }

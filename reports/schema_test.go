@@ -8,18 +8,20 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
 // TestSchemaDocumented keeps SCHEMA.md honest: every field summary.json and
 // compare.json can hold must be listed there, by its JSON path. A field
-// added to Summary, probes.Summary or rundir.LoadResult fails this test
+// added to rundir.Summary, rundir.ProbeSummary or rundir.LoadResult fails this test
 // until it is documented with its unit.
 func TestSchemaDocumented(t *testing.T) {
 	doc, err := os.ReadFile("SCHEMA.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range undocumented(string(doc), Summary{}, Comparison{}) {
+	for _, p := range undocumented(string(doc), rundir.Summary{}, Comparison{}) {
 		t.Errorf("SCHEMA.md does not document `%s`", p)
 	}
 }

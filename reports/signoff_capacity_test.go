@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/leakbench/leakbench/internal/lib/rundir"
+	capreport "github.com/leakbench/leakbench/reports/capacity"
+	"github.com/leakbench/leakbench/reports/internal/synthetic"
 )
 
 // TestSignoffCapacitySection: signoff --capacity's searches land in the
@@ -22,14 +24,14 @@ func TestSignoffCapacitySection(t *testing.T) {
 	if cmp.Capacity != nil || strings.Contains(string(readFile(t, filepath.Join(out, rundir.ReportFile))), "## Capacity") {
 		t.Fatal("a sign-off without --capacity has a capacity section")
 	}
-	c := capacityFixture()
+	c := synthetic.Capacity()
 	// The after variant held up to the search's max: a bound.
-	c.Capacity.Searches[1].Outcome = CapacityAboveMax
+	c.Capacity.Searches[1].Outcome = capreport.AboveMax
 	c.Capacity.Change.Line = "commit-in-finally → fixed raised capacity from 12 to at least 40 users, 3.3×"
-	if err := os.MkdirAll(filepath.Join(out, CapacityDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(out, capreport.SignoffDir), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteCapacity(filepath.Join(out, CapacityDir), c); err != nil {
+	if err := capreport.Write(filepath.Join(out, capreport.SignoffDir), c); err != nil {
 		t.Fatal(err)
 	}
 	if err := cmp.AddCapacity(out, c); err != nil {
@@ -42,7 +44,7 @@ func TestSignoffCapacitySection(t *testing.T) {
 			t.Fatal(err)
 		}
 		bc := back.Capacity
-		if bc == nil || bc.ChangeLine != c.Capacity.Change.Line || bc.Dir != CapacityDir || len(bc.Variants) != 2 {
+		if bc == nil || bc.ChangeLine != c.Capacity.Change.Line || bc.Dir != capreport.SignoffDir || len(bc.Variants) != 2 {
 			t.Fatalf("%s: compare.json capacity %+v", when, bc)
 		}
 		b, a := bc.Variants[0], bc.Variants[1]
@@ -50,7 +52,7 @@ func TestSignoffCapacitySection(t *testing.T) {
 			b.LimitAtSeconds == nil || *b.LimitAtSeconds != 4.5 || b.Resource == "" || b.Headline != c.Capacity.Searches[0].Headline() {
 			t.Errorf("%s: before %+v", when, b)
 		}
-		if a.Name != "fixed" || a.Capacity != 40 || !a.AtLeast || a.Outcome != CapacityAboveMax || !strings.Contains(a.Headline, "capacity is at least that") {
+		if a.Name != "fixed" || a.Capacity != 40 || !a.AtLeast || a.Outcome != capreport.AboveMax || !strings.Contains(a.Headline, "capacity is at least that") {
 			t.Errorf("%s: after %+v", when, a)
 		}
 		md := string(readFile(t, filepath.Join(out, rundir.ReportFile)))
@@ -77,19 +79,4 @@ func TestSignoffCapacitySection(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("rendered again")
-}
-
-// TestSignoffCapacityNoChange: searches that measured no change say so,
-// and compare.json has no change line.
-func TestSignoffCapacityNoChange(t *testing.T) {
-	c := capacityFixture()
-	c.Capacity.Change = nil
-	c.Capacity.Searches[1].Outcome, c.Capacity.Searches[1].Reason = CapacityInconclusive, "stage 2 (88 users): the load generator saturated"
-	sc := NewSignoffCapacity(c, CapacityDir)
-	var b strings.Builder
-	sc.writeMarkdown(&b)
-	if sc.ChangeLine != "" || !sc.Variants[1].AtLeast || !strings.Contains(b.String(), "No change measured") ||
-		!strings.Contains(b.String(), "fixed: inconclusive — stage 2 (88 users): the load generator saturated; held every limit up to 40 users (a lower bound, not the capacity)") {
-		t.Errorf("%+v:\n%s", sc, b.String())
-	}
 }

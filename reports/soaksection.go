@@ -5,12 +5,13 @@ import (
 	"html/template"
 	"strings"
 
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/reports/soak"
 )
 
 // writeSoak writes a soak run's section (package soak) into its Markdown
 // report; nothing for other runs.
-func writeSoak(b *strings.Builder, s *Summary) {
+func writeSoak(b *strings.Builder, s *rundir.Summary) {
 	if s.Soak == nil {
 		return
 	}
@@ -20,7 +21,7 @@ func writeSoak(b *strings.Builder, s *Summary) {
 }
 
 // soakHTML is a soak run's section of the HTML report; empty for others.
-func soakHTML(s *Summary) template.HTML {
+func soakHTML(s *rundir.Summary) template.HTML {
 	if s.Soak == nil {
 		return ""
 	}

@@ -50,10 +50,10 @@ func writeStreamRun(t testing.TB, dir string, n, episodes int, summary bool) {
 			if rng.IntN(3000) == 0 {
 				stuck = 300
 			}
-			s := Sample{Time: t0.Add(time.Duration(i) * 100 * time.Millisecond), TookSeconds: 0.001,
-				States:        probes.StateCounts{Active: rng.IntN(30), Idle: 500 - stuck, IdleInTx: stuck + rng.IntN(5)},
+			s := rundir.Sample{Time: t0.Add(time.Duration(i) * 100 * time.Millisecond), TookSeconds: 0.001,
+				States:        rundir.StateCounts{Active: rng.IntN(30), Idle: 500 - stuck, IdleInTx: stuck + rng.IntN(5)},
 				StuckIdleInTx: stuck,
-				PgBouncer:     &probes.PoolSample{ClActive: 10 + stuck + rng.IntN(3), ClWaiting: max(stuck-40, 0), MaxWaitSeconds: rng.Float64() * float64(max(stuck-40, 0))}}
+				PgBouncer:     &rundir.PoolSample{ClActive: 10 + stuck + rng.IntN(3), ClWaiting: max(stuck-40, 0), MaxWaitSeconds: rng.Float64() * float64(max(stuck-40, 0))}}
 			if rng.IntN(500) == 0 {
 				s.States.Other = 1 + rng.IntN(3)
 			}
@@ -61,7 +61,7 @@ func writeStreamRun(t testing.TB, dir string, n, episodes int, summary bool) {
 				s.States.IdleInTxAborted = 1
 			}
 			if rng.IntN(1000) == 0 {
-				s = Sample{Time: s.Time, Gap: true, Error: "connection refused"}
+				s = rundir.Sample{Time: s.Time, Gap: true, Error: "connection refused"}
 			}
 			if i%7 == 0 {
 				waits += float64(rng.IntN(4))
@@ -69,7 +69,7 @@ func writeStreamRun(t testing.TB, dir string, n, episodes int, summary bool) {
 				if i == n*3/4/7*7 {
 					waits, canceled = 0, 0 // the service restarted
 				}
-				s.AppPool = &AppPoolSample{Acquired: float64(min(stuck+10, 40)), Total: float64(30 + rng.IntN(10)), Max: 40,
+				s.AppPool = &rundir.AppPoolSample{Acquired: float64(min(stuck+10, 40)), Total: float64(30 + rng.IntN(10)), Max: 40,
 					AcquireWaitsTotal: waits, CanceledAcquiresTotal: canceled, UnclosedSessions: float64(stuck / 10)}
 			}
 			if err := enc.Encode(&s); err != nil {
@@ -84,14 +84,14 @@ func writeStreamRun(t testing.TB, dir string, n, episodes int, summary bool) {
 				w.WriteString("{\"pid\": 1\n")
 			}
 			start := t0.Add(time.Duration(rng.Int64N(int64(end.Sub(t0)))))
-			hold, reason := rng.ExpFloat64()*0.2, probes.EndReleased
+			hold, reason := rng.ExpFloat64()*0.2, rundir.EndReleased
 			switch {
 			case i%9 == 0:
-				hold, reason = 5+rng.Float64(), probes.EndTimeout
+				hold, reason = 5+rng.Float64(), rundir.EndTimeout
 			case i%13 == 0:
 				hold = 1 + rng.Float64()*3 // a slow release
 			}
-			e := probes.Episode{PID: int32(100 + i%300), Start: start, End: start.Add(time.Duration(hold * float64(time.Second))),
+			e := rundir.Episode{PID: int32(100 + i%300), Start: start, End: start.Add(time.Duration(hold * float64(time.Second))),
 				HoldSeconds: hold, EndReason: reason, Query: "SELECT 1 FROM t WHERE id = 42", ApplicationName: "gateway"}
 			if err := enc.Encode(&e); err != nil {
 				t.Fatal(err)
@@ -103,8 +103,8 @@ func writeStreamRun(t testing.TB, dir string, n, episodes int, summary bool) {
 	}
 	ps := probes.Summarize(probes.Config{Interval: 100 * time.Millisecond, StuckAfter: time.Second}, 5*time.Second, nil, nil)
 	write(rundir.SummaryFile, func(_ *bufio.Writer, enc *json.Encoder) {
-		if err := enc.Encode(&Summary{SchemaVersion: SchemaVersion, Name: "stream", Started: t0, Ended: end, EndReason: EndCompleted,
-			Environment: Environment{IdleInTxTimeoutSeconds: 5}, Probe: &ps}); err != nil {
+		if err := enc.Encode(&rundir.Summary{SchemaVersion: rundir.SchemaVersion, Name: "stream", Started: t0, Ended: end, EndReason: rundir.EndCompleted,
+			Environment: rundir.Environment{IdleInTxTimeoutSeconds: 5}, Probe: &ps}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -141,7 +141,7 @@ func loadWhole(t *testing.T, dir string) *Run {
 	if r.Summary == nil || r.Summary.Incomplete {
 		r.Summary = rebuildSummary(r)
 	}
-	derive(r)
+	deriveRun(r)
 	return r
 }
 
@@ -202,21 +202,5 @@ func TestStreamedRunDrawsTheSame(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestWorstEpisodes keeps the longest held, in the order they came.
-func TestWorstEpisodes(t *testing.T) {
-	w := &worstEpisodes{n: 3}
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for i, hold := range []float64{1, 5, 2, 5, 0.5, 7, 5} {
-		w.add(&probes.Episode{PID: int32(i), Start: t0.Add(time.Duration(i) * time.Second), HoldSeconds: hold})
-	}
-	var pids []int32
-	for _, e := range w.episodes() {
-		pids = append(pids, e.PID)
-	}
-	if want := []int32{1, 3, 5}; !slices.Equal(pids, want) {
-		t.Errorf("kept %v, want %v", pids, want)
 	}
 }

@@ -11,41 +11,17 @@ import (
 	"runtime/debug"
 
 	"github.com/leakbench/leakbench/internal/lib/rundir"
-)
-
-// summary.json's types are the run directory's (package rundir owns the
-// format); these are the reports' names for them.
-type (
-	// Summary is one run's summary.json.
-	Summary = rundir.Summary
-	// Environment records what the run ran against.
-	Environment = rundir.Environment
-	// PoolState is the verdict on the connection pools (rundir.PoolState).
-	PoolState = rundir.PoolState
-	// Forensics is summary.json's forensics section (rundir.Forensics):
-	// package forensics makes it.
-	Forensics = rundir.Forensics
-)
-
-// SchemaVersion is the version of summary.json and compare.json.
-const SchemaVersion = rundir.SchemaVersion
-
-// How a run ended (Summary.EndReason).
-const (
-	EndCompleted   = rundir.EndCompleted
-	EndInterrupted = rundir.EndInterrupted
-	EndFailed      = rundir.EndFailed
-	EndIncomplete  = rundir.EndIncomplete
+	"github.com/leakbench/leakbench/reports/derive"
 )
 
 // WriteRun writes summary.json and report.md into dir, with the pool
 // state derived from the samples the probe recorded there (s.Pool is set).
 // Each file is written to a temporary file and renamed, so a reader never
 // sees half of it.
-func WriteRun(dir string, s *Summary) error {
-	s.SchemaVersion = SchemaVersion
+func WriteRun(dir string, s *rundir.Summary) error {
+	s.SchemaVersion = rundir.SchemaVersion
 	derivePool(dir, s)
-	deriveForensicsFromDir(dir, s) // after the pool: it reads s.Pool
+	derive.ForensicsFromDir(dir, s) // after the pool: it reads s.Pool
 	if s.Environment.LeakbenchCommit == "" {
 		s.Environment.LeakbenchCommit = buildCommit()
 	}
@@ -60,7 +36,7 @@ var ErrNotRun = errors.New("not a leakbench run directory")
 
 // ReadRun reads a run directory's summary.json. LoadRun reads the whole
 // directory, also when the run was killed before it wrote a summary.
-func ReadRun(dir string) (*Summary, error) {
+func ReadRun(dir string) (*rundir.Summary, error) {
 	raw, err := os.ReadFile(filepath.Join(dir, rundir.SummaryFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: %w (no %s; was the run killed before it finished?)", dir, ErrNotRun, rundir.SummaryFile)

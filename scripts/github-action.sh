@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # github-action.sh — the work of leakbench's GitHub Action (action.yml at the
 # repository root): load (and probe) the caller's service with
-# `leakbench run --target`, optionally compare the run with a stored
-# baseline run, put the report on the job's summary page, set the step's
-# outputs and exit with the verdict's code.
+# `leakbench run --target`, judge it against a stored baseline run (the
+# default branch's) with `leakbench compare --mode regression` — is this
+# build no worse than the baseline? — put the report, the regression
+# verdict and the figures that moved on the job's summary page, set the
+# step's outputs and exit with the verdict's code.
 #
 # action.yml passes its inputs in the environment (a composite action gets
 # no INPUT_* variables by itself):
@@ -13,10 +15,11 @@
 #   INPUT_PROFILE       a built-in profile, used when INPUT_SCENARIO is empty
 #   INPUT_METRICS_URL   the service's Prometheus endpoint (joins the probes)
 #   INPUT_TOKENS_FILE   bearer tokens, one a line (default: the scenario's)
-#   INPUT_BASELINE      a stored run directory to compare the run with
+#   INPUT_BASELINE      a stored run directory (the default branch's, restored
+#                       from an artifact or the cache) to judge the run against
 #   INPUT_NAME          the name of this run (heading, artifact)
 #   INPUT_OUT           where everything goes (default leakbench-out)
-#   INPUT_FAIL_ON       verdict (default) or exit-code, see below
+#   INPUT_FAIL_ON       verdict (default), regression or exit-code, see below
 #   INPUT_ARGS          more `leakbench run` flags, split on white space
 #   LEAKBENCH_PROBE_DSN, LEAKBENCH_PGBOUNCER_ADMIN_DSN
 #                       secrets: leakbench reads them from the environment
@@ -24,15 +27,19 @@
 #                       line and never prints them
 #   LEAKBENCH_BIN       the leakbench binary (default $RUNNER_TEMP/leakbench)
 #
-# It writes OUT/run (the run directory), OUT/compare (with a baseline) and
-# OUT/leakbench.log (what leakbench printed; leakbench redacts its output).
+# It writes OUT/run (the run directory), OUT/compare (the regression
+# verdict, with a baseline) and OUT/leakbench.log (what leakbench printed;
+# leakbench redacts its output).
 #
-# Exit codes, as leakbench's: 0 pass; 99 the verdict failed (a leak check or
-# a threshold: leakbench run exits 99 itself, and with INPUT_FAIL_ON=verdict
-# the script checks junit.xml as well, for a leakbench built before it
-# did); 2 bad
-# usage; 130 interrupted; 1 the run could not be done. The summary and the
-# outputs are written first, whatever the code.
+# Exit codes, as leakbench's: 0 pass; 99 the verdict failed; 2 bad usage;
+# 130 interrupted; 1 the run could not be done. What fails the verdict is
+# INPUT_FAIL_ON's: verdict — the run's own verdict (a leak check or a
+# threshold: leakbench run exits 99 itself, and the script checks
+# junit.xml as well, for a leakbench built before it did) or a regression
+# against the baseline; regression — a regression against the baseline
+# alone (a build as leaky as its baseline passes: it is no worse);
+# exit-code — leakbench's own exit codes, run's and compare's. The summary
+# and the outputs are written first, whatever the code.
 set -euo pipefail
 
 die_usage() {
@@ -57,6 +64,7 @@ write_outputs() {
 		echo "compare-dir=${compare_dir:-}"
 		echo "compare-report=${compare_report:-}"
 		echo "compare-exit-code=${compare_rc:-}"
+		echo "regression=${regression:-}"
 	} >>"$GITHUB_OUTPUT"
 }
 
@@ -89,13 +97,13 @@ if [[ -z $bin ]]; then
 	fi
 fi
 run_dir=$out/run
-compare_dir='' compare_report='' compare_rc=''
+compare_dir='' compare_report='' compare_rc='' regression=''
 
 # An input marked required is not enforced by GitHub for composite actions.
 [[ -n $target ]] || die_usage "the input target (your service's MCP endpoint) is required"
 case $fail_on in
-verdict | exit-code) ;;
-*) die_usage "fail-on: \"$fail_on\": want verdict or exit-code" ;;
+verdict | regression | exit-code) ;;
+*) die_usage "fail-on: \"$fail_on\": want verdict (the run's verdict or a regression against the baseline fails), regression (a regression alone fails) or exit-code" ;;
 esac
 if [[ -n $scenario && -n $profile ]]; then
 	die_usage "give scenario (a file) or profile (a built-in one), not both"
@@ -177,11 +185,14 @@ if [[ $rc -eq 0 && $fail_on == verdict ]]; then
 		code=99
 	fi
 fi
+if [[ $fail_on == regression && $rc -eq 99 ]]; then
+	code=0 # the run's own verdict is reported; the regression decides
+fi
 
-# With a baseline the run is compared with it, for the side-by-side
-# report. leakbench compare judges a sign-off (its before must show the
-# leak), so its own exit code does not gate here: it is the output
-# compare-exit-code.
+# With a baseline the run is judged against it: the regression question —
+# is this build no worse than the baseline? — with the noise rules of
+# leakbench's history (a healthy build passes against a healthy baseline;
+# a build that holds, leaks or pins where the baseline did not fails).
 if [[ -n $baseline && ($rc -eq 0 || $rc -eq 99) ]]; then
 	base=''
 	if [[ -f $baseline/summary.json ]]; then
@@ -190,23 +201,48 @@ if [[ -n $baseline && ($rc -eq 0 || $rc -eq 99) ]]; then
 		base=$baseline/run # an earlier out of this action
 	fi
 	if [[ -z $base ]]; then
-		echo "::warning title=leakbench::baseline $baseline holds no run (no summary.json): not compared"
+		echo "::warning title=leakbench::baseline $baseline holds no run (no summary.json) — the first run of the default branch has none yet: not judged against a baseline"
 	else
 		compare_dir=$out/compare
 		compare_rc=0
-		echo "leakbench compare $base $run_dir --out $compare_dir"
-		env -u GITHUB_STEP_SUMMARY "$bin" compare "$base" "$run_dir" --out "$compare_dir" 2>&1 | tee -a "$log" || compare_rc=$?
+		cargs=(compare --mode regression "$base" "$run_dir" --out "$compare_dir")
+		echo "leakbench ${cargs[*]}"
+		env -u GITHUB_STEP_SUMMARY "$bin" "${cargs[@]}" 2>&1 | tee -a "$log" || compare_rc=$?
 		if [[ -s $compare_dir/report.md ]]; then
 			compare_report=$compare_dir/report.md
-		else
-			echo "::warning title=leakbench::leakbench compare exited $compare_rc without a report"
+		fi
+		case $compare_rc in
+		0) regression=pass ;;
+		99) regression=fail ;;
+		*)
+			echo "::error title=leakbench::leakbench compare exited $compare_rc: the regression verdict could not be made"
+			regression=error
+			;;
+		esac
+		if [[ $regression == fail && $fail_on != exit-code ]]; then
+			code=99
+		elif [[ $regression == error && $code -eq 0 ]]; then
+			code=$compare_rc
+		elif [[ $fail_on == exit-code && $code -eq 0 ]]; then
+			code=$compare_rc
 		fi
 	fi
 fi
 
-# The job's summary page: the run's report (its headline is the verdict),
-# then the comparison with the baseline.
+# The job's summary page: the regression verdict first (the question this
+# step gates on), with the figures that moved, then the run's report.
 {
+	if [[ -n $compare_report ]]; then
+		cmp_head=$(head -n 1 "$compare_report")
+		echo "# leakbench $name — ${cmp_head#\# leakbench }"
+		echo
+		echo "Before is the baseline \`$baseline\`, after this run."
+		echo
+		tail -n +2 "$compare_report"
+		echo
+		echo "---"
+		echo
+	fi
 	if [[ -n $report ]]; then
 		cat "$report"
 	else
@@ -216,22 +252,21 @@ fi
 		tail -n 30 "$log"
 		echo '```'
 	fi
-	if [[ -n $compare_report ]]; then
-		echo
-		echo "## Compared with the baseline \`$baseline\`"
-		echo
-		echo "Before is the baseline, after this run. \`leakbench compare\` judges a sign-off, whose before must show the leak: its *before reproduces the leak* check does not apply to a healthy baseline and does not decide this step; the verdict is the run's, above."
-		echo
-		tail -n +2 "$compare_report"
-	fi
 	echo
-	echo "_leakbench ($name): exit $code. The run directory — report.html, plots, junit.xml — is in the artifact \`$name\` of this workflow run._"
+	echo "_leakbench ($name): exit $code. The run directory — report.html, plots, junit.xml — and the comparison are in the artifact \`$name\` of this workflow run._"
 } | summary
 
 write_outputs "$code" "$report" "$verdict"
 case $code in
 0) ;;
-99) echo "::error title=leakbench::${verdict:-the verdict failed}" ;;
+99)
+	if [[ $regression == fail ]]; then
+		echo "::error title=leakbench::regressed against the baseline: $(head -n 1 "${compare_report:-/dev/null}" | sed 's/^# leakbench //')"
+	fi
+	if [[ $regression != fail || $verdict == *FAIL* ]]; then
+		echo "::error title=leakbench::${verdict:-the verdict failed}"
+	fi
+	;;
 *) echo "::error title=leakbench::leakbench exited $code: the run could not be done (see above)" ;;
 esac
 exit "$code"

@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
 	"strings"
 
+	"github.com/leakbench/leakbench/gateway-under-test"
 	"github.com/leakbench/leakbench/internal/app/capacity"
 	"github.com/leakbench/leakbench/internal/app/runner"
+	capreport "github.com/leakbench/leakbench/reports/capacity"
 )
 
 // listFlag collects a repeated flag's values.
@@ -18,23 +18,16 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
-func cmdCapacity(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("capacity", flag.ContinueOnError)
-	profile := fs.String("profile", "capacity", "built-in profile: "+strings.Join(runner.ProfileNames(), ", "))
-	scenario := fs.String("scenario", "", "a profile or scenario file to use instead of --profile (its capacity: section sets the search)")
+func cmdCapacity(ctx context.Context, c *cli, args []string) error {
+	fs := c.flagSet("capacity")
+	ld := addLoadFlags(fs, "capacity", "built-in profile (its capacity: section sets the search): "+strings.Join(runner.ProfileNames(), ", ")) // load.go
 	var variants listFlag
-	fs.Var(&variants, "variant", "gateway `VARIANT` to search (repeat for two: before, then after; default: the profile's signoff pair); known: "+runner.VariantNames())
+	fs.Var(&variants, "variant", "gateway `VARIANT` to search (repeat for two: before, then after; default: the profile's signoff pair); known: "+gateway.VariantNames())
 	out := fs.String("out", "", "output directory (required): summary.json, report.md, report.html, junit.xml, plots/, and each stage's run directory")
 	force := fs.Bool("force", false, "replace the contents of a non-empty --out directory")
-	env := fs.String("env", "local", "where a variant's stack runs: local or docker (one stack per variant, for all its stages)")
+	env := fs.String("env", "auto", envHelp+"; one stack per variant, for all its stages")
 	verbose := fs.Bool("v", false, "print the runs' own progress lines too, not only a line per stage")
-	target := fs.String("target", "", "search your own MCP endpoint (any http(s) URL) instead of a variant; without --probe-dsn only the load's limits (thresholds, error rate) are judged")
-	runName := fs.String("name", "", "your service's name in the reports (default: the target's host and port)")
-	metricsURL := fs.String("metrics-url", "", "with --target: your service's Prometheus endpoint, for its pool metrics (optional)")
-	probeDSNFlag := newSecretFlag(fs, "probe-dsn", "LEAKBENCH_PROBE_DSN", "with --target: PostgreSQL `DSN` of a role with pg_monitor, direct (not through PgBouncer)", "dsn")
-	pgbouncerFlag := newSecretFlag(fs, "pgbouncer-admin-dsn", "LEAKBENCH_PGBOUNCER_ADMIN_DSN", "with --target: PgBouncer admin console `DSN` (optional)", "pgbouncer")
-	tokensFile := fs.String("tokens-file", "", "with --target: file of bearer tokens, one a line")
-	tf := addTargetFlags(fs)
+	svc := addServiceFlags(c, fs, serviceParts{load: true, name: true}) // service.go
 
 	load := fs.String("load", "", "what the stages step: users (a constant-vus scenario) or rate (a constant-arrival-rate scenario)")
 	start := fs.Int("start", 0, "the first stage's load (default: the section's, else 10)")
@@ -51,8 +44,12 @@ func cmdCapacity(ctx context.Context, args []string) error {
 	fs.Var(&limits, "limit", "limit in the thresholds' syntax, `METRIC:EXPR`: 'mcp_req_duration{name:generate_report}:p(95)<400' (repeat)")
 	generator := fs.String("generator", "", "on (default): a stage where leakbench's own generator saturated stops the search as inconclusive; off: only reported")
 	otlp := addOTLPFlags(fs)
+	wf := addWorkersFlags(fs)       // workers.go
+	sizeFlags := addSizingFlags(fs) // sizing.go
+	// dashboard.go; dashviews.go
+	dash := addDashboardFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(os.Stderr, `Usage: leakbench capacity [--variant V [--variant V2]] --out DIR [flags]
+		fmt.Fprintf(fs.Output(), `Usage: leakbench capacity [--variant V [--variant V2]] --out DIR [flags]
        leakbench capacity --target URL --scenario FILE --out DIR [--probe-dsn DSN ...] [flags]
 
 Finds the largest load the service holds every limit at. Steps the load (users, or an
@@ -66,6 +63,8 @@ A variant gets one local stack for all its stages; each stage's run directory is
 --out (stage-01-users-10/, …). Writes summary.json (its capacity section), report.md,
 report.html, junit.xml and plots/capacity.png|svg. With two variants, says how the
 capacity changed ("commit-in-finally → fixed raised capacity from 12 to 40 users, 3.3×").
+--target-rate and --replicas size every stage's pool for that rate and number of instances
+(the Sizing section; the search's is the knee's).
 Exit codes: 0 found (and --min met), 99 below --min, 1 inconclusive or could not be done.
 
 The profile's capacity: section sets the search; flags override it:
@@ -83,7 +82,7 @@ The profile's capacity: section sets the search; flags override it:
       mcp_req_duration{name:generate_report}: ["p(95)<400"]
 
 `)
-		fs.PrintDefaults()
+		printFlags(fs.Output(), fs)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -91,7 +90,11 @@ The profile's capacity: section sets the search; flags override it:
 	if *out == "" {
 		return fmt.Errorf("%w: --out DIR is required", errUsage)
 	}
-	p, err := loadProfile(*profile, *scenario)
+	sizeOpts, sizeGiven, err := sizeFlags.options()
+	if err != nil {
+		return err
+	}
+	p, err := ld.load()
 	if err != nil {
 		return err
 	}
@@ -126,70 +129,67 @@ The profile's capacity: section sets the search; flags override it:
 	if err != nil {
 		return err
 	}
-	tel, err := otlp.start(ctx)
+	tel, err := otlp.start(ctx, c.progress())
 	if err != nil {
 		return err
 	}
 	defer tel.Shutdown(ctx)
-	o := capacity.Options{Profile: p, Spec: spec, Env: *env, Out: *out, Force: *force, Log: os.Stderr, Verbose: *verbose, Version: version, Telemetry: telemetry(tel)}
-	if *target != "" {
+	wcfg, err := wf.config()
+	if err != nil {
+		return err
+	}
+	o := capacity.Options{Profile: p, Spec: spec, Env: *env, Out: *out, Force: *force, Log: c.progress(), Verbose: *verbose, Version: version, Telemetry: telemetry(tel), Workers: wcfg, Sizing: sizeOpts}
+	if svc.target != "" {
 		if len(variants) > 0 {
 			return fmt.Errorf("%w: --target searches your own service; --variant the reference gateway's: give one of them", errUsage)
 		}
-		probeDSN, err := probeDSNFlag.Value()
+		topts, err := svc.conn.options()
 		if err != nil {
 			return err
 		}
-		pgbouncerDSN, err := pgbouncerFlag.Value()
+		ext, err := svc.external(topts)
 		if err != nil {
 			return err
 		}
-		topts, err := tf.options()
-		if err != nil {
-			return err
+		if sizeGiven && ext.ProbeDSN == "" && ext.PostgresDSN == "" {
+			return fmt.Errorf("%w: --target-rate and --replicas size the pool from the database's view: give a probe DSN (%s)", errUsage, svc.probeDSN.Sources())
 		}
-		ext := runner.External{GatewayURL: *target, GatewayMetricsURL: *metricsURL, ProbeDSN: probeDSN, PgBouncerAdminDSN: pgbouncerDSN, TLS: topts.TLS}
-		if *tokensFile != "" {
-			if ext.Tokens, err = readTokens(*tokensFile); err != nil {
-				return err
-			}
-		}
-		o.Target, o.Name, o.TargetOptions = &ext, externalName(*runName, *target), topts
+		o.Target, o.Name, o.TargetOptions = &ext, svc.runName(), topts
 	} else {
-		if probeDSNFlag.given() || *metricsURL != "" || *tokensFile != "" || tf.inUse() || *runName != "" {
-			return fmt.Errorf("%w: --probe-dsn, --pgbouncer-admin-dsn, --metrics-url, --tokens-file, --name and the TLS/OAuth flags belong to --target", errUsage)
+		if err := svc.refuseWithout("--target"); err != nil {
+			return err
 		}
 		if len(variants) == 0 {
 			variants = listFlag{p.VariantBefore, p.VariantAfter}
 		}
 		for _, v := range variants {
-			if err := runner.CheckVariants(v); err != nil {
-				return fmt.Errorf("%w: %v", errUsage, err)
+			if _, err := gateway.ParseVariants(v); err != nil {
+				return fmt.Errorf("%w: %w", errUsage, err)
 			}
 		}
 		o.Variants = variants
 	}
-	_, err = searchCapacity(ctx, o)
-	return err
+	_, err = dash.searchCapacity(ctx, c, o)
+	return workersExit(err)
 }
 
 // searchCapacity runs the search, prints each search's headline and the
 // change between them, and maps a capacity below --min to exit 99. The
 // summary is what was measured, also with the error (nil: nothing was).
-func searchCapacity(ctx context.Context, o capacity.Options) (*capacity.Summary, error) {
+func searchCapacity(ctx context.Context, c *cli, o capacity.Options) (*capreport.Summary, error) {
 	sum, err := capacity.Run(ctx, o)
 	if sum != nil {
-		fmt.Println()
+		fmt.Fprintln(c.tables())
 		for _, s := range sum.Capacity.Searches {
-			fmt.Println(s.Headline())
+			fmt.Fprintln(c.stdout, s.Headline())
 		}
-		if c := sum.Capacity.Change; c != nil {
-			fmt.Println(c.Line)
+		if ch := sum.Capacity.Change; ch != nil {
+			fmt.Fprintln(c.stdout, ch.Line)
 		}
-		fmt.Printf("\ncapacity report: %s/report.html\n", o.Out)
+		fmt.Fprintf(c.stdout, "\ncapacity report: %s/report.html\n", o.Out)
 	}
 	if errors.Is(err, capacity.ErrBelowMin) {
-		return sum, fmt.Errorf("%w: %v", errVerdict, err)
+		return sum, fmt.Errorf("%w: %w", errVerdict, err)
 	}
 	return sum, err
 }

@@ -2,18 +2,17 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 
+	"github.com/leakbench/leakbench/fixtures/faultproxy"
 	"github.com/leakbench/leakbench/internal/app/servers"
 )
 
 // linkFlags collect repeated --link NAME=LISTEN=UPSTREAM flags, each
 // checked as it is parsed so that a bad one is a usage error naming it.
-type linkFlags []servers.FaultLink
+type linkFlags []faultproxy.ServerLink
 
 func (l *linkFlags) String() string {
 	parts := make([]string, len(*l))
@@ -41,13 +40,13 @@ func (l *linkFlags) Set(v string) error {
 // in the leakbench image the gateway and upstream containers run, so that
 // no other image (and no registry) is needed. Internal: the docker
 // provider starts it; leakbench drives its API.
-func cmdFaultproxy(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("faultproxy", flag.ContinueOnError)
+func cmdFaultproxy(ctx context.Context, c *cli, args []string) error {
+	fs := c.flagSet("faultproxy")
 	api := fs.String("api", "127.0.0.1:8474", "address (HOST:PORT) Toxiproxy's HTTP API listens on")
 	var links linkFlags
 	fs.Var(&links, "link", "a proxy, NAME=LISTEN=UPSTREAM (repeat it for each link)")
 	fs.Usage = func() {
-		fmt.Fprintf(os.Stderr, `Usage: leakbench faultproxy [--api HOST:PORT] --link NAME=LISTEN=UPSTREAM [--link …]
+		fmt.Fprintf(fs.Output(), `Usage: leakbench faultproxy [--api HOST:PORT] --link NAME=LISTEN=UPSTREAM [--link …]
 
 Internal: the docker provider runs it in the stack's "faults" container. Runs
 a Toxiproxy server (github.com/Shopify/toxiproxy/v2) with one proxy per
@@ -62,16 +61,16 @@ log, a JSON line per event, goes to stderr. Stops on SIGINT or SIGTERM,
 closing every connection through its proxies.
 
 `)
-		fs.PrintDefaults()
+		printFlags(fs.Output(), fs)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if _, _, err := net.SplitHostPort(*api); err != nil {
-		return fmt.Errorf("%w: --api %q: want HOST:PORT (%v)", errUsage, *api, err)
+		return fmt.Errorf("%w: --api %q: want HOST:PORT (%w)", errUsage, *api, err)
 	}
 	if len(links) == 0 {
 		return fmt.Errorf("%w: faultproxy needs at least one --link NAME=LISTEN=UPSTREAM", errUsage)
 	}
-	return servers.ServeFaultProxy(ctx, *api, links, os.Stderr)
+	return servers.ServeFaultProxy(ctx, *api, links, c.stderr)
 }

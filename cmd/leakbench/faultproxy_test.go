@@ -38,12 +38,12 @@ func TestFaultproxyBadInput(t *testing.T) {
 		// Well formed, but the API's port is taken: the run fails (exit 1).
 		{[]string{ok, "--api", taken.Addr().String()}, exitRunFailed, "toxiproxy API on " + taken.Addr().String()},
 	} {
-		err := cmdFaultproxy(context.Background(), tt.args)
+		err := cmdFaultproxy(context.Background(), testCLI(), tt.args)
 		if code := exitCode(err); code != tt.code || err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("faultproxy %q: exit %d (%v), want %d and …%s…", tt.args, code, err, tt.code, tt.want)
 		}
 	}
-	if err := cmdFaultproxy(context.Background(), []string{"--help"}); !errors.Is(err, flag.ErrHelp) || exitCode(err) != exitOK {
+	if err := cmdFaultproxy(context.Background(), testCLI(), []string{"--help"}); !errors.Is(err, flag.ErrHelp) || exitCode(err) != exitOK {
 		t.Errorf("--help: %v", err)
 	}
 }

@@ -6,11 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"os"
 	"strconv"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/app/runner"
+	"github.com/leakbench/leakbench/gateway-under-test"
 	"github.com/leakbench/leakbench/internal/app/servers"
 	"github.com/leakbench/leakbench/internal/lib/redact"
 )
@@ -19,15 +18,16 @@ import (
 // variables (how containers are configured). A malformed variable is a
 // usage error, reported by Err after parsing, never silently ignored.
 type envFlags struct {
-	fs   *flag.FlagSet
-	errs []error
+	fs        *flag.FlagSet
+	lookupEnv func(string) (string, bool) // the cli's environment
+	errs      []error
 }
 
 // lookup returns the variable's value and whether it is set, and adds the
 // variable's name to the flag's help text.
 func (e *envFlags) lookup(env string, usage *string) (string, bool) {
 	*usage += " (env " + env + ")"
-	return os.LookupEnv(env)
+	return e.lookupEnv(env)
 }
 
 func (e *envFlags) bad(env, v string, err error) {
@@ -125,12 +125,13 @@ func (e *envFlags) Err() error {
 	return fmt.Errorf("%w: %w", errUsage, errors.Join(e.errs...))
 }
 
-func cmdGateway(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
-	e := &envFlags{fs: fs}
+func cmdGateway(ctx context.Context, c *cli, args []string) error {
+	fs := c.flagSet("gateway")
+	e := &envFlags{fs: fs, lookupEnv: c.lookupEnv}
 	def := servers.DefaultGatewayConfig()
 	dsnFlag := newSecretFlag(fs, "dsn", "LEAKBENCH_GATEWAY_DSN", "PostgreSQL `DSN` of the application database, normally through PgBouncer; required")
-	variant := e.String("variant", "LEAKBENCH_GATEWAY_VARIANT", def.Variant, "variant, or several leak variants comma-separated; known: "+runner.VariantNames())
+	dsnFlag.getenv = c.getenv
+	variant := e.String("variant", "LEAKBENCH_GATEWAY_VARIANT", def.Variant, "variant, or several leak variants comma-separated; known: "+gateway.VariantNames())
 	listen := e.String("listen", "LEAKBENCH_GATEWAY_LISTEN", def.Listen, "address to serve on")
 	poolSize := e.Int("pool-size", "LEAKBENCH_GATEWAY_POOL_SIZE", def.PoolSize, "size of the gateway's own connection pool")
 	poolTimeout := e.Duration("pool-timeout", "LEAKBENCH_GATEWAY_POOL_TIMEOUT", def.PoolTimeout, "how long a request waits for a pooled connection before it fails (503 during token scoping, a tool error inside a tool)")
@@ -150,7 +151,7 @@ func cmdGateway(ctx context.Context, args []string) error {
 	rareLeakEvery := e.Int("rare-leak-every", "LEAKBENCH_GATEWAY_RARE_LEAK_EVERY", def.RareLeakEvery, "commit-in-finally-rare: one request in this many takes the error path that leaks its session")
 	tokenUsage := e.Bool("token-usage", "LEAKBENCH_GATEWAY_TOKEN_USAGE", false, "record each token's last use (at most once a second per token); the session-outside-request variant leaks there, so compare it with a fixed run that has this on")
 	fs.Usage = func() {
-		fmt.Fprintf(os.Stderr, `Usage: leakbench gateway --dsn DSN [--variant V] [--listen ADDR] [--pool-size N] [--upstream-url URL]
+		fmt.Fprintf(fs.Output(), `Usage: leakbench gateway --dsn DSN [--variant V] [--listen ADDR] [--pool-size N] [--upstream-url URL]
                          [--run-delay D] [--stateless] [--json-response] [flags]
 
 Serves the reference MCP gateway at http://ADDR/mcp (Streamable HTTP; bearer tokens
@@ -184,7 +185,7 @@ Variants (--variant; the leak variants combine, comma-separated, but not with fi
 Logs go to stderr; SIGINT or SIGTERM stops the gateway.
 
 `)
-		fs.PrintDefaults()
+		printFlags(fs.Output(), fs)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -199,13 +200,13 @@ Logs go to stderr; SIGINT or SIGTERM stops the gateway.
 	if dsn == "" {
 		return fmt.Errorf("%w: a DSN is required (%s)", errUsage, dsnFlag.Sources())
 	}
-	if err := runner.CheckVariants(*variant); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+	if _, err := gateway.ParseVariants(*variant); err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
-	cfg := servers.GatewayConfig{DSN: dsn, Variant: *variant, Listen: *listen, PoolSize: *poolSize, PoolTimeout: *poolTimeout,
+	cfg := gateway.Config{DSN: dsn, Variant: *variant, Listen: *listen, PoolSize: *poolSize, PoolTimeout: *poolTimeout,
 		RequestTimeout: *requestTimeout, Stateless: *stateless, JSONResponse: *jsonResp, UpstreamURL: *upstreamURL, UpstreamTimeout: *upstreamTimeout,
 		RunDelay: *runDelay, PollInterval: *pollInterval, PageSize: *pageSize, MaxBodyBytes: *maxBody,
 		SessionTimeout: *sessionTimeout, ReadHeaderTimeout: *readHeaderTimeout, BodyReadTimeout: *bodyReadTimeout,
-		IdleTimeout: *idleTimeout, TokenUsage: *tokenUsage, RareLeakEvery: *rareLeakEvery, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))}
+		IdleTimeout: *idleTimeout, TokenUsage: *tokenUsage, RareLeakEvery: *rareLeakEvery, Logger: slog.New(slog.NewTextHandler(c.stderr, nil))}
 	return servers.ServeGateway(ctx, cfg)
 }

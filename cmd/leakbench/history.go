@@ -12,6 +12,7 @@ import (
 	"github.com/leakbench/leakbench/internal/app/render"
 	"github.com/leakbench/leakbench/internal/lib/redact"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
+	"github.com/leakbench/leakbench/reports"
 )
 
 // historyFlags are the flags run and signoff share for the history
@@ -26,10 +27,11 @@ type historyFlags struct {
 
 	store *history.Store
 	base  *history.Entry
+	c     *cli
 }
 
-func addHistoryFlags(fs *flag.FlagSet, signoff bool) *historyFlags {
-	h := &historyFlags{rules: history.DefaultRules()}
+func addHistoryFlags(c *cli, fs *flag.FlagSet, signoff bool) *historyFlags {
+	h := &historyFlags{rules: history.DefaultRules(), c: c}
 	what := "the run's"
 	if signoff {
 		what = "the sign-off's"
@@ -72,12 +74,12 @@ func (h *historyFlags) prepare(profile, variant string) error {
 	entries := h.list()
 	base, err := history.SelectBaseline(entries, h.baseline, profile, variant)
 	if err != nil {
-		return fmt.Errorf("%w: --baseline: %v in %s (%d entries; `leakbench trend %s --out DIR` lists them)", errUsage, err, h.dir, len(entries), h.dir)
+		return fmt.Errorf("%w: --baseline: %w in %s (%d entries; `leakbench trend %s --out DIR` lists them)", errUsage, err, h.dir, len(entries), h.dir)
 	}
 	if base == nil {
-		fmt.Fprintf(os.Stderr, "leakbench: warning: --baseline last: no passing entry of profile %q, variant %q in %s yet; this sign-off is compared with nothing and, if it passes, becomes the baseline\n", profile, variant, h.dir)
+		fmt.Fprintf(h.c.stderr, "leakbench: warning: --baseline last: no passing entry of profile %q, variant %q in %s yet; this sign-off is compared with nothing and, if it passes, becomes the baseline\n", profile, variant, h.dir)
 	} else {
-		fmt.Fprintf(os.Stderr, "leakbench: baseline %s (release %s, recorded %s)\n", base.ID, base.Release, base.Recorded.Format("2006-01-02 15:04 MST"))
+		fmt.Fprintf(h.c.stderr, "leakbench: baseline %s (release %s, recorded %s)\n", base.ID, base.Release, base.Recorded.Format("2006-01-02 15:04 MST"))
 	}
 	h.base = base
 	return nil
@@ -87,10 +89,10 @@ func (h *historyFlags) prepare(profile, variant string) error {
 func (h *historyFlags) list() []*history.Entry {
 	entries, warnings, err := h.store.List()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "leakbench: warning: %v\n", err)
+		fmt.Fprintf(h.c.stderr, "leakbench: warning: %v\n", err)
 	}
 	for _, w := range warnings {
-		fmt.Fprintf(os.Stderr, "leakbench: warning: history %s\n", w)
+		fmt.Fprintf(h.c.stderr, "leakbench: warning: history %s\n", w)
 	}
 	return entries
 }
@@ -116,7 +118,7 @@ func (h *historyFlags) newEntry(ctx context.Context, kind, runDir string) (*hist
 // recordSignoff compares the sign-off with the baseline (when asked) and
 // appends it to the history (when asked). It reports whether a figure
 // regressed.
-func (h *historyFlags) recordSignoff(ctx context.Context, out string, cmp *render.Comparison) (regressed bool, err error) {
+func (h *historyFlags) recordSignoff(ctx context.Context, out string, cmp *reports.Comparison) (regressed bool, err error) {
 	if h.store == nil {
 		return false, nil
 	}
@@ -126,7 +128,7 @@ func (h *historyFlags) recordSignoff(ctx context.Context, out string, cmp *rende
 	}
 	if raw, err := os.ReadFile(filepath.Join(out, "before", rundir.SummaryFile)); err == nil {
 		if err := e.SetBefore(raw); err != nil {
-			fmt.Fprintf(os.Stderr, "leakbench: warning: history: %v\n", err)
+			fmt.Fprintf(h.c.stderr, "leakbench: warning: history: %v\n", err)
 		}
 	}
 	e.RunDir = out
@@ -141,8 +143,8 @@ func (h *historyFlags) recordSignoff(ctx context.Context, out string, cmp *rende
 		if err := render.Baseline(out, b); err != nil {
 			return regressed, err
 		}
-		fmt.Println()
-		if err := b.WriteTable(os.Stdout); err != nil {
+		fmt.Fprintln(h.c.tables())
+		if err := b.WriteTable(h.c.tables()); err != nil {
 			return regressed, err
 		}
 	}
@@ -151,7 +153,7 @@ func (h *historyFlags) recordSignoff(ctx context.Context, out string, cmp *rende
 	if err != nil {
 		return regressed, err
 	}
-	fmt.Printf("\nhistory: recorded %s (release %s, %s) in %s\n", id, e.Release, passWord(e.Pass), h.dir)
+	fmt.Fprintf(h.c.stdout, "\nhistory: recorded %s (release %s, %s) in %s\n", id, e.Release, passWord(e.Pass), h.dir)
 	return regressed, nil
 }
 
@@ -162,7 +164,7 @@ func (h *historyFlags) recordSignoff(ctx context.Context, out string, cmp *rende
 //
 // judge false (a shard's slice of the load) records without judging: a
 // slice's counts say nothing of the whole's verdict.
-func (h *historyFlags) recordRun(ctx context.Context, out string, r *render.Run, judge bool) error {
+func (h *historyFlags) recordRun(ctx context.Context, out string, r *reports.Run, judge bool) error {
 	pass, checks := render.Verdict(r)
 	if h.store != nil {
 		e, err := h.newEntry(ctx, history.KindRun, out)
@@ -174,7 +176,7 @@ func (h *historyFlags) recordRun(ctx context.Context, out string, r *render.Run,
 		if err != nil {
 			return err
 		}
-		fmt.Printf("history: recorded %s (release %s, %s) in %s\n", id, e.Release, passWord(pass), h.dir)
+		fmt.Fprintf(h.c.stdout, "history: recorded %s (release %s, %s) in %s\n", id, e.Release, passWord(pass), h.dir)
 	}
 	if judge && !pass {
 		var failed []string
@@ -183,7 +185,7 @@ func (h *historyFlags) recordRun(ctx context.Context, out string, r *render.Run,
 				failed = append(failed, c.Name)
 			}
 		}
-		return fmt.Errorf("%w: %s", errVerdict, strings.Join(failed, "; "))
+		return fmt.Errorf("%w; the checks that did not hold: %s", errVerdict, strings.Join(failed, "; "))
 	}
 	return nil
 }

@@ -71,7 +71,7 @@ func TestRecordSignoffAgainstBaseline(t *testing.T) {
 	out, cmp := copySignoff(t)
 	t.Setenv(reports.StepSummaryEnv, filepath.Join(t.TempDir(), "step-summary.md"))
 
-	first := &historyFlags{dir: hdir, release: "v1", baseline: "last", rules: history.DefaultRules()}
+	first := &historyFlags{c: testCLI(), dir: hdir, release: "v1", baseline: "last", rules: history.DefaultRules()}
 	if err := first.prepare("ci", "fixed"); err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestRecordSignoffAgainstBaseline(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	second := &historyFlags{dir: hdir, release: "v2", baseline: "last", rules: history.DefaultRules()}
+	second := &historyFlags{c: testCLI(), dir: hdir, release: "v2", baseline: "last", rules: history.DefaultRules()}
 	if err := second.prepare("ci", "fixed"); err != nil {
 		t.Fatal(err)
 	}
@@ -134,11 +134,11 @@ func TestRecordSignoffAgainstBaseline(t *testing.T) {
 	}
 
 	// An ID that is not there is bad usage, found before anything runs.
-	missing := &historyFlags{dir: hdir, baseline: "20200101T", rules: history.DefaultRules()}
+	missing := &historyFlags{c: testCLI(), dir: hdir, baseline: "20200101T", rules: history.DefaultRules()}
 	if err := missing.prepare("ci", "fixed"); !errors.Is(err, errUsage) {
 		t.Errorf("missing baseline: %v", err)
 	}
-	noHistory := &historyFlags{baseline: "last"}
+	noHistory := &historyFlags{c: testCLI(), baseline: "last"}
 	if err := noHistory.prepare("ci", "fixed"); !errors.Is(err, errUsage) {
 		t.Errorf("--baseline without --history: %v", err)
 	}
@@ -149,10 +149,10 @@ func TestRecordSignoffAgainstBaseline(t *testing.T) {
 // running leakbench against its service fails; a shard's slice is not
 // judged; a passing run exits 0.
 func TestRunVerdictExits(t *testing.T) {
-	failing := &reports.Run{Summary: &reports.Summary{EndReason: reports.EndCompleted,
+	failing := &reports.Run{Summary: &rundir.Summary{EndReason: rundir.EndCompleted,
 		Probe: &rundir.ProbeSummary{StuckEpisodes: 3, TimeoutTerminated: 3, Samples: 10}}}
-	passing := &reports.Run{Summary: &reports.Summary{EndReason: reports.EndCompleted, Probe: &rundir.ProbeSummary{Samples: 10}}}
-	h := &historyFlags{}
+	passing := &reports.Run{Summary: &rundir.Summary{EndReason: rundir.EndCompleted, Probe: &rundir.ProbeSummary{Samples: 10}}}
+	h := &historyFlags{c: testCLI()}
 	if err := h.recordRun(context.Background(), t.TempDir(), failing, true); !errors.Is(err, errVerdict) {
 		t.Errorf("a failing run: %v, want errVerdict (exit 99)", err)
 	}

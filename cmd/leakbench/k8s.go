@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"time"
@@ -12,8 +11,8 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
-func cmdK8s(_ context.Context, args []string) error {
-	fs := flag.NewFlagSet("k8s", flag.ContinueOnError)
+func cmdK8s(_ context.Context, c *cli, args []string) error {
+	fs := c.flagSet("k8s")
 	var o k8s.Options
 	fs.IntVar(&o.Shards, "shards", 0, "how many pods play the scenario, each a shard (required)")
 	scenario := fs.String("scenario", "", "the scenario `FILE` (required); it goes into a ConfigMap")
@@ -35,8 +34,8 @@ func cmdK8s(_ context.Context, args []string) error {
 	})
 	out := fs.String("out", "-", "write the manifests to this `FILE` (-: standard output)")
 	fs.Usage = func() {
-		fmt.Fprintf(os.Stderr, "Usage: leakbench k8s --shards N --scenario FILE --target URL --image IMAGE [flags] | kubectl apply -f -\n\nRenders an Indexed Job of N pods, each playing one shard of the scenario (run --shard\n$(JOB_COMPLETION_INDEX)/N, all from one --start-at), a ConfigMap with the scenario, a claim for the\nresults and a Job that merges them (leakbench merge) into /results/%s on the claim. The merge\nJob fails (exit 99) when a merged threshold fails, or a shard is missing, failed or late.\n\n", k8s.MergedDir)
-		fs.PrintDefaults()
+		fmt.Fprintf(fs.Output(), "Usage: leakbench k8s --shards N --scenario FILE --target URL --image IMAGE [flags] | kubectl apply -f -\n\nRenders an Indexed Job of N pods, each playing one shard of the scenario (run --shard\n$(JOB_COMPLETION_INDEX)/N, all from one --start-at), a ConfigMap with the scenario, a claim for the\nresults and a Job that merges them (leakbench merge) into /results/%s on the claim. The merge\nJob fails (exit 99) when a merged threshold fails, or a shard is missing, failed or late.\n\n", k8s.MergedDir)
+		printFlags(fs.Output(), fs)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -66,16 +65,16 @@ func cmdK8s(_ context.Context, args []string) error {
 	// print) leaves no file behind.
 	var buf bytes.Buffer
 	if err := k8s.Render(&buf, o); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if *out == "-" {
-		if _, err := os.Stdout.Write(buf.Bytes()); err != nil {
+		if _, err := c.stdout.Write(buf.Bytes()); err != nil {
 			return err
 		}
 	} else if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("write the manifests: %w", err)
 	}
-	fmt.Fprintf(os.Stderr, "shards start at %s; then: kubectl wait --for=condition=complete job/%s-merge --timeout=2h (its activeDeadlineSeconds bounds it); the merged run directory is %s/%s on the claim (%s, %s)\n",
+	fmt.Fprintf(c.stderr, "shards start at %s; then: kubectl wait --for=condition=complete job/%s-merge --timeout=2h (its activeDeadlineSeconds bounds it); the merged run directory is %s/%s on the claim (%s, %s)\n",
 		at.UTC().Format(time.RFC3339), o.Name, k8s.ResultsDir, k8s.MergedDir, rundir.SummaryFile, rundir.HTMLFile)
 	return nil
 }

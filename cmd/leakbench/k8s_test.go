@@ -16,7 +16,7 @@ func TestK8s(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "m.yaml")
 	prof := filepath.Join("..", "..", "scenarios", "profiles", "ci.yaml")
-	err := cmdK8s(context.Background(), []string{"--shards", "4", "--scenario", prof, "--target", "http://gw:8080/mcp",
+	err := cmdK8s(context.Background(), testCLI(), []string{"--shards", "4", "--scenario", prof, "--target", "http://gw:8080/mcp",
 		"--image", "reg/leakbench:1", "--name", "ci-load", "--start-at", "2026-12-01T10:00:00Z", "--out", out})
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +33,7 @@ func TestK8s(t *testing.T) {
 	}
 	bad := filepath.Join(dir, "bad.yaml")
 	_ = os.WriteFile(bad, []byte("scenarios: {s: {executor: nope, flow: [ping]}}\n"), 0o644)
-	if err := cmdK8s(context.Background(), []string{"--shards", "4", "--scenario", bad, "--target", "http://gw/mcp", "--image", "i",
+	if err := cmdK8s(context.Background(), testCLI(), []string{"--shards", "4", "--scenario", bad, "--target", "http://gw/mcp", "--image", "i",
 		"--out", filepath.Join(dir, "x.yaml")}); err == nil || !strings.Contains(err.Error(), "unknown executor") {
 		t.Errorf("bad scenario: %v", err)
 	}
@@ -42,7 +42,7 @@ func TestK8s(t *testing.T) {
 		{"--shards", "0", "--scenario", prof, "--target", "http://gw/mcp", "--image", "i"},
 		{"--shards", "1001", "--scenario", prof, "--target", "http://gw/mcp", "--image", "i"},
 	} {
-		if err := cmdK8s(context.Background(), append(args, "--out", filepath.Join(dir, "x.yaml"))); !errors.Is(err, errUsage) {
+		if err := cmdK8s(context.Background(), testCLI(), append(args, "--out", filepath.Join(dir, "x.yaml"))); !errors.Is(err, errUsage) {
 			t.Errorf("%q: %v, want a usage error", args, err)
 		}
 	}
@@ -68,7 +68,7 @@ func TestK8sRefusesSecrets(t *testing.T) {
 		{[]string{"--scenario-secret", "s", "--run-arg=--probe-dsn=postgres://mon:pgpw@db/app"}, "pgpw", "--env-secret"},
 		{[]string{"--scenario-secret", "s", "--target", "https://ci:hunter2@gw/mcp"}, "hunter2", "--target"},
 	} {
-		err := cmdK8s(context.Background(), append(slices.Clone(args), tc.extra...))
+		err := cmdK8s(context.Background(), testCLI(), append(slices.Clone(args), tc.extra...))
 		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), tc.secret) {
 			t.Errorf("%q: %v, want a usage error naming %s, not quoting the secret", tc.extra, err, tc.want)
 		}
@@ -76,7 +76,7 @@ func TestK8sRefusesSecrets(t *testing.T) {
 			t.Errorf("%q: a refused render left %s: %v", tc.extra, out, err)
 		}
 	}
-	if err := cmdK8s(context.Background(), append(args, "--scenario-secret", "s-scenario")); err != nil {
+	if err := cmdK8s(context.Background(), testCLI(), append(args, "--scenario-secret", "s-scenario")); err != nil {
 		t.Fatal(err)
 	}
 	raw, err := os.ReadFile(out)

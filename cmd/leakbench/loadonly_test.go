@@ -30,7 +30,7 @@ func TestRunLoadOnly(t *testing.T) {
 	}
 	t.Setenv("LEAKBENCH_PROBE_DSN", "") // the environment does not make it a probed run
 	out := filepath.Join(dir, "pass")
-	if err := cmdRun(context.Background(), []string{"--target", target, "--scenario", scen(">1"), "--out", out}); err != nil {
+	if err := cmdRun(context.Background(), testCLI(), []string{"--target", target, "--scenario", scen(">1"), "--out", out}); err != nil {
 		t.Fatalf("passing thresholds: %v", err)
 	}
 	raw, err := os.ReadFile(filepath.Join(out, "summary.json"))
@@ -58,7 +58,7 @@ func TestRunLoadOnly(t *testing.T) {
 		t.Error("empty report.md")
 	}
 
-	err = cmdRun(context.Background(), []string{"--target", target, "--scenario", scen("<1"), "--out", filepath.Join(dir, "fail")})
+	err = cmdRun(context.Background(), testCLI(), []string{"--target", target, "--scenario", scen("<1"), "--out", filepath.Join(dir, "fail")})
 	if !errors.Is(err, errVerdict) || !strings.Contains(err.Error(), "mcp_reqs") {
 		t.Fatalf("failing threshold: %v, want the verdict (99)", err)
 	}
@@ -66,7 +66,7 @@ func TestRunLoadOnly(t *testing.T) {
 	ln2, _ := net.Listen("tcp", "127.0.0.1:0")
 	down := "http://" + ln2.Addr().String() + "/mcp"
 	ln2.Close()
-	err = cmdRun(context.Background(), []string{"--target", down, "--scenario", scen(">1"), "--out", filepath.Join(dir, "down")})
+	err = cmdRun(context.Background(), testCLI(), []string{"--target", down, "--scenario", scen(">1"), "--out", filepath.Join(dir, "down")})
 	if err == nil || errors.Is(err, errVerdict) || errors.Is(err, errUsage) || !strings.Contains(err.Error(), "does not answer") {
 		t.Fatalf("unreachable target: %v", err)
 	}

@@ -87,6 +87,7 @@ scenarios:
 // SIGTERM: leakbench must exit 130, leave no PostgreSQL, PgBouncer or temp
 // directory behind, and leave a run directory that says it was interrupted.
 func TestSignalStopsRunCleanly(t *testing.T) {
+	t.Parallel() // waits on its servers or subprocesses, not on the CPU
 	if testing.Short() {
 		t.Skip("integration test: starts a local stack")
 	}
@@ -171,6 +172,8 @@ func TestSignalStopsRunCleanly(t *testing.T) {
 	}
 }
 
+// TestUsageErrors: refused command lines exit 2 (or 1 when the run could
+// not be done) with their reason, in-process.
 func TestUsageErrors(t *testing.T) {
 	tests := []struct {
 		args []string
@@ -181,7 +184,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"signoff"}, exitUsage, "--out DIR is required"},
 		{[]string{"signoff", "--out", "x", "--variant-before", "leak-now"}, exitUsage, "unknown gateway variant"},
 		{[]string{"run", "--out", "x", "--profile", "huge"}, exitUsage, "unknown profile"},
-		{[]string{"run", "--out", "x", "--scenario", "/nonexistent.yaml"}, exitRunFailed, "read scenario file"},
+		{[]string{"run", "--out", "x", "--scenario", "/nonexistent.yaml"}, exitUsage, "read scenario file"},
 		{[]string{"compare", "a"}, exitUsage, "BEFORE_DIR AFTER_DIR"},
 		{[]string{"report", t.TempDir()}, exitRunFailed, "not a leakbench run directory"},
 		{[]string{"gateway"}, exitUsage, "--dsn"},
@@ -202,23 +205,21 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "--out", "x", "--env", "local", "--target", "http://127.0.0.1:1/mcp"}, exitUsage, "belong to --env external"},
 		{[]string{"run", "--out", "x", "--target", "http://127.0.0.1:1/mcp", "--metrics-url", "http://127.0.0.1:1/metrics"}, exitUsage, "need a probe DSN"},
 	}
-	bin := buildCLI(t)
+	// In-process, each in a directory of its own: a relative --out must
+	// not land in the source tree, and a refused command writes nothing.
+	t.Setenv("LEAKBENCH_GATEWAY_DSN", "")
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			cmd := exec.Command(bin, tt.args...)
-			// In a directory of its own: a relative --out must not land in
-			// the source tree, and a refused command writes nothing.
-			cmd.Dir = t.TempDir()
-			cmd.Env = append(os.Environ(), "LEAKBENCH_GATEWAY_DSN=")
-			out, err := cmd.CombinedOutput()
-			var exit *exec.ExitError
-			if !errors.As(err, &exit) || exit.ExitCode() != tt.code {
-				t.Fatalf("exit = %v, want code %d; output:\n%s", err, tt.code, out)
+			dir := t.TempDir()
+			t.Chdir(dir)
+			code, stdout, stderr := runCLI(t, nil, tt.args...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d; output:\n%s%s", code, tt.code, stdout, stderr)
 			}
-			if !strings.Contains(string(out), tt.want) {
-				t.Fatalf("output lacks %q:\n%s", tt.want, out)
+			if !strings.Contains(stderr, tt.want) {
+				t.Fatalf("stderr lacks %q:\n%s", tt.want, stderr)
 			}
-			if _, err := os.Stat(filepath.Join(cmd.Dir, "x")); !errors.Is(err, os.ErrNotExist) {
+			if _, err := os.Stat(filepath.Join(dir, "x")); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("a refused command left its --out behind (stat err %v)", err)
 			}
 		})

@@ -50,7 +50,7 @@ func TestMergeShards(t *testing.T) {
 	for i := range dirs {
 		dirs[i] = filepath.Join(dir, fmt.Sprintf("shard-%d", i))
 		wg.Go(func() {
-			errs[i] = cmdRun(context.Background(), []string{"--target", target, "--scenario", scen, "--out", dirs[i],
+			errs[i] = cmdRun(context.Background(), testCLI(), []string{"--target", target, "--scenario", scen, "--out", dirs[i],
 				"--shard", fmt.Sprintf("%d/3", i), "--start-at", startAt})
 		})
 	}
@@ -59,7 +59,7 @@ func TestMergeShards(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "merged")
-	if err := cmdMerge(context.Background(), append(dirs, "--out", out, "--shards", "3", "--wait", "5s")); err != nil {
+	if err := cmdMerge(context.Background(), testCLI(), append(dirs, "--out", out, "--shards", "3", "--wait", "5s")); err != nil {
 		t.Fatalf("merge: %v", err)
 	}
 	var sum rundir.Summary
@@ -91,11 +91,11 @@ func TestMergeShards(t *testing.T) {
 			t.Errorf("merged: %v", err)
 		}
 	}
-	if err := cmdReport(context.Background(), []string{out}); err != nil {
+	if err := cmdReport(context.Background(), testCLI(), []string{out}); err != nil {
 		t.Errorf("report of the merged run: %v", err)
 	}
 	// A merge of merges: the merged series read back as one whole shard.
-	if err := cmdMerge(context.Background(), []string{out, "--out", filepath.Join(dir, "again")}); err != nil {
+	if err := cmdMerge(context.Background(), testCLI(), []string{out, "--out", filepath.Join(dir, "again")}); err != nil {
 		t.Errorf("merge of the merged run: %v", err)
 	}
 
@@ -103,7 +103,7 @@ func TestMergeShards(t *testing.T) {
 	for _, d := range dirs {
 		rewritePlanThreshold(t, d, "0.001")
 	}
-	err = cmdMerge(context.Background(), append(dirs, "--out", filepath.Join(dir, "strict")))
+	err = cmdMerge(context.Background(), testCLI(), append(dirs, "--out", filepath.Join(dir, "strict")))
 	if !errors.Is(err, errVerdict) {
 		t.Errorf("failed threshold: %v, want the verdict", err)
 	}
@@ -186,7 +186,7 @@ func TestShardFlags(t *testing.T) {
 			t.Errorf("shardFlags(%q, %q): %v", tc.shard, tc.at, err)
 		}
 	}
-	err := cmdRun(context.Background(), []string{"--variant", "fixed", "--shard", "0/2", "--out", t.TempDir()})
+	err := cmdRun(context.Background(), testCLI(), []string{"--variant", "fixed", "--shard", "0/2", "--out", t.TempDir()})
 	if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "--target") {
 		t.Errorf("a shard of a run with its own stack: %v", err)
 	}

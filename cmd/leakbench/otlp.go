@@ -4,7 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
+	"io"
 
 	"github.com/leakbench/leakbench/internal/app/otelexport"
 	"github.com/leakbench/leakbench/internal/app/runner"
@@ -25,10 +25,10 @@ func addOTLPFlags(fs *flag.FlagSet) otlpFlags {
 }
 
 // start sets the export up; a nil exporter exports nothing.
-func (f otlpFlags) start(ctx context.Context) (*otelexport.Exporter, error) {
-	x, err := otelexport.Start(ctx, otelexport.Config{Endpoint: *f.endpoint, SampleRatio: *f.sample, Version: version, Log: os.Stderr})
+func (f otlpFlags) start(ctx context.Context, log io.Writer) (*otelexport.Exporter, error) {
+	x, err := otelexport.Start(ctx, otelexport.Config{Endpoint: *f.endpoint, SampleRatio: *f.sample, Version: version, Log: log})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errUsage, err)
+		return nil, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	return x, nil
 }

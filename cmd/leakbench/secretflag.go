@@ -20,6 +20,9 @@ const maxSecretFile = 64 << 10
 type secretFlag struct {
 	name, env   string
 	value, file string
+	// getenv reads the environment (nil: os.Getenv); a command sets its
+	// cli's, so that tests give the environment as a value.
+	getenv func(string) string
 }
 
 // newSecretFlag defines --name, --name-file and any aliases of --name
@@ -33,7 +36,7 @@ func newSecretFlag(fs *flag.FlagSet, name, env, usage string, aliases ...string)
 	fs.StringVar(&s.value, name, "", how)
 	fs.StringVar(&s.file, name+"-file", "", "read --"+name+" from the first line of `FILE`")
 	for _, a := range aliases {
-		fs.StringVar(&s.value, a, "", "the same as --"+name)
+		addAlias(fs, a, name) // hidden from help
 	}
 	return s
 }
@@ -48,6 +51,8 @@ func (s *secretFlag) Value() (string, error) {
 		return s.value, nil
 	case s.file != "":
 		return readSecretFile(s.file, "--"+s.name+"-file")
+	case s.env != "" && s.getenv != nil:
+		return s.getenv(s.env), nil
 	case s.env != "":
 		return os.Getenv(s.env), nil
 	}
@@ -70,12 +75,12 @@ func (s *secretFlag) Sources() string {
 func readSecretFile(path, what string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return "", fmt.Errorf("%w: %s: %v", errUsage, what, err)
+		return "", fmt.Errorf("%w: %s: %w", errUsage, what, err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxSecretFile+1))
 	if err != nil {
-		return "", fmt.Errorf("%w: %s: read %s: %v", errUsage, what, path, err)
+		return "", fmt.Errorf("%w: %s: read %s: %w", errUsage, what, path, err)
 	}
 	if len(data) > maxSecretFile {
 		return "", fmt.Errorf("%w: %s: %s is larger than %d KiB; it should hold one line", errUsage, what, path, maxSecretFile>>10)

@@ -39,18 +39,14 @@ func filesContaining(t *testing.T, dir, s string) []string {
 // --help prints flag defaults; secrets given through the environment must
 // not appear there (#18: `gateway -h` printed LEAKBENCH_GATEWAY_DSN).
 func TestHelpShowsNoSecretFromTheEnvironment(t *testing.T) {
-	bin := buildCLI(t)
 	const pw = "hunter2-env-secret"
-	env := append(os.Environ(),
-		"LEAKBENCH_GATEWAY_DSN=postgres://app:"+pw+"@127.0.0.1:6432/mcp",
-		"LEAKBENCH_GATEWAY_UPSTREAM_URL=http://svc:"+pw+"@127.0.0.1:8090",
-		"LEAKBENCH_PROBE_DSN=postgres://probe:"+pw+"@127.0.0.1:5432/mcp",
-		"LEAKBENCH_PGBOUNCER_ADMIN_DSN=postgres://admin:"+pw+"@127.0.0.1:6432/pgbouncer",
-	)
-	for _, cmd := range []string{"gateway", "probe", "run", "up"} {
-		c := exec.Command(bin, cmd, "-h")
-		c.Env = env
-		out, _ := c.CombinedOutput()
+	t.Setenv("LEAKBENCH_GATEWAY_DSN", "postgres://app:"+pw+"@127.0.0.1:6432/mcp")
+	t.Setenv("LEAKBENCH_GATEWAY_UPSTREAM_URL", "http://svc:"+pw+"@127.0.0.1:8090")
+	t.Setenv("LEAKBENCH_PROBE_DSN", "postgres://probe:"+pw+"@127.0.0.1:5432/mcp")
+	t.Setenv("LEAKBENCH_PGBOUNCER_ADMIN_DSN", "postgres://admin:"+pw+"@127.0.0.1:6432/pgbouncer")
+	for _, cmd := range []string{"gateway", "probe", "run", "up", "signoff", "soak", "capacity"} {
+		_, stdout, stderr := runCLI(t, nil, cmd, "-h")
+		out := stdout + stderr
 		if strings.Contains(string(out), pw) {
 			t.Errorf("leakbench %s -h prints a secret from the environment:\n%s", cmd, out)
 		}
@@ -63,6 +59,7 @@ func TestHelpShowsNoSecretFromTheEnvironment(t *testing.T) {
 // A --target or --probe-dsn with a password that fails must not show the
 // password in the error or in any file of the run directory.
 func TestCredentialsInFailingTargetAreMasked(t *testing.T) {
+	t.Parallel() // waits on its servers or subprocesses, not on the CPU
 	bin := buildCLI(t)
 	const pw, dbpw = "tgt-pass-4815", "db-pass-1623"
 	out := filepath.Join(t.TempDir(), "run")
@@ -101,6 +98,7 @@ func TestCredentialsInFailingTargetAreMasked(t *testing.T) {
 // by the plan, but only once the stack is attached: that run is checked
 // too.
 func TestRunDirectoryHoldsNoSecret(t *testing.T) {
+	t.Parallel() // waits on its servers or subprocesses, not on the CPU
 	if testing.Short() {
 		t.Skip("integration test: starts PostgreSQL, PgBouncer and the gateway")
 	}

@@ -4,19 +4,19 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/app/runner"
+	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
 // maxStartAhead bounds --start-at: a shard never waits longer than this.
 const maxStartAhead = 24 * time.Hour
 
 // shardFlags reads run's --shard i/N and --start-at TIME.
-func shardFlags(shard, startAt string, now time.Time) (runner.Segment, time.Time, error) {
-	var seg runner.Segment
+func shardFlags(shard, startAt string, now time.Time) (plan.Segment, time.Time, error) {
+	var seg plan.Segment
 	if shard != "" {
-		s, err := runner.ParseSegment(shard)
+		s, err := plan.ParseSegment(shard)
 		if err != nil {
-			return seg, time.Time{}, fmt.Errorf("%w: --shard: %v", errUsage, err)
+			return seg, time.Time{}, fmt.Errorf("%w: --shard: %w", errUsage, err)
 		}
 		seg = s
 	}

@@ -3,43 +3,86 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/leakbench/leakbench/gateway-under-test"
 	"github.com/leakbench/leakbench/internal/app/capacity"
+	"github.com/leakbench/leakbench/internal/app/dashboard"
 	"github.com/leakbench/leakbench/internal/app/runner"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
+	capreport "github.com/leakbench/leakbench/reports/capacity"
+	"github.com/leakbench/leakbench/reports/verdict"
 )
 
-func cmdSignoff(ctx context.Context, args []string) (err error) {
-	fs := flag.NewFlagSet("signoff", flag.ContinueOnError)
-	profile := fs.String("profile", "ci", "built-in profile: "+strings.Join(runner.ProfileNames(), ", ")+" (ci: both runs in about 90 s on 2 cores), or "+runner.AllProfile+": every pattern's in turn ("+strings.Join(runner.AllPatterns, ", ")+"), one report and one verdict")
-	scenario := fs.String("scenario", "", "a profile or scenario file to use instead of --profile (see scenarios/profiles/*.yaml)")
+func cmdSignoff(ctx context.Context, c *cli, args []string) (err error) {
+	fs := c.flagSet("signoff")
+	ld := addLoadFlags(fs, "ci", "built-in profile: "+strings.Join(runner.ProfileNames(), ", ")+" (ci: both runs in about 90 s on 2 cores), or "+runner.AllProfile+": every pattern's in turn ("+strings.Join(runner.AllPatterns, ", ")+"), one report and one verdict", "vus", "duration", "iterations") // load.go
 	out := fs.String("out", "", "directory for the run directories (before/, after/) and the comparison (required)")
 	force := fs.Bool("force", false, "replace the contents of a non-empty --out directory")
-	env := fs.String("env", "auto", "where each run's stack runs: auto (docker when an engine answers, else local), docker, local")
-	before := fs.String("variant-before", "", "gateway variant of the before run (default from the profile: commit-in-finally); known: "+runner.VariantNames())
+	env := fs.String("env", "auto", envHelp+"; a fresh stack for each run")
+	before := fs.String("variant-before", "", "gateway variant of the before run (default from the profile: commit-in-finally); known: "+gateway.VariantNames())
 	after := fs.String("variant-after", "", "gateway variant of the after run (default from the profile: fixed)")
 	metricsAddr := fs.String("metrics-addr", "", "serve the load engine's and the probe's live Prometheus metrics at http://ADDR/metrics while each run's load runs (e.g. 127.0.0.1:9464)")
 	shards := fs.Int("shards", 0, "play each run's load as `N` leakbench containers on the docker stack's network (--env docker), merged exactly into the run while this process probes; the engine's live metrics are then the shards' own, not served")
 	keepQueryText := fs.Bool("keep-query-text", false, "keep stuck sessions' raw query texts in the run directory and reports (default: literals masked, since queries may hold e-mails, keys or passwords; sensitive)")
 	withCapacity := fs.Bool("capacity", false, "after the sign-off, search both variants' capacity as leakbench capacity does (the profile's capacity: section, e.g. --profile capacity) into OUT/capacity/, and say how the fix moved it (\"raised capacity from 38 to 410 users, 10.8×\"); exit 99 also when a variant is below the section's min, 1 when a search is inconclusive")
+	mode := fs.String("mode", "", "the question asked: fix (before must show the leak, after must not) or regression (after must be no worse than before); required with --before-target and --after-target (default for the reference gateway's variants: fix)")
+	svc := addServiceFlags(c, fs, serviceParts{load: true}) // service.go: shared by both sides
+	beforeSvc := addSideFlags(fs, "before-")
+	afterSvc := addSideFlags(fs, "after-")
 	otlp := addOTLPFlags(fs)
-	hist := addHistoryFlags(fs, true)
-	defer func() { err = hist.exit(err, args) }()
+	hist := addHistoryFlags(c, fs, true)
+	wf := addWorkersFlags(fs)       // workers.go
+	sizeFlags := addSizingFlags(fs) // sizing.go: the --capacity search's Sizing
+	dash := addDashboardFlags(fs)   // dashboard.go
+	defer func() { err = hist.exit(workersExit(err), args) }()
 	fs.Usage = func() {
-		fmt.Fprintf(os.Stderr, "Usage: leakbench signoff --out DIR [flags]\n\nRuns the same load against the leaky gateway (before) and the fixed one (after), each on a fresh\nPostgreSQL + PgBouncer (containers or local processes, see --env), probes pg_stat_activity and PgBouncer, and compares.\nExit 0 when before shows the leak and after shows none, 99 when a check fails.\n\n")
-		fs.PrintDefaults()
+		fmt.Fprintf(fs.Output(), "Usage: leakbench signoff --out DIR [flags]\n       leakbench signoff --before-target URL --after-target URL --mode fix|regression --scenario FILE --out DIR [flags]\n\nRuns the same load against the leaky gateway (before) and the fixed one (after), each on a fresh\nPostgreSQL + PgBouncer (containers or local processes, see --env), probes pg_stat_activity and PgBouncer, and compares.\nExit 0 when before shows the leak and after shows none, 99 when a check fails.\n\nWith --before-target and --after-target it loads two running builds of your own service instead,\none after the other, and judges them under --mode (required): fix (before must leak, after must\nnot) or regression (after no worse than before). Each side's --before-*/--after-* probe flags\nfall back to the shared ones (--probe-dsn, --metrics-url, …).\n")
+		printFlags(fs.Output(), fs)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *out == "" {
 		return fmt.Errorf("%w: --out DIR is required", errUsage)
+	}
+	wcfg, err := wf.config()
+	if err != nil {
+		return err
+	}
+	sizeOpts, sizeGiven, err := sizeFlags.options()
+	if err != nil {
+		return err
+	}
+	if sizeGiven && !*withCapacity {
+		return fmt.Errorf("%w: --target-rate and --replicas size the capacity search's pools: add --capacity (each run of a sign-off is sized for the highest rate it saw; leakbench report --target-rate R DIR re-sizes one)", errUsage)
+	}
+	// Before any load: a bad address fails here. Each side's run is a
+	// part of the page (the view draws them side by side).
+	view := dashboard.NewSignoffView()
+	d, err := dash.start(ctx, "sign-off", view, c.stderr)
+	if err != nil {
+		return err
+	}
+	defer func() { err = d.close(err, *out) }()
+	if beforeSvc.target != "" || afterSvc.target != "" || svc.target != "" {
+		return signoffTargets(ctx, c, signoffTargetFlags{fs: fs, shared: svc, before: beforeSvc, after: afterSvc, mode: *mode, load: ld,
+			capacity: *withCapacity, hist: hist, o: runner.SignoffOptions{Out: *out, Force: *force, Log: c.progress(), Version: version, MetricsAddr: *metricsAddr, KeepQueryText: *keepQueryText, Shards: *shards, Rules: hist.rules, Workers: wcfg, Watch: d.sides()}}, otlp)
+	}
+	if err := svc.refuseWithout("--before-target and --after-target"); err != nil {
+		return err
+	}
+	if beforeSvc.given() || afterSvc.given() {
+		return fmt.Errorf("%w: the --before-* and --after-* service flags belong to --before-target and --after-target (two running builds of your own service)", errUsage)
+	}
+	var signoffMode verdict.Mode
+	if *mode != "" {
+		if signoffMode, err = verdict.ParseMode(*mode); err != nil {
+			return fmt.Errorf("%w: --mode: %w", errUsage, err)
+		}
 	}
 	switch *env {
 	case "auto", "docker", "local":
@@ -52,13 +95,15 @@ func cmdSignoff(ctx context.Context, args []string) (err error) {
 	case *shards > 1 && *env != "docker":
 		return fmt.Errorf("%w: --shards runs the shards as containers of each run's stack: add --env docker", errUsage)
 	}
-	tel, err := otlp.start(ctx)
+	tel, err := otlp.start(ctx, c.progress())
 	if err != nil {
 		return err
 	}
 	defer tel.Shutdown(ctx)
-	if *profile == runner.AllProfile && *scenario == "" {
+	if ld.profile == runner.AllProfile && ld.scenario == "" {
 		switch {
+		case ld.given() != "":
+			return fmt.Errorf("%w: --profile %s plays each pattern's own scenario; %s change one profile's", errUsage, runner.AllProfile, ld.given())
 		case *before != "" || *after != "":
 			return fmt.Errorf("%w: --profile %s compares each pattern's own variants; --variant-before/--variant-after take one profile", errUsage, runner.AllProfile)
 		case hist.dir != "" || hist.baseline != "" || hist.release != "":
@@ -66,9 +111,9 @@ func cmdSignoff(ctx context.Context, args []string) (err error) {
 		case *withCapacity:
 			return fmt.Errorf("%w: --capacity searches one profile's pair of variants; with --profile %s give the pattern's profile (--profile NAME)", errUsage, runner.AllProfile)
 		}
-		return signoffAll(ctx, runner.SignoffOptions{Out: *out, Force: *force, Log: os.Stderr, Version: version, Env: *env, MetricsAddr: *metricsAddr, KeepQueryText: *keepQueryText, Shards: *shards, Telemetry: telemetry(tel)})
+		return signoffAll(ctx, c, runner.SignoffOptions{Out: *out, Force: *force, Log: c.progress(), Version: version, Env: *env, MetricsAddr: *metricsAddr, KeepQueryText: *keepQueryText, Shards: *shards, Telemetry: telemetry(tel), Workers: wcfg, Watch: d.sides()})
 	}
-	p, err := loadProfile(*profile, *scenario)
+	p, err := ld.load()
 	if err != nil {
 		return err
 	}
@@ -87,7 +132,7 @@ func cmdSignoff(ctx context.Context, args []string) (err error) {
 			err = capacity.CheckPlan(p.Plan, sp)
 		}
 		if err != nil {
-			return fmt.Errorf("%w: --capacity with profile %s: %v (a profile with a capacity: section and one constant-vus scenario searches: --profile capacity)", errUsage, p.Name, err)
+			return fmt.Errorf("%w: --capacity with profile %s: %w (a profile with a capacity: section and one constant-vus scenario searches: --profile capacity)", errUsage, p.Name, err)
 		}
 		capSpec = &sp
 	}
@@ -95,12 +140,12 @@ func cmdSignoff(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	start := time.Now()
-	cmp, err := runner.Signoff(ctx, runner.SignoffOptions{Profile: p, Out: *out, Force: *force, Log: os.Stderr, Version: version, Env: *env, MetricsAddr: *metricsAddr, KeepQueryText: *keepQueryText, Shards: *shards, Telemetry: telemetry(tel)})
+	cmp, err := runner.Signoff(ctx, runner.SignoffOptions{Profile: p, Out: *out, Force: *force, Log: c.progress(), Version: version, Env: *env, MetricsAddr: *metricsAddr, KeepQueryText: *keepQueryText, Shards: *shards, Telemetry: telemetry(tel), Mode: signoffMode, Rules: hist.rules, Workers: wcfg, Watch: d.sides()})
 	if err != nil {
 		return err
 	}
-	fmt.Println()
-	if err := cmp.WriteTable(os.Stdout); err != nil {
+	fmt.Fprintln(c.tables())
+	if err := cmp.WriteTable(c.tables()); err != nil {
 		return err
 	}
 	regressed, err := hist.recordSignoff(ctx, *out, cmp)
@@ -109,10 +154,11 @@ func cmdSignoff(ctx context.Context, args []string) (err error) {
 	}
 	var capErr error
 	if capSpec != nil {
-		fmt.Println()
-		var sum *capacity.Summary
-		sum, capErr = searchCapacity(ctx, capacity.Options{Profile: p, Spec: *capSpec, Variants: []string{p.VariantBefore, p.VariantAfter},
-			Env: *env, Out: filepath.Join(*out, capacity.SignoffDir), Force: *force, Log: os.Stderr, Version: version, Telemetry: telemetry(tel)})
+		fmt.Fprintln(c.tables())
+		var sum *capreport.Summary
+		sum, capErr = searchCapacity(ctx, c, capacity.Options{Profile: p, Spec: *capSpec, Variants: []string{p.VariantBefore, p.VariantAfter},
+			Env: *env, Out: filepath.Join(*out, capreport.SignoffDir), Force: *force, Log: c.progress(), Version: version, Telemetry: telemetry(tel), Workers: wcfg, Sizing: sizeOpts,
+			Watch: d.capacityWatch(view.Capacity)}) // the searches on the sign-off's page, below its sides
 		// What the searches measured — a bound, an inconclusive stop —
 		// belongs in the sign-off's own report as well as in capacity/.
 		if sum != nil {
@@ -121,7 +167,7 @@ func cmdSignoff(ctx context.Context, args []string) (err error) {
 			}
 		}
 	}
-	fmt.Printf("\nsign-off took %s; report: %s/report.md\n", time.Since(start).Round(time.Second), *out)
+	fmt.Fprintf(c.stdout, "\nsign-off took %s; report: %s/report.md\n", time.Since(start).Round(time.Second), *out)
 	if !cmp.Pass {
 		return fmt.Errorf("%w: see %s/report.md", errVerdict, *out)
 	}
@@ -133,17 +179,17 @@ func cmdSignoff(ctx context.Context, args []string) (err error) {
 
 // signoffAll signs off every pattern (runner.SignoffAll): exit 0 only when
 // every pattern passes, 99 naming the ones that did not.
-func signoffAll(ctx context.Context, o runner.SignoffOptions) error {
+func signoffAll(ctx context.Context, c *cli, o runner.SignoffOptions) error {
 	start := time.Now()
 	m, err := runner.SignoffAll(ctx, runner.SignoffAllOptions{SignoffOptions: o})
 	if err != nil {
 		return err
 	}
-	fmt.Println()
-	if err := m.WriteTable(os.Stdout); err != nil {
+	fmt.Fprintln(c.tables())
+	if err := m.WriteTable(c.tables()); err != nil {
 		return err
 	}
-	fmt.Printf("\nsign-off of every pattern took %s; report: %s/report.md\n", time.Since(start).Round(time.Second), o.Out)
+	fmt.Fprintf(c.stdout, "\nsign-off of every pattern took %s; report: %s/report.md\n", time.Since(start).Round(time.Second), o.Out)
 	var broken []string
 	for _, p := range m.Patterns {
 		if p.Error != "" {
@@ -167,7 +213,7 @@ func loadProfile(name, file string) (runner.Profile, error) {
 	}
 	p, err := runner.LookupProfile(name)
 	if err != nil {
-		return p, fmt.Errorf("%w: %v", errUsage, err)
+		return p, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	return p, nil
 }
@@ -177,8 +223,8 @@ func overrideVariants(p *runner.Profile, before, after string) error {
 		if v == "" {
 			continue
 		}
-		if err := runner.CheckVariants(v); err != nil {
-			return fmt.Errorf("%w: %v", errUsage, err)
+		if _, err := gateway.ParseVariants(v); err != nil {
+			return fmt.Errorf("%w: %w", errUsage, err)
 		}
 	}
 	if before != "" {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,25 +29,29 @@ func (s slopeFlags) Set(v string) error {
 	return nil
 }
 
-func cmdSoak(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("soak", flag.ContinueOnError)
-	profile := fs.String("profile", "soak", "built-in profile whose constant load to hold")
-	scenario := fs.String("scenario", "", "profile or scenario `FILE` instead of --profile")
+func cmdSoak(ctx context.Context, c *cli, args []string) error {
+	fs := c.flagSet("soak")
+	ld := addLoadFlags(fs, "soak", "built-in profile whose constant load to hold", "vus", "duration") // load.go
 	variant := fs.String("variant", "commit-in-finally-rare", "gateway variant to soak")
 	out := fs.String("out", "", "run directory (required)")
 	force := fs.Bool("force", false, "replace an earlier run in --out that leakbench wrote")
-	env := fs.String("env", "auto", "stack provider: auto, docker or local")
+	env := fs.String("env", "auto", envHelp+" (--target soaks your own service instead)")
+	svc := addServiceFlags(c, fs, serviceParts{load: true}) // service.go; a soak's run is named soak
 	baseline := fs.Duration("baseline", 10*time.Second, "how long the probes sample before the load")
 	warmup := fs.Duration("warmup", 30*time.Second, "start of the load left out of the fit")
 	coolDown := fs.Duration("cool-down", 30*time.Second, "how long the probes sample after the load, with none (0: the soak is not judged)")
 	minPoints := fs.Int("min-points", 30, "fewest one-second points of the steady window a resource needs to be judged")
 	minR2 := fs.Float64("min-r2", 0.5, "least R² of a fit for its slope to count as growth")
 	otlp := addOTLPFlags(fs)
+	wf := addWorkersFlags(fs) // workers.go
+	// dashboard.go; dashviews.go
+	dash := addDashboardFlags(fs)
 	slopes := slopeFlags{}
 	fs.Var(slopes, "slope", "growth threshold `KIND=PERHOUR`, repeatable; kinds: connections, idle_in_tx, stuck, sv_active, cl_waiting, pool_acquired, unclosed_sessions, rss_bytes, open_fds, goroutines")
 	fs.Usage = func() {
-		fmt.Fprintf(os.Stderr, `Usage: leakbench soak --out DIR [--profile soak | --scenario FILE] [--variant V] [--env auto|docker|local]
+		fmt.Fprintf(fs.Output(), `Usage: leakbench soak --out DIR [--profile soak | --scenario FILE] [--variant V] [--env auto|docker|local]
                       [--baseline D] [--warmup D] [--cool-down D] [--slope KIND=PERHOUR]...
+       leakbench soak --target URL --probe-dsn DSN --scenario FILE --out DIR [flags]
 
 Holds a profile's constant load on a fresh stack for the plan's duration, after a baseline with
 no load, then lets the probes sample through a cool-down with no load. Over the steady window
@@ -64,7 +67,7 @@ plots/soak.png|svg into --out. leakbench's own resident memory is fitted too, an
 Exit: 0 flat, 99 growing or not judged, 1 the soak could not be run, 130 interrupted.
 
 `)
-		fs.PrintDefaults()
+		printFlags(fs.Output(), fs)
 	}
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -79,25 +82,63 @@ Exit: 0 flat, 99 growing or not judged, 1 the soak could not be run, 130 interru
 	if *baseline < 0 || *warmup < 0 || *coolDown < 0 || *minPoints < 2 || *minR2 < 0 || *minR2 > 1 {
 		return fmt.Errorf("%w: want --baseline, --warmup, --cool-down ≥ 0, --min-points ≥ 2 and 0 ≤ --min-r2 ≤ 1", errUsage)
 	}
-	p, err := loadProfile(*profile, *scenario)
+	wcfg, err := wf.config()
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return err
+	}
+	o := soak.Options{Variant: *variant, Dir: *out, Force: *force, Env: *env, Log: c.progress(), Version: version, Workers: wcfg}
+	if err := soakTarget(fs, svc, &o); err != nil {
+		return err
+	}
+	p, err := ld.load()
+	if err != nil {
+		return err
 	}
 	set, err := soakSettings(fs, p.Soak, soakFlags{baseline, warmup, coolDown, minPoints, minR2, slopes})
 	if err != nil {
 		return err
 	}
-	tel, err := otlp.start(ctx)
+	tel, err := otlp.start(ctx, c.progress())
 	if err != nil {
 		return err
 	}
 	defer tel.Shutdown(ctx)
-	_, err = soak.Run(ctx, soak.Options{Profile: p, Variant: *variant, Dir: *out, Force: *force, Env: *env,
-		Settings: set, Log: os.Stderr, Version: version, Telemetry: telemetry(tel)})
+	o.Profile, o.Settings, o.Telemetry = p, set, telemetry(tel)
+	_, err = dash.runSoak(ctx, c, o)
 	if errors.Is(err, soak.ErrGrowing) || errors.Is(err, soak.ErrNotJudged) {
-		return fmt.Errorf("%w: %v (see %s/report.md)", errVerdict, err, *out)
+		return fmt.Errorf("%w: %w (see %s/report.md)", errVerdict, err, *out)
 	}
-	return err
+	return workersExit(err)
+}
+
+// soakTarget points the soak at the user's own service when --target is
+// given (Env external, no variant). A soak is judged on the probes, so it
+// needs a probe DSN there.
+func soakTarget(fs *flag.FlagSet, svc *serviceFlags, o *soak.Options) error {
+	if svc.target == "" {
+		return svc.refuseWithout("--target")
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	switch {
+	case given["variant"]:
+		return fmt.Errorf("%w: --target soaks your own service; --variant the reference gateway's: give one of them", errUsage)
+	case given["env"] && o.Env != "external":
+		return fmt.Errorf("%w: --target soaks your own service (--env external), not a stack of --env %s", errUsage, o.Env)
+	}
+	topts, err := svc.conn.options()
+	if err != nil {
+		return err
+	}
+	ext, err := svc.external(topts)
+	if err != nil {
+		return err
+	}
+	if ext.ProbeDSN == "" {
+		return fmt.Errorf("%w: a soak is judged on the probes: --target needs a probe DSN (%s)", errUsage, svc.probeDSN.Sources())
+	}
+	o.Env, o.External, o.Target, o.Variant = "external", ext, topts, ""
+	return nil
 }
 
 // soakFlags are soak's setting flags, as parsed.

@@ -26,7 +26,7 @@ func TestTargetSecretQueryParameterStaysOut(t *testing.T) {
 	}
 	t.Setenv("LEAKBENCH_PROBE_DSN", "")
 	out := filepath.Join(dir, "run")
-	if err := cmdRun(context.Background(), []string{"--target", target, "--scenario", scen, "--out", out}); err != nil {
+	if err := cmdRun(context.Background(), testCLI(), []string{"--target", target, "--scenario", scen, "--out", out}); err != nil {
 		t.Fatalf("run: %v", err)
 	}
 	files := 0

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,16 +12,16 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
-func cmdTrend(_ context.Context, args []string) error {
-	fs := flag.NewFlagSet("trend", flag.ContinueOnError)
+func cmdTrend(_ context.Context, c *cli, args []string) error {
+	fs := c.flagSet("trend")
 	out := fs.String("out", "", "directory for trend.html, trend.md and plots/ (required; created, or empty)")
 	force := fs.Bool("force", false, "replace the trend in a non-empty --out directory that leakbench wrote")
 	profile := fs.String("profile", "", "the profile whose entries to draw (default: the newest entry's)")
 	variant := fs.String("variant", "", "the (after) variant whose entries to draw (default: the newest entry's)")
 	baseline := fs.String("baseline", history.BaselineLast, "the entry to mark as the baseline: last (the newest passing one), an entry ID, or none")
 	fs.Usage = func() {
-		fmt.Fprintf(os.Stderr, "Usage: leakbench trend HISTORY_DIR --out DIR [flags]\n\nDraws the key figures of a history directory (written by run/signoff --history) release after\nrelease: a self-contained trend.html, trend.md and plots/NAME.png|svg, the baseline marked.\n\n")
-		fs.PrintDefaults()
+		fmt.Fprintf(fs.Output(), "Usage: leakbench trend HISTORY_DIR --out DIR [flags]\n\nDraws the key figures of a history directory (written by run/signoff --history) release after\nrelease: a self-contained trend.html, trend.md and plots/NAME.png|svg, the baseline marked.\n\n")
+		printFlags(fs.Output(), fs)
 	}
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -37,21 +36,21 @@ func cmdTrend(_ context.Context, args []string) error {
 	}
 	st, err := history.OpenExisting(dir)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, history.MarkerFile)); err != nil {
-		fmt.Fprintf(os.Stderr, "leakbench: warning: %s has no %s marker; reading its entries anyway\n", dir, history.MarkerFile)
+		fmt.Fprintf(c.stderr, "leakbench: warning: %s has no %s marker; reading its entries anyway\n", dir, history.MarkerFile)
 	}
 	entries, warnings, err := st.List()
 	if err != nil {
 		return err
 	}
 	for _, w := range warnings {
-		fmt.Fprintf(os.Stderr, "leakbench: warning: history %s\n", w)
+		fmt.Fprintf(c.stderr, "leakbench: warning: history %s\n", w)
 	}
 	t, err := trend.New(entries, trend.Options{Profile: *profile, Variant: *variant, Baseline: *baseline})
 	if errors.Is(err, trend.ErrEmpty) || errors.Is(err, history.ErrNotFound) {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if err != nil {
 		return err
@@ -59,15 +58,15 @@ func cmdTrend(_ context.Context, args []string) error {
 	// The --out rules of every command: a new or empty directory, or with
 	// --force one that holds only leakbench's own output.
 	if err := rundir.Prepare(*out, *force); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if err := t.Write(*out); err != nil {
 		rundir.Discard(*out)
 		return err
 	}
-	if err := t.WriteMarkdown(os.Stdout); err != nil {
+	if err := t.WriteMarkdown(c.stdout); err != nil {
 		return err
 	}
-	fmt.Printf("\ntrend: %s/%s (%d entries; %d skipped)\n", *out, trend.HTMLFile, len(t.Entries), len(warnings))
+	fmt.Fprintf(c.stdout, "\ntrend: %s/%s (%d entries; %d skipped)\n", *out, trend.HTMLFile, len(t.Entries), len(warnings))
 	return nil
 }

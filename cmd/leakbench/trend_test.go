@@ -18,6 +18,7 @@ import (
 // empty or missing directory is written and marked; a trend's own
 // directory is refused without --force and replaced with it.
 func TestTrendOut(t *testing.T) {
+	t.Parallel() // waits on its servers or subprocesses, not on the CPU
 	bin := buildCLI(t)
 	hist := filepath.Join(t.TempDir(), "history")
 	st, err := history.Open(hist)

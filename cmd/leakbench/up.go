@@ -2,39 +2,41 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"os"
 
-	"github.com/leakbench/leakbench/internal/app/runner"
+	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/gateway-under-test"
 	"github.com/leakbench/leakbench/internal/app/servers"
 )
 
-func cmdUp(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("up", flag.ContinueOnError)
-	provider := fs.String("env", servers.ProviderAuto, "who starts the stack: "+servers.ProviderNames+" (auto: docker when a Docker engine answers, else local)")
-	variant := fs.String("variant", "fixed", "gateway variant; known: "+runner.VariantNames())
+func cmdUp(ctx context.Context, c *cli, args []string) error {
+	fs := c.flagSet("up")
+	provider := fs.String("env", fixtures.ProviderAuto, "who starts the stack: "+fixtures.ProviderNames+" (auto: docker when a Docker engine answers, else local)")
+	variant := fs.String("variant", "fixed", "gateway variant; known: "+gateway.VariantNames())
 	asJSON := fs.Bool("json", false, "print the endpoints as one JSON object instead of a table")
 	showSecrets := fs.Bool("show-secrets", false, "print passwords and bearer tokens instead of masking them")
 	users := fs.Int("users", 0, "seeded users, each with a bearer token (default 200)")
 	iit := fs.Duration("idle-in-tx-timeout", 0, "PostgreSQL's idle_in_transaction_session_timeout (default 120s; negative: off)")
 	logDir := fs.String("log-dir", "", "write the servers' logs into this directory when the stack stops")
-	var ports servers.Ports
+	var ports fixtures.Ports
 	fs.IntVar(&ports.Gateway, "gateway-port", 0, "docker: publish the gateway on this 127.0.0.1 port (default: a free one)")
 	fs.IntVar(&ports.Postgres, "postgres-port", 0, "docker: publish PostgreSQL on this 127.0.0.1 port")
 	fs.IntVar(&ports.PgBouncer, "pgbouncer-port", 0, "docker: publish PgBouncer on this 127.0.0.1 port")
 	fs.IntVar(&ports.Upstream, "upstream-port", 0, "docker: publish the upstream on this 127.0.0.1 port")
-	var ext runner.External
+	var ext fixtures.External
 	fs.StringVar(&ext.GatewayURL, "target", "", "external: your gateway's MCP endpoint (http://127.0.0.1:PORT/mcp)")
-	fs.StringVar(&ext.GatewayURL, "gateway-url", "", "the same as --target")
+	addAlias(fs, "gateway-url", "target")
 	fs.StringVar(&ext.GatewayMetricsURL, "metrics-url", "", "external: your gateway's Prometheus endpoint")
-	fs.StringVar(&ext.GatewayMetricsURL, "scrape", "", "the same as --metrics-url")
+	addAlias(fs, "scrape", "metrics-url")
 	probeDSN := newSecretFlag(fs, "probe-dsn", "LEAKBENCH_PROBE_DSN", "external: `DSN` of a pg_monitor role on your PostgreSQL", "dsn")
 	postgresDSN := newSecretFlag(fs, "postgres-dsn", "LEAKBENCH_POSTGRES_DSN", "external: admin `DSN` of your PostgreSQL (optional)")
 	appDSN := newSecretFlag(fs, "app-dsn", "LEAKBENCH_APP_DSN", "external: your gateway's `DSN`, through PgBouncer (optional)")
 	pgbouncerDSN := newSecretFlag(fs, "pgbouncer-admin-dsn", "LEAKBENCH_PGBOUNCER_ADMIN_DSN", "external: `DSN` of your PgBouncer's admin console (optional)", "pgbouncer")
+	for _, s := range []*secretFlag{probeDSN, postgresDSN, appDSN, pgbouncerDSN} {
+		s.getenv = c.getenv // the cli's environment
+	}
 	fs.Usage = func() {
-		fmt.Fprintf(os.Stderr, `Usage: leakbench up [--env auto|docker|local|external] [--variant V] [--json] [flags]
+		fmt.Fprintf(fs.Output(), `Usage: leakbench up [--env auto|docker|local|external] [--variant V] [--json] [flags]
 
 Starts PostgreSQL, PgBouncer, the reference gateway and the upstream service,
 prints their endpoints and waits for Ctrl-C (or SIGTERM), then stops and
@@ -43,7 +45,7 @@ private network from images leakbench builds itself (see 'leakbench images');
 --env external only checks your own endpoints and prints them.
 
 `)
-		fs.PrintDefaults()
+		printFlags(fs.Output(), fs)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -58,12 +60,12 @@ private network from images leakbench builds itself (see 'leakbench images');
 		}
 		*f.dst = v
 	}
-	if err := runner.CheckVariants(*variant); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+	if _, err := gateway.ParseVariants(*variant); err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	return servers.Up(ctx, servers.UpOptions{
-		Stack:    servers.StackConfig{Variant: *variant, Users: *users, IdleInTxTimeout: *iit, LogDir: *logDir},
+		Stack:    fixtures.Config{Variant: *variant, Users: *users, IdleInTxTimeout: *iit, LogDir: *logDir},
 		Provider: *provider, External: ext, Ports: ports, JSON: *asJSON, ShowSecrets: *showSecrets,
-		Stdout: os.Stdout, Stderr: os.Stderr,
+		Stdout: c.stdout, Stderr: c.stderr,
 	})
 }

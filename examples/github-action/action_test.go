@@ -247,60 +247,6 @@ func TestActionFiles(t *testing.T) {
 	checkExample(t, a)
 }
 
-func checkExample(t *testing.T, a *action) {
-	t.Helper()
-	text := readFile(t, exampleWF)
-	var wf struct {
-		Jobs map[string]struct {
-			Services map[string]any `yaml:"services"`
-			Steps    []step         `yaml:"steps"`
-		} `yaml:"jobs"`
-	}
-	if err := yaml.Unmarshal([]byte(text), &wf); err != nil {
-		t.Fatalf("%s: %v", exampleWF, err)
-	}
-	found := false
-	for name, job := range wf.Jobs {
-		if _, ok := job.Services["postgres"]; !ok {
-			t.Errorf("%s: job %s has no postgres service", exampleWF, name)
-		}
-		restored := map[string]bool{}
-		for _, st := range job.Steps {
-			if strings.HasPrefix(st.Uses, "actions/cache/restore@") || strings.HasPrefix(st.Uses, "actions/download-artifact@") {
-				restored[st.With["path"]] = true
-			}
-			if !strings.HasPrefix(st.Uses, "leakbench/leakbench@") {
-				continue
-			}
-			found = true
-			for k := range st.With {
-				if _, ok := a.Inputs[k]; !ok {
-					t.Errorf("%s: the action is given %s, which it does not declare", exampleWF, k)
-				}
-			}
-			for k, in := range a.Inputs {
-				if _, ok := st.With[k]; in.Required && !ok {
-					t.Errorf("%s: the required input %s is not given", exampleWF, k)
-				}
-			}
-			if st.With["probe-dsn"] != "${{ secrets.LEAKBENCH_PROBE_DSN }}" {
-				t.Errorf("%s: probe-dsn is %q, want the secret LEAKBENCH_PROBE_DSN", exampleWF, st.With["probe-dsn"])
-			}
-			if b := st.With["baseline"]; b == "" || !restored[b] {
-				t.Errorf("%s: the baseline %q is not restored (from the cache or an artifact) before the action", exampleWF, b)
-			}
-		}
-	}
-	if !found {
-		t.Fatalf("%s: no step uses leakbench/leakbench@…", exampleWF)
-	}
-	for _, m := range regexp.MustCompile(`steps\.leakbench\.outputs\.([a-z-]+)`).FindAllStringSubmatch(text, -1) {
-		if _, ok := a.Outputs[m[1]]; !ok {
-			t.Errorf("%s reads the output %s, which the action does not declare", exampleWF, m[1])
-		}
-	}
-}
-
 // leakbenchFlags are the flags the CLI defines, read from its sources.
 func leakbenchFlags(t *testing.T) map[string]bool {
 	t.Helper()
@@ -308,7 +254,7 @@ func leakbenchFlags(t *testing.T) map[string]bool {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("cmd/leakbench sources: %v", err)
 	}
-	def := regexp.MustCompile(`(?:fs\.(?:String|Bool|Int|Duration|Func|StringVar|BoolVar|Var)\((?:[^,]+, )?|newSecretFlag\(fs, )"([a-z-]+)"`)
+	def := regexp.MustCompile(`(?:fs\.(?:String|Bool|Int|Duration|Func|StringVar|BoolVar|Var)\((?:[^,"]+, )?|newSecretFlag\(fs, )"([a-z-]+)"`)
 	flags := map[string]bool{}
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {
@@ -514,10 +460,11 @@ func checkNoSecret(t *testing.T, g *ghStep, out string, secrets map[string]strin
 // its script step twice, each against a real local stack whose reference
 // gateway is "the user's service": the fixed variant passes (exit 0, the
 // report on the summary page, the outputs set); its run, kept as the
-// baseline, is compared with a run of the leaky commit-in-finally, which
-// fails the step (99) and puts the comparison under the report. No secret
-// of the stacks shows anywhere the step writes.
+// baseline, judges a run of the leaky commit-in-finally, which regresses
+// and fails the step (99), the regression verdict leading the summary. No
+// secret of the stacks shows anywhere the step writes.
 func TestActionRunsOnAService(t *testing.T) {
+	t.Parallel() // waits on its servers and the clock, not on the CPU
 	if testing.Short() {
 		t.Skip("integration test: two local stacks (PostgreSQL, PgBouncer, the gateway) under load")
 	}
@@ -527,16 +474,7 @@ func TestActionRunsOnAService(t *testing.T) {
 	a, _ := loadAction(t)
 	temp, ws := t.TempDir(), t.TempDir()
 
-	// The action's build step, as the runner runs it.
-	absRoot, err := filepath.Abs(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	build := exec.CommandContext(ctx, "bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", a.stepRunning(t, "go build").Run)
-	build.Dir, build.Env = ws, append(cleanEnv(), "GITHUB_ACTION_PATH="+absRoot, "RUNNER_TEMP="+temp)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("the action's build step: %v\n%s", err, out)
-	}
+	buildStep(t, ctx, a, ws, temp)
 	if err := os.WriteFile(filepath.Join(ws, "leakbench.yaml"), []byte(scenarioYAML), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -585,7 +523,7 @@ func TestActionRunsOnAService(t *testing.T) {
 	if n := strings.Count(g.summaryText, headline); n != 1 {
 		t.Errorf("fixed: the report's headline is %d times on the summary, want once", n)
 	}
-	want := map[string]string{"exit-code": "0", "report": "leakbench-out/run/report.md", "verdict": strings.TrimPrefix(headline, "# "), "run-dir": "leakbench-out/run", "compare-report": ""}
+	want := map[string]string{"exit-code": "0", "report": "leakbench-out/run/report.md", "verdict": strings.TrimPrefix(headline, "# "), "run-dir": "leakbench-out/run", "compare-report": "", "regression": ""}
 	for k, v := range want {
 		if got, ok := g.outputs[k]; !ok || got != v {
 			t.Errorf("fixed: output %s = %q (set: %v), want %q", k, got, ok, v)
@@ -624,13 +562,13 @@ func TestActionRunsOnAService(t *testing.T) {
 	if !strings.Contains(headline, "FAIL") || g.outputs["verdict"] != strings.TrimPrefix(headline, "# ") || g.outputs["exit-code"] != "99" {
 		t.Errorf("commit-in-finally: headline %q, outputs %v: want a FAIL verdict and exit-code 99", headline, g.outputs)
 	}
-	if g.outputs["compare-report"] != "leakbench-out/compare/report.md" || g.outputs["compare-exit-code"] == "" {
-		t.Errorf("commit-in-finally: the comparison's outputs: %v", g.outputs)
+	if g.outputs["compare-report"] != "leakbench-out/compare/report.md" || g.outputs["compare-exit-code"] != "99" || g.outputs["regression"] != "fail" {
+		t.Errorf("commit-in-finally: the regression verdict's outputs: %v", g.outputs)
 	}
 	cmp := readFile(t, filepath.Join(out, "compare", "report.md"))
 	_, cmpBody, _ := strings.Cut(cmp, "\n")
-	if !strings.Contains(g.summaryText, report) || !strings.Contains(g.summaryText, cmpBody) || !strings.Contains(g.summaryText, "Compared with the baseline") {
-		t.Errorf("commit-in-finally: the summary lacks the run's report or the comparison's:\n%s", g.summaryText)
+	if !strings.Contains(g.summaryText, report) || !strings.Contains(g.summaryText, cmpBody) || !strings.Contains(g.summaryText, "regression check: FAIL — after regressed: ") {
+		t.Errorf("commit-in-finally: the summary lacks the run's report or the regression verdict:\n%s", g.summaryText)
 	}
 	if !strings.Contains(cmp, "leakbench-baseline") {
 		t.Errorf("commit-in-finally: the comparison does not name the baseline's directory:\n%s", cmp)

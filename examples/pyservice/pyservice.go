@@ -96,7 +96,7 @@ func Check() (string, error) { return checkOnce() }
 
 func check() (string, error) {
 	if _, err := os.Stat(Python); err != nil {
-		return "", fmt.Errorf("%w: no %s (%s): %v", ErrMissing, Python, installHint, err)
+		return "", fmt.Errorf("%w: no %s (%s): %w", ErrMissing, Python, installHint, err)
 	}
 	var prog strings.Builder
 	prog.WriteString("import sys\nmissing = []\nvers = []\n")
@@ -114,7 +114,7 @@ func check() (string, error) {
 	case errors.As(err, &ee) && ee.ExitCode() == 3:
 		return "", fmt.Errorf("%w: %s cannot import %s (%s)", ErrMissing, Python, lines[len(lines)-1], installHint)
 	case err != nil:
-		return "", fmt.Errorf("%w: %s failed: %v: %s", ErrMissing, Python, err, bytes.TrimSpace(out))
+		return "", fmt.Errorf("%w: %s failed: %w: %s", ErrMissing, Python, err, bytes.TrimSpace(out))
 	}
 	return lines[0], nil
 }
@@ -354,7 +354,7 @@ func (s *Service) waitReady(ctx context.Context, timeout time.Duration) error {
 		}
 		select {
 		case <-s.done:
-			return fmt.Errorf("pyservice: exited before answering (%v): %s", s.waitErr, s.tail.String())
+			return fmt.Errorf("pyservice: exited before answering (%v): %s", s.waitErr, s.tail.String()) //nolint:errorlint // nil when it exited 0, which %w would print as %!w(<nil>)
 		case <-ctx.Done():
 			return fmt.Errorf("pyservice: no answer on %s within %s: %w; its log: %s", s.BaseURL, timeout, ctx.Err(), s.tail.String())
 		case <-tick.C:
@@ -393,7 +393,7 @@ func (s *Service) stop() error {
 		var ee *exec.ExitError
 		if errors.As(s.waitErr, &ee) && len(errs) == 0 {
 			if st, ok := ee.Sys().(syscall.WaitStatus); !ok || !st.Signaled() || st.Signal() != syscall.SIGTERM {
-				errs = append(errs, fmt.Errorf("pyservice: exited with %v: %s", s.waitErr, s.tail.String()))
+				errs = append(errs, fmt.Errorf("pyservice: exited with %w: %s", s.waitErr, s.tail.String()))
 			}
 		}
 	}

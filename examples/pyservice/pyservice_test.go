@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/internal/testing/testenv"
 	"github.com/leakbench/leakbench/scenarios/engine"
 	"github.com/leakbench/leakbench/scenarios/scenariofile"
@@ -312,7 +313,7 @@ func closeService(t *testing.T, svc *Service) {
 	}
 }
 
-func runPlan(t *testing.T, svc *Service, st *stack, yaml string) *engine.Result {
+func runPlan(t *testing.T, svc *Service, st *stack, yaml string) *rundir.LoadResult {
 	t.Helper()
 	pl, err := scenariofile.Parse([]byte(yaml), "pyservice.yaml")
 	if err != nil {

@@ -4,8 +4,12 @@
 // one rundir.AppPoolSample a round, summed over the targets that answered.
 //
 // The built-in mappings cover the reference gateway, Go's database/sql
-// (client_golang's DBStatsCollector), HikariCP (Micrometer) and
-// SQLAlchemy; an endpoint whose mapping is auto gets the first of them
+// (client_golang's DBStatsCollector), HikariCP (Micrometer), SQLAlchemy,
+// and OpenTelemetry's connection-pool semantic conventions as its
+// Prometheus exporters name them (otel; otel_legacy for the names up to
+// v1.24 that opentelemetry-instrumentation-sqlalchemy exports), so that a
+// service instrumented with OpenTelemetry needs no exporter of its own;
+// an endpoint whose mapping is auto gets the first of them
 // whose series it exports, and other exporters are described by a named
 // Mapping. A failed scrape is told to a report function with what is wrong
 // and what to do, by a source name that masks any password in the URL.

@@ -1,7 +1,9 @@
 package poolmetrics
 
 import (
+	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/leakbench/leakbench/internal/lib/rundir"
@@ -10,12 +12,21 @@ import (
 
 // Mapping names the series of a service's own connection pool in its
 // Prometheus metrics. Each field is a sample name as it appears in the
-// exposition (a counter with its _total, a summary's _sum or _count); an
-// empty field is a value the exporter does not have and reads as 0. All
-// series of a name that carry the Labels are summed: several pools (or
-// db_name values) of one service count as one pool unless Labels picks one.
+// exposition (a counter with its _total, a summary's or histogram's _sum
+// or _count), with label matchers where the name alone is not enough
+// (`db_client_connection_count{state="used"}`), and alternatives
+// separated by "|": the first the scrape has is read (selector.go). A
+// time whose name ends in _milliseconds (before _sum or _total) is read
+// in seconds. An empty field is a value the exporter does not have and
+// reads as 0. All series of a name that carry the Labels (and belong to
+// the Pool) are summed: several pools (or db_name values) of one service
+// count as one pool unless Labels or Pool picks one.
 type Mapping struct {
 	Name string `json:"name,omitempty"`
+	// Base, in a custom mapping, names a built-in mapping whose fields
+	// fill those left empty: {"base": "otel", "pool": "main"} reads one
+	// pool of an OpenTelemetry exporter.
+	Base string `json:"base,omitempty"`
 	// Acquired: connections checked out of the pool right now.
 	Acquired string `json:"acquired,omitempty"`
 	// Idle: open connections waiting in the pool.
@@ -35,8 +46,82 @@ type Mapping struct {
 	UnclosedSessions string `json:"unclosed_sessions,omitempty"`
 	// Waiting: callers waiting for a connection right now.
 	Waiting string `json:"waiting,omitempty"`
+	// UseSecondsTotal and UsesTotal: the seconds checkouts held their
+	// connection, summed, and how many checkouts returned it (a histogram's
+	// _sum and _count): the service's own view of release latency. When
+	// the series UseSecondsTotal reads is a histogram's _sum, its buckets
+	// are read too, for the use time's percentiles (as are
+	// AcquireWaitSecondsTotal's, for the wait time's).
+	UseSecondsTotal string `json:"use_seconds_total,omitempty"`
+	UsesTotal       string `json:"uses_total,omitempty"`
 	// Labels restricts the series read to those with these label values.
 	Labels map[string]string `json:"labels,omitempty"`
+	// Pool restricts the series read to one pool by the label
+	// OpenTelemetry's exporters name it with: pool_name (semantic
+	// conventions up to v1.24) or db_client_connection_pool_name.
+	Pool string `json:"pool,omitempty"`
+}
+
+// compiled is a Mapping with its fields parsed.
+type compiled struct {
+	*Mapping
+	acquired, idle, total, max, waits, waitSeconds, canceled, unclosed, waiting, useSeconds, uses field
+}
+
+// compile parses m's fields; its errors name the field.
+func compile(m *Mapping) (*compiled, error) {
+	c := &compiled{Mapping: m}
+	for _, f := range []struct {
+		name string
+		src  string
+		dst  *field
+	}{
+		{"acquired", m.Acquired, &c.acquired}, {"idle", m.Idle, &c.idle}, {"total", m.Total, &c.total},
+		{"max", m.Max, &c.max}, {"acquire_waits_total", m.AcquireWaitsTotal, &c.waits},
+		{"acquire_wait_seconds_total", m.AcquireWaitSecondsTotal, &c.waitSeconds},
+		{"canceled_acquires_total", m.CanceledAcquiresTotal, &c.canceled},
+		{"unclosed_sessions", m.UnclosedSessions, &c.unclosed}, {"waiting", m.Waiting, &c.waiting},
+		{"use_seconds_total", m.UseSecondsTotal, &c.useSeconds}, {"uses_total", m.UsesTotal, &c.uses},
+	} {
+		p, err := parseField(f.src)
+		if err != nil {
+			return nil, fmt.Errorf("pool mapping %q, %s: %w", m.Name, f.name, err)
+		}
+		*f.dst = p
+	}
+	return c, nil
+}
+
+// withBase fills m's empty fields from the built-in mapping it names as
+// its Base.
+func withBase(m Mapping) (Mapping, error) {
+	if m.Base == "" {
+		return m, nil
+	}
+	i := slices.IndexFunc(builtinMappings, func(b Mapping) bool { return b.Name == m.Base })
+	if i < 0 {
+		return m, fmt.Errorf("pool mapping %q: unknown base %q (built-in: %s)", m.Name, m.Base, builtinNames())
+	}
+	b := builtinMappings[i]
+	for _, p := range [][2]*string{
+		{&m.Acquired, &b.Acquired}, {&m.Idle, &b.Idle}, {&m.Total, &b.Total}, {&m.Max, &b.Max},
+		{&m.AcquireWaitsTotal, &b.AcquireWaitsTotal}, {&m.AcquireWaitSecondsTotal, &b.AcquireWaitSecondsTotal},
+		{&m.CanceledAcquiresTotal, &b.CanceledAcquiresTotal}, {&m.UnclosedSessions, &b.UnclosedSessions},
+		{&m.Waiting, &b.Waiting}, {&m.UseSecondsTotal, &b.UseSecondsTotal}, {&m.UsesTotal, &b.UsesTotal},
+	} {
+		if *p[0] == "" {
+			*p[0] = *p[1]
+		}
+	}
+	return m, nil
+}
+
+func builtinNames() string {
+	names := make([]string, 0, len(builtinMappings))
+	for _, m := range builtinMappings {
+		names = append(names, m.Name)
+	}
+	return strings.Join(names, ", ")
 }
 
 // builtinMappings are tried in this order when a target's mapping is auto.
@@ -87,7 +172,60 @@ var builtinMappings = []Mapping{
 		Idle:     "sqlalchemy_pool_checkedin",
 		Max:      "sqlalchemy_pool_size",
 	},
+	{
+		// OpenTelemetry's database semantic conventions from v1.25
+		// (db.client.connection.*) as a Prometheus exporter names them:
+		// dots become underscores, a counter gains _total, a unit in
+		// braces ({connection}) adds nothing and s adds _seconds — unless
+		// the exporter is told to add no unit (WithoutUnits, the
+		// Collector's add_metric_suffixes: false), or uses milliseconds.
+		// The state label is db.client.connection.state, or state as the
+		// conventions' own description and older exporters have it. The
+		// wait histogram covers every acquire, waited or not, as
+		// HikariCP's timer does: it gives the seconds waited, not the
+		// acquires that waited.
+		Name:                    "otel",
+		Acquired:                `db_client_connection_count{db_client_connection_state="used"} | db_client_connection_count{state="used"}`,
+		Idle:                    `db_client_connection_count{db_client_connection_state="idle"} | db_client_connection_count{state="idle"}`,
+		Max:                     "db_client_connection_max",
+		AcquireWaitSecondsTotal: "db_client_connection_wait_time_seconds_sum | db_client_connection_wait_time_milliseconds_sum | db_client_connection_wait_time_sum",
+		CanceledAcquiresTotal:   "db_client_connection_timeouts_total",
+		Waiting:                 "db_client_connection_pending_requests",
+		UseSecondsTotal:         "db_client_connection_use_time_seconds_sum | db_client_connection_use_time_milliseconds_sum | db_client_connection_use_time_sum",
+		UsesTotal:               "db_client_connection_use_time_seconds_count | db_client_connection_use_time_milliseconds_count | db_client_connection_use_time_count",
+	},
+	{
+		// The same conventions up to v1.24 (db.client.connections.*,
+		// times in ms, the state label state): what
+		// opentelemetry-instrumentation-sqlalchemy exports (its usage
+		// counter, unit "connections", which some exporters append) and
+		// instrumentations that have not moved on.
+		Name: "otel_legacy",
+		Acquired: `db_client_connections_usage{state="used"} | db_client_connections_usage_connections{state="used"} | ` +
+			`db_client_connections_usage{db_client_connections_state="used"} | db_client_connections_usage_connections{db_client_connections_state="used"}`,
+		Idle: `db_client_connections_usage{state="idle"} | db_client_connections_usage_connections{state="idle"} | ` +
+			`db_client_connections_usage{db_client_connections_state="idle"} | db_client_connections_usage_connections{db_client_connections_state="idle"}`,
+		Max:                     "db_client_connections_max | db_client_connections_max_connections",
+		AcquireWaitSecondsTotal: "db_client_connections_wait_time_milliseconds_sum | db_client_connections_wait_time_seconds_sum | db_client_connections_wait_time_sum",
+		CanceledAcquiresTotal:   "db_client_connections_timeouts_total",
+		Waiting:                 "db_client_connections_pending_requests | db_client_connections_pending_requests_requests",
+		UseSecondsTotal:         "db_client_connections_use_time_milliseconds_sum | db_client_connections_use_time_seconds_sum | db_client_connections_use_time_sum",
+		UsesTotal:               "db_client_connections_use_time_milliseconds_count | db_client_connections_use_time_seconds_count | db_client_connections_use_time_count",
+	},
 }
+
+// builtinCompiled are builtinMappings parsed, in the same order.
+var builtinCompiled = func() []*compiled {
+	out := make([]*compiled, len(builtinMappings))
+	for i := range builtinMappings {
+		c, err := compile(&builtinMappings[i])
+		if err != nil {
+			panic(err) // a built-in mapping that does not parse is a bug (TestBuiltinMappingsParse)
+		}
+		out[i] = c
+	}
+	return out
+}()
 
 // seriesIndex holds a scrape's values by sample name.
 type seriesIndex map[string][]seriesValue
@@ -95,6 +233,7 @@ type seriesIndex map[string][]seriesValue
 type seriesValue struct {
 	labels []*dto.LabelPair
 	value  float64
+	hist   *dto.Histogram // a histogram's _sum carries its buckets (fieldHistogram)
 }
 
 // indexFamilies flattens metric families into sample names. A counter is
@@ -105,7 +244,7 @@ func indexFamilies(fams []*dto.MetricFamily) seriesIndex {
 	idx := make(seriesIndex)
 	add := func(name string, m *dto.Metric, v float64) {
 		if !math.IsNaN(v) {
-			idx[name] = append(idx[name], seriesValue{m.GetLabel(), v})
+			idx[name] = append(idx[name], seriesValue{labels: m.GetLabel(), value: v})
 		}
 	}
 	for _, f := range fams {
@@ -128,27 +267,14 @@ func indexFamilies(fams []*dto.MetricFamily) seriesIndex {
 				add(name+"_sum", m, m.GetSummary().GetSampleSum())
 				add(name+"_count", m, float64(m.GetSummary().GetSampleCount()))
 			case dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM:
-				add(name+"_sum", m, m.GetHistogram().GetSampleSum())
+				if v := m.GetHistogram().GetSampleSum(); !math.IsNaN(v) {
+					idx[name+"_sum"] = append(idx[name+"_sum"], seriesValue{labels: m.GetLabel(), value: v, hist: m.GetHistogram()})
+				}
 				add(name+"_count", m, float64(m.GetHistogram().GetSampleCount()))
 			}
 		}
 	}
 	return idx
-}
-
-// value sums the series of name that carry all of labels; ok is false when
-// there is none.
-func (idx seriesIndex) value(name string, labels map[string]string) (sum float64, ok bool) {
-	if name == "" {
-		return 0, false
-	}
-	for _, s := range idx[name] {
-		if hasLabels(s.labels, labels) {
-			sum += s.value
-			ok = true
-		}
-	}
-	return sum, ok
 }
 
 func hasLabels(have []*dto.LabelPair, want map[string]string) bool {
@@ -169,13 +295,12 @@ func hasLabels(have []*dto.LabelPair, want map[string]string) bool {
 
 // detect returns the first built-in mapping whose acquired or max series
 // the scrape has.
-func (idx seriesIndex) detect() *Mapping {
-	for i := range builtinMappings {
-		m := &builtinMappings[i]
-		if _, ok := idx.value(m.Acquired, nil); ok {
+func (idx seriesIndex) detect() *compiled {
+	for _, m := range builtinCompiled {
+		if _, ok := idx.fieldValue(m.acquired, nil, ""); ok {
 			return m
 		}
-		if _, ok := idx.value(m.Max, nil); ok {
+		if _, ok := idx.fieldValue(m.max, nil, ""); ok {
 			return m
 		}
 	}
@@ -184,22 +309,27 @@ func (idx seriesIndex) detect() *Mapping {
 
 // read applies m; ok is false when the scrape has neither its acquired
 // nor its max series.
-func (idx seriesIndex) read(m *Mapping) (s rundir.AppPoolSample, ok bool) {
+func (idx seriesIndex) read(m *compiled) (s rundir.AppPoolSample, ok bool) {
+	get := func(f field) (float64, bool) { return idx.fieldValue(f, m.Labels, m.Pool) }
 	var okAcq, okMax, okTotal bool
-	s.Acquired, okAcq = idx.value(m.Acquired, m.Labels)
-	s.Max, okMax = idx.value(m.Max, m.Labels)
+	s.Acquired, okAcq = get(m.acquired)
+	s.Max, okMax = get(m.max)
 	if !okAcq && !okMax {
 		return s, false
 	}
-	s.Idle, _ = idx.value(m.Idle, m.Labels)
-	if s.Total, okTotal = idx.value(m.Total, m.Labels); !okTotal {
+	s.Idle, _ = get(m.idle)
+	if s.Total, okTotal = get(m.total); !okTotal {
 		s.Total = s.Acquired + s.Idle
 	}
-	s.AcquireWaitsTotal, _ = idx.value(m.AcquireWaitsTotal, m.Labels)
-	s.AcquireWaitSecondsTotal, _ = idx.value(m.AcquireWaitSecondsTotal, m.Labels)
-	s.CanceledAcquiresTotal, _ = idx.value(m.CanceledAcquiresTotal, m.Labels)
-	s.UnclosedSessions, _ = idx.value(m.UnclosedSessions, m.Labels)
-	s.Waiting, _ = idx.value(m.Waiting, m.Labels)
+	s.AcquireWaitsTotal, _ = get(m.waits)
+	s.AcquireWaitSecondsTotal, _ = get(m.waitSeconds)
+	s.CanceledAcquiresTotal, _ = get(m.canceled)
+	s.UnclosedSessions, _ = get(m.unclosed)
+	s.Waiting, _ = get(m.waiting)
+	s.UseSecondsTotal, _ = get(m.useSeconds)
+	s.UsesTotal, _ = get(m.uses)
+	s.UseHistogram = idx.fieldHistogram(m.useSeconds, m.Labels, m.Pool)
+	s.WaitHistogram = idx.fieldHistogram(m.waitSeconds, m.Labels, m.Pool)
 	s.Mapping = m.Name
 	s.Targets = 1
 	return s, true

@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -49,8 +50,8 @@ type Scraper struct {
 
 type scrapeTarget struct {
 	url     string
-	source  string   // "scrape " + the URL with any password masked
-	mapping *Mapping // nil: detect
+	source  string    // "scrape " + the URL with any password masked
+	mapping *compiled // nil: detect
 }
 
 // NewScraper reads targets, whose mappings it resolves among custom and
@@ -176,7 +177,7 @@ func (s *Scraper) scrape(ctx context.Context, t *scrapeTarget) (rundir.AppPoolSa
 	}
 	fams, err := parseMetrics(resp.Header, body)
 	if err != nil {
-		return none, fmt.Errorf("not in the Prometheus text or OpenMetrics format (%v): is this a metrics endpoint?", err)
+		return none, fmt.Errorf("not in the Prometheus text or OpenMetrics format (%w): is this a metrics endpoint?", err)
 	}
 	idx := indexFamilies(fams)
 	m := t.mapping
@@ -187,7 +188,7 @@ func (s *Scraper) scrape(ctx context.Context, t *scrapeTarget) (rundir.AppPoolSa
 	}
 	p, ok := idx.read(m)
 	if !ok {
-		return none, fmt.Errorf("pool mapping %q: the endpoint has neither its acquired series (%q) nor its max series (%q)", m.Name, m.Acquired, m.Max)
+		return none, fmt.Errorf("pool mapping %q: the endpoint has neither its acquired series (%s) nor its max series (%s)", m.Name, m.acquired, m.max)
 	}
 	return p, nil
 }
@@ -236,8 +237,12 @@ func scrapeFetchError(err error) error {
 
 func builtinPrefixes() string {
 	var names []string
-	for _, m := range builtinMappings {
-		names = append(names, m.Acquired)
+	for _, m := range builtinCompiled {
+		for _, sel := range m.acquired {
+			if !slices.Contains(names, sel.name) {
+				names = append(names, sel.name)
+			}
+		}
 	}
 	return strings.Join(names, ", ")
 }

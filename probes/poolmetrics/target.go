@@ -3,7 +3,9 @@ package poolmetrics
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/leakbench/leakbench/internal/lib/redact"
@@ -13,7 +15,7 @@ import (
 type Target struct {
 	URL string `json:"url"`
 	// Mapping names the Mapping to read: a built-in one ("gateway",
-	// "go_sql", "hikaricp", "sqlalchemy"), one of the custom mappings, or
+	// "go_sql", "hikaricp", "sqlalchemy", "otel", "otel_legacy"), one of the custom mappings, or
 	// empty (or "auto") to use the first built-in mapping whose series the
 	// endpoint exports.
 	Mapping string `json:"mapping,omitempty"`
@@ -26,8 +28,9 @@ func (t Target) MarshalJSON() ([]byte, error) {
 }
 
 // Check reports the first of targets whose URL is not an http(s) URL or
-// whose mapping is unknown, and a custom mapping that names neither an
-// acquired nor a max series. Its errors never include a password.
+// whose mapping is unknown, and a custom mapping that does not parse or
+// names (itself or through its base) neither an acquired nor a max series.
+// Its errors never include a password.
 func Check(targets []Target, custom map[string]Mapping) error {
 	for _, t := range targets {
 		u, err := url.Parse(t.URL)
@@ -38,27 +41,34 @@ func Check(targets []Target, custom map[string]Mapping) error {
 			return err
 		}
 	}
-	for name, m := range custom {
-		if m.Acquired == "" && m.Max == "" {
-			return fmt.Errorf("mapping %q names neither an acquired nor a max series", name)
+	for _, name := range slices.Sorted(maps.Keys(custom)) {
+		if _, err := resolve(name, custom); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
 // resolve finds a Target's mapping by name among custom and the built-in
-// ones (custom first); nil means auto.
-func resolve(name string, custom map[string]Mapping) (*Mapping, error) {
+// ones (custom first), compiled; nil means auto.
+func resolve(name string, custom map[string]Mapping) (*compiled, error) {
 	if name == "" || name == "auto" {
 		return nil, nil
 	}
 	if m, ok := custom[name]; ok {
 		m.Name = name
-		return &m, nil
+		m, err := withBase(m)
+		if err != nil {
+			return nil, err
+		}
+		if m.Acquired == "" && m.Max == "" {
+			return nil, fmt.Errorf("mapping %q names neither an acquired nor a max series", name)
+		}
+		return compile(&m)
 	}
-	for _, m := range builtinMappings {
+	for _, m := range builtinCompiled {
 		if m.Name == name {
-			return &m, nil
+			return m, nil
 		}
 	}
 	known := make([]string, 0, len(builtinMappings)+len(custom))

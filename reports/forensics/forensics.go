@@ -8,7 +8,8 @@
 // load engine's record of the request that left them (requests.jsonl).
 // What it finds is summary.json's forensics section, rundir.Forensics,
 // but for whether the run was saturated, which the report judges from its
-// own pool verdict.
+// own pool verdict. WriteMarkdown and Citation put what it found into the
+// report's words.
 package forensics
 
 import (

@@ -30,6 +30,7 @@ type CapacityPoint struct {
 	Stuck         float64 // stuck idle in transaction, most at once
 	PgBouncerWait float64 // PgBouncer cl_waiting, most at once
 	AppPoolPeak   float64 // the service pool's connections in use, most at once (0: no pool metrics)
+	ReqPerSecond  float64 // throughput: requests completed a second
 	Probed        bool
 	Held          bool // the stage held every limit
 }
@@ -41,22 +42,33 @@ type CapacityCurve struct {
 	Unit   string // "users", "iterations/s"
 	Points []CapacityPoint
 	Knee   float64
+	// Model is a model's throughput at a load, drawn dashed over the
+	// measured throughput (nil: none); ModelLabel names it ("USL model:
+	// σ 0.05, κ 0.002").
+	Model      func(load float64) float64
+	ModelLabel string
 }
 
 // WriteCapacity draws the curves, one column each, of load against
-// latency (p50, p95, p99), error rate and the pool's figures, with the
-// knee marked; format is PNG or SVG.
+// throughput (with the model fitted to it, when there is one), latency
+// (p50, p95, p99), error rate and the pool's figures, with the knee
+// marked; format is PNG or SVG.
 func WriteCapacity(w io.Writer, format string, curves ...CapacityCurve) error {
 	if len(curves) == 0 {
 		return fmt.Errorf("plot %s: %w", CapacityFile, ErrNoData)
 	}
-	rows := 3
+	rows := 4
 	grid := make([][]*plot.Plot, rows)
 	for _, cv := range curves {
 		pts := append([]CapacityPoint(nil), cv.Points...)
 		sort.Slice(pts, func(i, j int) bool { return pts[i].Load < pts[j].Load })
 		xl := "load (" + cv.Unit + ")"
-		lat := newPanel("Latency by load — "+cv.Label, xl, "ms")
+		thr := newPanel("Throughput by load — "+cv.Label, xl, "req/s")
+		addCapLine(thr, "measured", pts, func(p CapacityPoint) (float64, bool) { return p.ReqPerSecond, true }, colBlue)
+		if cv.Model != nil && len(pts) > 0 {
+			addModel(thr, cv.ModelLabel, pts[len(pts)-1].Load, cv.Model)
+		}
+		lat := newPanel("Latency by load", xl, "ms")
 		addCapLine(lat, "p50", pts, func(p CapacityPoint) (float64, bool) { return p.P50Ms, true }, colBlue)
 		addCapLine(lat, "p95", pts, func(p CapacityPoint) (float64, bool) { return p.P95Ms, true }, colOrange)
 		addCapLine(lat, "p99", pts, func(p CapacityPoint) (float64, bool) { return p.P99Ms, true }, colVermilion)
@@ -67,7 +79,7 @@ func WriteCapacity(w io.Writer, format string, curves ...CapacityCurve) error {
 		addCapLine(pool, "stuck idle in tx", pts, func(p CapacityPoint) (float64, bool) { return p.Stuck, p.Probed }, colVermilion)
 		addCapLine(pool, "service pool in use", pts, func(p CapacityPoint) (float64, bool) { return p.AppPoolPeak, p.Probed && p.AppPoolPeak > 0 }, colGreen)
 		addCapLine(pool, "PgBouncer waiting", pts, func(p CapacityPoint) (float64, bool) { return p.PgBouncerWait, p.Probed }, colPurple)
-		for i, p := range []*panel{lat, errs, pool} {
+		for i, p := range []*panel{thr, lat, errs, pool} {
 			if cv.Knee > 0 {
 				k := vline{x: cv.Knee, style: lineStyle(colBlack, 1.5, []vg.Length{vg.Points(4), vg.Points(3)})}
 				p.Add(k)
@@ -131,4 +143,27 @@ func addCapLine(p *panel, name string, pts []CapacityPoint, y func(CapacityPoint
 	s.Radius = vg.Points(2.5)
 	p.Add(l, s)
 	p.addLegend(name, l, s)
+}
+
+// addModel draws a model's curve dashed from load 1 to last, sampled
+// finely enough to look smooth.
+func addModel(p *panel, name string, last float64, model func(float64) float64) {
+	var xys plotter.XYs
+	const steps = 100
+	for i := 0; i <= steps; i++ {
+		x := 1 + (last-1)*float64(i)/steps
+		if y := model(x); finite(y) {
+			xys = append(xys, plotter.XY{X: x, Y: y})
+		}
+	}
+	if len(xys) < 2 {
+		return
+	}
+	l, err := plotter.NewLine(xys)
+	if err != nil {
+		return
+	}
+	l.LineStyle = lineStyle(colOrange, 1.5, []vg.Length{vg.Points(6), vg.Points(3)})
+	p.Add(l)
+	p.addLegend(name, l)
 }

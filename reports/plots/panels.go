@@ -366,6 +366,7 @@ func usersPanel(r *Run) *panel {
 		return empty(p, "load.jsonl not recorded")
 	}
 	p.addLine("active users", loadXYs(r, func(l *rundir.LoadPoint) float64 { return float64(l.ActiveUsers) }), lineStyle(colBlue, 2, dashSolid), nil)
+	addScaleMarks(p, r) // scale.go
 	return p
 }
 

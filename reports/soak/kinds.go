@@ -81,3 +81,11 @@ func threshold(s rundir.SoakSettings, k string) float64 {
 	}
 	return kinds[k].perHour
 }
+
+// Threshold is the growth threshold per hour of kind k under s: what a
+// live view of a soak holds its slopes so far to.
+func Threshold(s rundir.SoakSettings, k string) float64 { return threshold(s, k) }
+
+// Floor is the least rise over the steady window that counts as growth
+// for kind k.
+func Floor(k string) float64 { return kinds[k].floor }

@@ -66,12 +66,36 @@ func (v *vu) setupUser(user int) {
 	if t := cs.DataTable; t != nil {
 		v.tc.Data = t
 		k := user - v.sr.vuBase
+		v.dataUser = k
 		switch cs.Data.Mode {
 		case plan.DataRandom:
 			v.tc.Row = v.tc.Rand.IntN(t.Rows())
 		default: // sequential; unique (the plan made sure k < rows)
 			v.tc.Row = k % t.Rows()
 		}
+	}
+}
+
+// drawRow gives the user a fresh row at the start of each iteration when
+// its data file is drawn per iteration: random, a seeded draw (the first
+// iteration keeps setupUser's); sequential, row (k + i × users) mod rows
+// for user k's iteration i, so that the users walk the file together.
+// Per user (the default), nothing changes.
+func (v *vu) drawRow() {
+	cs := v.cs
+	t := cs.DataTable
+	if t == nil || cs.Data.Per != plan.DataPerIteration {
+		return
+	}
+	rows, it := int64(t.Rows()), v.tc.Iteration
+	switch cs.Data.Mode {
+	case plan.DataRandom:
+		if it > 0 {
+			v.tc.Row = v.tc.Rand.IntN(int(rows))
+		}
+	default: // sequential (plan refuses unique per iteration)
+		k := int64(v.dataUser) % rows
+		v.tc.Row = int((k + (it%rows)*(int64(cs.Users)%rows)) % rows)
 	}
 }
 

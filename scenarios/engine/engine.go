@@ -9,8 +9,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
-	"os"
-	"path/filepath"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,7 +18,6 @@ import (
 
 	"github.com/leakbench/leakbench/internal/lib/redact"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
-	"github.com/leakbench/leakbench/scenarios/engine/hdrlog"
 	"github.com/leakbench/leakbench/scenarios/engine/live"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 	"github.com/leakbench/leakbench/scenarios/plan"
@@ -83,9 +81,19 @@ type RunOptions struct {
 	// engine waits until then, so that shards on several machines start
 	// together (at once if it has passed).
 	StartAt time.Time
+	// Live, if set, is handed the run's live snapshot (what MetricsAddr
+	// serves) as the load starts: a worker process of leakbench run
+	// --workers sends it to its parent, which serves all of them merged.
+	Live func(snapshot func() live.Snapshot) `json:"-"`
+	// SourceAddrs, if set, are the local addresses the users' connections
+	// are dialed from, in turn (nil: the kernel's choice): past one
+	// address's local ports (leakbench run --source-addrs, --workers).
+	SourceAddrs []netip.Addr `json:"-"`
 	// Spans, if set, gets every request as it ends (spans.go): an
 	// OpenTelemetry exporter's request spans. Nil costs nothing.
 	Spans SpanSink `json:"-"`
+	// Watch, if set, follows the run live (watch.go): a dashboard.
+	Watch Watcher `json:"-"`
 }
 
 // engine is one run of a plan.
@@ -116,6 +124,10 @@ type engine struct {
 	// gen is the generator's self-check (generator.go).
 	gen *genCheck
 
+	// scaling records the changes of externally-controlled scenarios
+	// (external.go).
+	scaling scaling
+
 	endOnce   sync.Once
 	endReason atomic.Value // string
 	stopRun   context.CancelFunc
@@ -127,7 +139,7 @@ type engine struct {
 // directory); how a played run ended is Result.EndReason: completed,
 // interrupted (ctx ended: no new iterations, requests in flight get
 // gracefulStop, sessions are closed) or aborted_by_threshold.
-func RunPlan(ctx context.Context, pl *plan.Plan, opts RunOptions) (*Result, error) {
+func RunPlan(ctx context.Context, pl *plan.Plan, opts RunOptions) (*rundir.LoadResult, error) {
 	if pl == nil {
 		return nil, fmt.Errorf("%w: no plan", plan.ErrInvalidPlan)
 	}
@@ -152,6 +164,7 @@ func RunPlan(ctx context.Context, pl *plan.Plan, opts RunOptions) (*Result, erro
 	if p.Target == "" {
 		return nil, fmt.Errorf("%w: no target: give target: in the scenario file or a target URL", plan.ErrInvalidPlan)
 	}
+	warnIgnoredProxy(opts.Progress, p.Target) // proxywarn.go
 	if opts.OAuth != nil {
 		if err := opts.OAuth.Validate(); err != nil {
 			return nil, fmt.Errorf("%w: %w", plan.ErrInvalidPlan, err)
@@ -207,7 +220,7 @@ func newEngine(cp *plan.Compiled, tokens []string, opts RunOptions) *engine {
 		gen:      newGenCheck(),
 	}
 	copts := mcp.ClientOptions{RequestTimeout: p.Timeout.D(), MaxConns: users, Headers: p.Headers,
-		SharedConns: p.SharedConnections, TLS: opts.TLS}
+		SharedConns: p.SharedConnections, TLS: opts.TLS, SourceAddrs: opts.SourceAddrs}
 	if e.oauth != nil && !e.oauth.PerUser {
 		copts.Tokens = mcp.NewOAuthTokens(*e.oauth)
 	}
@@ -215,7 +228,7 @@ func newEngine(cp *plan.Compiled, tokens []string, opts RunOptions) *engine {
 	base := 0
 	for i, cs := range cp.Scenarios {
 		sc := &scenario{CompiledScenario: cs, idx: uint16(i), timeout: cs.RequestTimeout, flow: numberSteps(lower(e.m, cs.Flow)), roundTrips: hasRoundTrips(cs.Flow)}
-		e.runs = append(e.runs, &scenarioRun{e: e, cs: sc, sc: e.m.scen[i], vuBase: base})
+		e.runs = append(e.runs, &scenarioRun{e: e, cs: sc, sc: e.m.scen[i], vuBase: base, vusTarget: cs.VUs, scaled: make(chan struct{}, 1)})
 		base += cs.Users
 		e.total = max(e.total, cs.StartTime.D()+cs.Length)
 	}
@@ -323,7 +336,7 @@ func (e *engine) preflight(ctx context.Context) error {
 }
 
 // run plays every scenario and assembles the result.
-func (e *engine) run(ctx context.Context, opts RunOptions, out *outputs) *Result {
+func (e *engine) run(ctx context.Context, opts RunOptions, out *outputs) *rundir.LoadResult {
 	// soft: start nothing new (ctx ended, or a threshold aborted the run);
 	// hard: abandon requests in flight.
 	soft, stopRun := context.WithCancel(context.WithoutCancel(ctx))
@@ -335,6 +348,7 @@ func (e *engine) run(ctx context.Context, opts RunOptions, out *outputs) *Result
 	defer stopOnCtx()
 
 	e.started = time.Now()
+	e.startWatch(opts.Watch) // watch.go
 	mon := newMonitor(e, opts.Progress, out)
 	var monWG sync.WaitGroup
 	monDone := make(chan struct{})
@@ -362,9 +376,9 @@ func (e *engine) end(reason string) {
 }
 
 // result assembles the Result once every user has stopped.
-func (e *engine) result(ended time.Time) *Result {
+func (e *engine) result(ended time.Time) *rundir.LoadResult {
 	all := e.m.collect(nil)
-	r := &Result{
+	r := &rundir.LoadResult{
 		Started:           e.started,
 		Ended:             ended,
 		EndReason:         e.endReason.Load().(string),
@@ -372,7 +386,7 @@ func (e *engine) result(ended time.Time) *Result {
 		PeakUsers:         int(e.m.all.peak.Load()),
 		Latency:           e.m.latency(all, -1),
 		IterationDuration: iterationStats(all, -1),
-		Scenarios:         make(map[string]ScenarioResult, len(e.runs)),
+		Scenarios:         make(map[string]rundir.ScenarioResult, len(e.runs)),
 	}
 	r.Interrupted = r.EndReason == EndInterrupted
 	for _, k := range mcp.Kinds {
@@ -380,7 +394,7 @@ func (e *engine) result(ended time.Time) *Result {
 	}
 	for i, sr := range e.runs {
 		sc := sr.sc
-		s := ScenarioResult{
+		s := rundir.ScenarioResult{
 			Executor:          sr.cs.Executor,
 			Requests:          sc.requests.Load(),
 			Failures:          sc.failures.Load(),
@@ -424,57 +438,6 @@ func (e *engine) result(ended time.Time) *Result {
 	r.Checks, r.HTTP = e.checkResults(), e.httpResults(all)
 	e.addProtocols(r) // protocol.go
 	r.Generator = e.gen.result(r.DroppedIterations)
+	r.ScaleChanges = e.scaleChanges() // external.go
 	return r
-}
-
-// outputs are the run's live outputs: load.jsonl and /metrics.
-type outputs struct {
-	load     *os.File
-	loadHist *hdrlog.IntervalLog // load.hlog (loadhist.go)
-	requests *requestLog         // requests.jsonl (requestlog.go)
-	metrics  *live.Server
-}
-
-func openOutputs(opts RunOptions, e *engine) (*outputs, error) {
-	out := &outputs{}
-	if opts.RunDir != "" {
-		if err := os.MkdirAll(opts.RunDir, 0o755); err != nil {
-			return nil, fmt.Errorf("create run directory: %w", err)
-		}
-		f, err := os.OpenFile(filepath.Join(opts.RunDir, rundir.LoadFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-		if err != nil {
-			return nil, fmt.Errorf("open %s: %w", rundir.LoadFile, err)
-		}
-		out.load = f
-		if out.loadHist, err = openLoadHistLog(opts.RunDir, time.Now()); err != nil {
-			out.close()
-			return nil, err
-		}
-		if out.requests, err = openRequestLog(opts.RunDir, e); err != nil {
-			out.close()
-			return nil, err
-		}
-		e.reqlog = out.requests
-	}
-	e.withSpans(opts.Spans) // spans.go
-	if opts.MetricsAddr != "" {
-		ms, err := live.Serve(opts.MetricsAddr, e.liveSnapshot, opts.Gatherer)
-		if err != nil {
-			out.close()
-			return nil, err
-		}
-		out.metrics = ms
-	}
-	return out, nil
-}
-
-func (o *outputs) close() {
-	if o.requests != nil {
-		o.requests.close()
-	}
-	if o.load != nil {
-		_ = o.load.Close()
-	}
-	_ = o.loadHist.Close()
-	o.metrics.Close()
 }

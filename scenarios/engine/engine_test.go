@@ -18,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/leakbench/leakbench/internal/lib/redact"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/internal/testing/mcptest"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 	"github.com/leakbench/leakbench/scenarios/plan"
@@ -78,7 +79,7 @@ scenarios:
 			if res.Interrupted || res.Reinits != 0 || res.AbortedUsers != 0 {
 				t.Errorf("interrupted %v reinits %d aborted %d", res.Interrupted, res.Reinits, res.AbortedUsers)
 			}
-			for _, op := range []string{plan.OpInitialize, plan.OpListTools, plan.OpCallTool, "tools/call:echo", "tools/call:tool00", OpAll} {
+			for _, op := range []string{plan.OpInitialize, plan.OpListTools, plan.OpCallTool, "tools/call:echo", "tools/call:tool00", rundir.OpAll} {
 				if res.Latency[op].Count == 0 {
 					t.Errorf("no latency recorded for %q", op)
 				}
@@ -86,14 +87,14 @@ scenarios:
 			if res.Latency[plan.OpInitialize].Count != users {
 				t.Errorf("initialize count %d, want %d", res.Latency[plan.OpInitialize].Count, users)
 			}
-			if got := res.Latency[OpAll].Count; got != res.Requests {
+			if got := res.Latency[rundir.OpAll].Count; got != res.Requests {
 				t.Errorf("all count %d, requests %d", got, res.Requests)
 			}
 			calls := res.Latency[plan.OpCallTool].Count
 			if echo, other := res.Latency["tools/call:echo"].Count, res.Latency["tools/call:tool00"].Count; echo+other != calls || echo < other {
 				t.Errorf("tools/call %d = echo %d + tool00 %d? (weights 3:1)", calls, echo, other)
 			}
-			if l := res.Latency[OpAll]; !(l.MinMs <= l.P50Ms && l.P50Ms <= l.P95Ms && l.P95Ms <= l.MaxMs && l.MaxMs > 0) {
+			if l := res.Latency[rundir.OpAll]; !(l.MinMs <= l.P50Ms && l.P50Ms <= l.P95Ms && l.P95Ms <= l.MaxMs && l.MaxMs > 0) {
 				t.Errorf("latency stats out of order: %+v", l)
 			}
 			if n := srv.Sessions(); n != 0 {
@@ -104,7 +105,7 @@ scenarios:
 			if len(lines) == 0 || !line.MatchString(lines[0]) {
 				t.Errorf("progress lines %q", lines)
 			}
-			want := Config{Target: srv.URL, Users: users, Duration: 2 * time.Second, RequestTimeout: mcp.DefaultRequestTimeout}
+			want := rundir.PlanSummary{Target: srv.URL, Users: users, Duration: 2 * time.Second, RequestTimeout: mcp.DefaultRequestTimeout}
 			if res.Config != want {
 				t.Errorf("config %+v, want %+v", res.Config, want)
 			}
@@ -245,7 +246,7 @@ func TestRunRejectsBadPlan(t *testing.T) {
 	p := &plan.Plan{Timeout: plan.Duration(time.Second), Scenarios: []plan.Scenario{{Name: "s", Executor: plan.ExecConstantVUs,
 		Duration: plan.Duration(time.Second), Flow: []plan.Step{{Kind: plan.OpPing}}}}}
 	res, err := RunPlan(context.Background(), p, RunOptions{Target: "http://127.0.0.1:1/mcp"})
-	if !errors.Is(err, plan.ErrInvalidPlan) || res != nil || !strings.Contains(err.Error(), "scenarios.s.vus: must be in [1, 50000] (got 0)") {
+	if !errors.Is(err, plan.ErrInvalidPlan) || res != nil || !strings.Contains(err.Error(), "scenarios.s.vus: must be in [1, 1000000] (got 0)") {
 		t.Fatalf("RunPlan with 0 users: res %v err %v", res, err)
 	}
 }

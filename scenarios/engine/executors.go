@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/leakbench/leakbench/scenarios/engine/schedule"
@@ -21,6 +22,13 @@ type scenarioRun struct {
 	hardStop   context.CancelFunc
 	vus        sync.WaitGroup
 	start      time.Time
+
+	// An externally-controlled scenario's target users, set by Scale
+	// (external.go), which signals scaled; over once it has ended.
+	scaleMu   sync.Mutex
+	vusTarget int
+	scaled    chan struct{}
+	over      atomic.Bool
 }
 
 func (sr *scenarioRun) userStarted() {
@@ -54,6 +62,8 @@ func (sr *scenarioRun) run(runSoft, runHard context.Context) {
 		sr.arrivalRate(schedule.Constant(sr.cs.Rate, sr.cs.TimeUnit.D()), sr.cs.Duration.D())
 	case plan.ExecRampingArrivalRate:
 		sr.arrivalRate(schedule.Ramping(sr.cs.StartRate, sr.cs.TimeUnit.D(), sr.cs.Stages), sr.cs.Length)
+	case plan.ExecExternallyControlled:
+		sr.externallyControlled() // external.go
 	}
 	sr.softStop()
 	done := make(chan struct{})
@@ -89,47 +99,71 @@ func (sr *scenarioRun) constantVUs(limit int64, d time.Duration) {
 // rampingVUs follows the stages; a user ramped down finishes its request
 // in flight (within gracefulRampDown) and closes its session.
 func (sr *scenarioRun) rampingVUs() {
-	type slot struct {
-		softStop, hardStop context.CancelFunc
-		timer              *time.Timer
-		gen                uint64
-	}
-	slots := make([]slot, sr.cs.Users)
-	defer func() {
-		// Users still ramping down now fall under the scenario's
-		// gracefulStop; each cancels its own contexts when it exits.
-		for i := range slots {
-			if slots[i].timer != nil {
-				slots[i].timer.Stop()
-			}
-		}
-	}()
-	cur := 0
+	u := newUserSlots(sr, sr.cs.Users, sr.cs.GracefulRampDown.D())
+	defer u.release()
 	for _, st := range schedule.Ramp(sr.cs.StartVUs, sr.cs.Stages) {
 		if !sleepUntil(sr.soft, sr.start.Add(st.At)) {
 			return
 		}
-		for ; cur < st.Users; cur++ {
-			s := &slots[cur]
-			soft, softStop := context.WithCancel(sr.soft)
-			hard, hardStop := context.WithCancel(sr.hard)
-			s.softStop, s.hardStop, s.timer = softStop, hardStop, nil
-			user, gen := sr.vuBase+cur, s.gen
-			s.gen++
-			sr.vus.Go(func() {
-				defer hardStop()
-				defer softStop()
-				newVU(sr, user, gen).life(soft, hard, 0)
-			})
-		}
-		for cur > st.Users {
-			cur--
-			s := &slots[cur]
-			s.softStop()
-			s.timer = time.AfterFunc(sr.cs.GracefulRampDown.D(), s.hardStop)
-		}
+		u.set(st.Users)
 	}
 	sleepUntil(sr.soft, sr.start.Add(sr.cs.Length))
+}
+
+// userSlots starts and stops a scenario's users, one slot each, as a
+// ramping or externally-controlled executor changes their number. A user
+// stopped finishes its request in flight within rampDown and closes its
+// session; a slot started again is a new user (its generation).
+type userSlots struct {
+	sr       *scenarioRun
+	slots    []userSlot
+	cur      int
+	rampDown time.Duration
+}
+
+type userSlot struct {
+	softStop, hardStop context.CancelFunc
+	timer              *time.Timer
+	gen                uint64
+}
+
+func newUserSlots(sr *scenarioRun, most int, rampDown time.Duration) *userSlots {
+	return &userSlots{sr: sr, slots: make([]userSlot, most), rampDown: rampDown}
+}
+
+// set starts or stops users until n run (n within the slots).
+func (u *userSlots) set(n int) {
+	sr := u.sr
+	for ; u.cur < n; u.cur++ {
+		s := &u.slots[u.cur]
+		soft, softStop := context.WithCancel(sr.soft)
+		hard, hardStop := context.WithCancel(sr.hard)
+		s.softStop, s.hardStop, s.timer = softStop, hardStop, nil
+		user, gen := sr.vuBase+u.cur, s.gen
+		s.gen++
+		sr.vus.Go(func() {
+			defer hardStop()
+			defer softStop()
+			newVU(sr, user, gen).life(soft, hard, 0)
+		})
+	}
+	for u.cur > n {
+		u.cur--
+		s := &u.slots[u.cur]
+		s.softStop()
+		s.timer = time.AfterFunc(u.rampDown, s.hardStop)
+	}
+}
+
+// release stops the ramp-down timers: users still ramping down now fall
+// under the scenario's gracefulStop; each cancels its own contexts when it
+// exits.
+func (u *userSlots) release() {
+	for i := range u.slots {
+		if u.slots[i].timer != nil {
+			u.slots[i].timer.Stop()
+		}
+	}
 }
 
 // arrivalRate starts iterations when pacer says they are due, each on a

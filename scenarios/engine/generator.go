@@ -60,7 +60,7 @@ type genSecond struct {
 	cores        float64 // the engine's CPU, in cores
 	busy         float64 // the machine's busy share, [0, 1]
 	machineKnown bool
-	late         LatencyStats // lateness in the interval (Count 0: nothing was due)
+	late         rundir.LatencyStats // lateness in the interval (Count 0: nothing was due)
 }
 
 // genCheck accumulates the generator's self-check over a run. It exists

@@ -77,7 +77,7 @@ func (f *fakeRun) record(s sample) {
 	f.e.m.record(f.e.m.shard(s.user), s.key, s.d, s.err)
 }
 
-func (f *fakeRun) result(started time.Time) *Result {
+func (f *fakeRun) result(started time.Time) *rundir.LoadResult {
 	f.e.started = started
 	f.e.m.all.peak.Store(5)
 	f.e.end(EndCompleted)

@@ -10,6 +10,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/leakbench/leakbench/internal/lib/redact"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/scenarios/internal/textutil"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 	"github.com/leakbench/leakbench/scenarios/plan"
@@ -198,6 +199,20 @@ func (m *metrics) name(id uint32) string {
 	return m.names[id]
 }
 
+// countNotice counts the notifications/cancelled sent for a request the
+// user gave up on (mcp/cancel.go).
+func countNotice(fc *featureCounts, err error) {
+	switch mcp.CancelNoticeOf(err) {
+	case mcp.NoticeAccepted:
+		fc.noticesSent.Add(1)
+	case mcp.NoticeRefused:
+		fc.noticesSent.Add(1)
+		fc.noticesRefused.Add(1)
+	case mcp.NoticeFailed:
+		fc.noticesFailed.Add(1)
+	}
+}
+
 // record counts one finished request.
 func (m *metrics) record(sh *shard, k seriesKey, d time.Duration, err error) {
 	sc := m.scen[k.scen]
@@ -209,6 +224,7 @@ func (m *metrics) record(sh *shard, k seriesKey, d time.Duration, err error) {
 	kind := mcp.Classify(err)
 	ki := -1
 	if kind != "" {
+		countNotice(&sc.features, err)
 		ki = mcp.KindIndex(kind)
 		sc.kinds[ki].Add(1)
 		switch kind {
@@ -373,7 +389,7 @@ func (m *metrics) collect(keep func(seriesKey) bool) []*merged {
 // latency summarizes the request series of scenario scen (all scenarios
 // if scen < 0): per operation, per "tools/call:<name>" and
 // "prompts/get:<name>", and OpAll.
-func (m *metrics) latency(all []*merged, scen int) map[string]LatencyStats {
+func (m *metrics) latency(all []*merged, scen int) map[string]rundir.LatencyStats {
 	hists := map[string]*hdrhistogram.Histogram{}
 	add := func(key string, h *hdrhistogram.Histogram) {
 		if hists[key] == nil {
@@ -387,24 +403,24 @@ func (m *metrics) latency(all []*merged, scen int) map[string]LatencyStats {
 		}
 		op := opNames[g.key.op]
 		add(op, g.hist)
-		add(OpAll, g.hist)
+		add(rundir.OpAll, g.hist)
 		if g.key.name != 0 {
 			add(op+":"+m.name(g.key.name), g.hist)
 		}
 	}
-	out := make(map[string]LatencyStats, len(hists)+1)
+	out := make(map[string]rundir.LatencyStats, len(hists)+1)
 	for k, h := range hists {
 		out[k] = statsOf(h)
 	}
-	if _, ok := out[OpAll]; !ok {
-		out[OpAll] = LatencyStats{}
+	if _, ok := out[rundir.OpAll]; !ok {
+		out[rundir.OpAll] = rundir.LatencyStats{}
 	}
 	return out
 }
 
 // iterationStats summarizes iteration durations of scenario scen (all if
 // scen < 0).
-func iterationStats(all []*merged, scen int) LatencyStats {
+func iterationStats(all []*merged, scen int) rundir.LatencyStats {
 	h := newHist()
 	for _, g := range all {
 		if g.key.op == opIteration && (scen < 0 || int(g.key.scen) == scen) {
@@ -414,12 +430,12 @@ func iterationStats(all []*merged, scen int) LatencyStats {
 	return statsOf(h)
 }
 
-func statsOf(h *hdrhistogram.Histogram) LatencyStats {
+func statsOf(h *hdrhistogram.Histogram) rundir.LatencyStats {
 	if h.TotalCount() == 0 {
-		return LatencyStats{}
+		return rundir.LatencyStats{}
 	}
 	ms := func(us int64) float64 { return float64(us) / 1000 }
-	return LatencyStats{
+	return rundir.LatencyStats{
 		Count:  h.TotalCount(),
 		MinMs:  ms(h.Min()),
 		MeanMs: math.Round(h.Mean()) / 1000,

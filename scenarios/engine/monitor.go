@@ -100,7 +100,7 @@ func (m *monitor) tick(now time.Time) {
 		updateMin(&sr.sc.vusMin, sr.sc.active.Load())
 	}
 	updateMin(&e.m.all.vusMin, cur.active)
-	if m.out != nil && m.out.load != nil && m.writeErr == nil {
+	if m.out != nil && (m.out.load != nil || m.out.watch != nil) {
 		m.writeLine(now, cur, gs)
 	}
 	if m.out != nil && m.out.requests != nil {
@@ -126,7 +126,8 @@ func updateMin(v interface {
 }
 
 // writeLine writes the interval that ends now, whose latencies are in
-// m.scratch and m.scratchHTTP, and the generator's figures gs.
+// m.scratch and m.scratchHTTP, and the generator's figures gs, to
+// load.jsonl and to the run's watcher.
 func (m *monitor) writeLine(now time.Time, cur totals, gs genSecond) {
 	d := now.Sub(m.lastTick).Seconds()
 	l := rundir.LoadPoint{
@@ -146,6 +147,7 @@ func (m *monitor) writeLine(now time.Time, cur totals, gs genSecond) {
 		LateP50Ms:         gs.late.P50Ms,
 		LateP99Ms:         gs.late.P99Ms,
 		LateMaxMs:         gs.late.MaxMs,
+		Scale:             m.e.takeScaleChanges(), // external.go
 	}
 	if d > 0 {
 		l.ReqPerSecond = round3(float64(l.Requests) / d)
@@ -159,6 +161,12 @@ func (m *monitor) writeLine(now time.Time, cur totals, gs genSecond) {
 		l.HTTPP50Ms = float64(h.ValueAtQuantile(50)) / 1000
 		l.HTTPP95Ms = float64(h.ValueAtQuantile(95)) / 1000
 		l.HTTPP99Ms = float64(h.ValueAtQuantile(99)) / 1000
+	}
+	if m.out.watch != nil {
+		m.out.watch.Second(l)
+	}
+	if m.out.load == nil || m.writeErr != nil {
+		return
 	}
 	b, _ := json.Marshal(l) // plain numbers and strings: cannot fail
 	m.out.loadHist.Interval(m.lastTick, now, hdrlog.Tagged{Tag: LoadTagAll, Hist: m.scratch}, hdrlog.Tagged{Tag: LoadTagHTTP, Hist: m.scratchHTTP})

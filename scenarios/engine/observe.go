@@ -5,14 +5,15 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
 // evaluate observes the value a threshold is about and judges it.
-func (e *engine) evaluate(t *plan.CompiledThreshold, all []*merged, elapsed time.Duration) ThresholdResult {
+func (e *engine) evaluate(t *plan.CompiledThreshold, all []*merged, elapsed time.Duration) rundir.Threshold {
 	v, n := e.observe(t, all, elapsed)
-	return ThresholdResult{
+	return rundir.Threshold{
 		Metric:      t.Metric,
 		Expression:  t.Expression,
 		Pass:        t.Expr.Holds(v),

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/internal/lib/procstat"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/internal/testing/mcptest"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
@@ -38,7 +39,7 @@ func envInt(name string, def int) int {
 type benchRun struct {
 	e      *engine
 	cancel context.CancelFunc
-	done   chan *Result
+	done   chan *rundir.LoadResult
 }
 
 func startRun(tb testing.TB, p *plan.Plan, target string) *benchRun {
@@ -50,7 +51,7 @@ func startRun(tb testing.TB, p *plan.Plan, target string) *benchRun {
 	}
 	e := newEngine(cp, nil, RunOptions{})
 	ctx, cancel := context.WithCancel(context.Background())
-	br := &benchRun{e: e, cancel: cancel, done: make(chan *Result, 1)}
+	br := &benchRun{e: e, cancel: cancel, done: make(chan *rundir.LoadResult, 1)}
 	go func() {
 		res := e.run(ctx, RunOptions{}, &outputs{})
 		e.client.CloseIdleConnections()
@@ -62,7 +63,7 @@ func startRun(tb testing.TB, p *plan.Plan, target string) *benchRun {
 // stop ends the run and returns its result: the benchmarks' plans have no
 // gracefulStop, so requests in flight are abandoned at once; the users
 // then close their sessions.
-func (br *benchRun) stop() *Result {
+func (br *benchRun) stop() *rundir.LoadResult {
 	br.cancel()
 	return <-br.done
 }
@@ -226,7 +227,7 @@ func runWrk(tb testing.TB, url string, conns int, d time.Duration) (float64, tim
 
 // engineToolsCall plays conns users sending tools/call back to back for d
 // and returns the result.
-func engineToolsCall(tb testing.TB, url string, conns int, d time.Duration) *Result {
+func engineToolsCall(tb testing.TB, url string, conns int, d time.Duration) *rundir.LoadResult {
 	tb.Helper()
 	p := &plan.Plan{Timeout: plan.Duration(10 * time.Second), Scenarios: []plan.Scenario{{
 		Name: "calls", Executor: plan.ExecConstantVUs, VUs: conns, Duration: plan.Duration(d), GracefulStop: plan.Duration(time.Second),

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"sync"
 
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
@@ -82,7 +83,7 @@ func (v *vu) startOp(err error) uint8 {
 
 // addProtocols writes the users' protocol versions into r: the run's,
 // and each scenario's.
-func (e *engine) addProtocols(r *Result) {
+func (e *engine) addProtocols(r *rundir.LoadResult) {
 	for _, sr := range e.runs {
 		counts := sr.sc.protocols.snapshot()
 		if len(counts) == 0 {

@@ -37,9 +37,12 @@ type featureCounts struct {
 	created, completed, failed atomic.Int64
 	cancelled, givenUp         atomic.Int64
 	streams, resumed, noStream atomic.Int64
-	eventsMu                   sync.Mutex
-	events                     map[string]int64
-	merged                     *rundir.FeatureStats // shards' counts (merge)
+	// notices: notifications/cancelled sent (accepted or refused),
+	// refused, and not delivered (metrics.record).
+	noticesSent, noticesRefused, noticesFailed atomic.Int64
+	eventsMu                                   sync.Mutex
+	events                                     map[string]int64
+	merged                                     *rundir.FeatureStats // shards' counts (merge)
 }
 
 // snapshot returns the counts (nil: nothing of the kind happened).
@@ -60,6 +63,9 @@ func (fc *featureCounts) snapshot() *rundir.FeatureStats {
 	if n := fc.created.Load(); n > 0 {
 		own.Tasks = &rundir.TaskStats{Created: n, Completed: fc.completed.Load(), Failed: fc.failed.Load(),
 			Cancelled: fc.cancelled.Load(), GivenUp: fc.givenUp.Load()}
+	}
+	if sent, failed := fc.noticesSent.Load(), fc.noticesFailed.Load(); sent > 0 || failed > 0 {
+		own.CancelNotices = &rundir.CancelNoticeStats{Sent: sent, Refused: fc.noticesRefused.Load(), Failed: failed}
 	}
 	fc.eventsMu.Lock()
 	if s := fc.streams.Load(); s > 0 || fc.noStream.Load() > 0 || len(fc.events) > 0 {

@@ -38,7 +38,7 @@ func mustParse(t *testing.T, yaml string) *plan.Plan {
 
 // runOnSDK plays the plan in yaml against a go-sdk server answering in
 // JSON, checking that it leaves no goroutine behind.
-func runOnSDK(t *testing.T, yaml string) (*Result, *mcptest.Server) {
+func runOnSDK(t *testing.T, yaml string) (*rundir.LoadResult, *mcptest.Server) {
 	t.Helper()
 	checkLeaks(t)
 	srv := mcptest.Start(t, mcptest.Options{SDK: true})
@@ -114,7 +114,7 @@ thresholds:
 			t.Errorf("no latency for %q", op)
 		}
 	}
-	if got := res.Latency[OpAll].Count; got != res.Requests {
+	if got := res.Latency[rundir.OpAll].Count; got != res.Requests {
 		t.Errorf("all %d, requests %d", got, res.Requests)
 	}
 	// Thresholds, in plan order.
@@ -255,12 +255,14 @@ scenarios:
 	if res.Iterations != 4 || res.Latency["tools/call:slow"].Count != 0 || res.Latency["tools/call:echo"].Count != 4 {
 		t.Errorf("iterations %d, latency %+v", res.Iterations, res.Latency)
 	}
+	// The server sees each give-up as its call's end: the connection
+	// closed, or the era's cancel notice, whichever reaches it first.
 	deadline := time.Now().Add(2 * time.Second)
-	for srv.ClientGone.Load() < 4 && time.Now().Before(deadline) {
+	for srv.SlowAbandoned.Load() < 4 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if n := srv.ClientGone.Load(); n != 4 {
-		t.Errorf("the server saw the client leave %d times, want 4 (one per aborted call)", n)
+	if n := srv.SlowAbandoned.Load(); n != 4 {
+		t.Errorf("the server saw the client give up %d times, want 4 (one per aborted call)", n)
 	}
 }
 

@@ -59,7 +59,7 @@ func kindsMap(k *[mcp.NumKinds]int64) map[string]int64 {
 
 // state is what e counted, as series.json has it, with the histogram of
 // each series in the same order.
-func (e *engine) state(res *Result, startAt time.Time) (*rundir.SeriesState, []*hdrhistogram.Histogram) {
+func (e *engine) state(res *rundir.LoadResult, startAt time.Time) (*rundir.SeriesState, []*hdrhistogram.Histogram) {
 	st := &rundir.SeriesState{
 		Segment: e.segment.String(), Plan: res.Plan, StartAt: startAt,
 		Started: res.Started, Ended: res.Ended, EndReason: res.EndReason,
@@ -98,7 +98,7 @@ func (e *engine) state(res *Result, startAt time.Time) (*rundir.SeriesState, []*
 }
 
 // writeSeries writes histograms.hlog and series.json into dir.
-func (e *engine) writeSeries(dir string, res *Result, startAt time.Time) error {
+func (e *engine) writeSeries(dir string, res *rundir.LoadResult, startAt time.Time) error {
 	st, hists := e.state(res, startAt)
 	if err := WriteHistogramLog(filepath.Join(dir, rundir.HistogramsFile), st, hists); err != nil {
 		return err
@@ -172,7 +172,7 @@ func ReadShard(dir string) (*Shard, error) {
 //
 // With dir set, the merged series are written there too (histograms.hlog,
 // series.json), so that merged results merge again.
-func Merge(shards []*Shard, dir string) (*Result, error) {
+func Merge(shards []*Shard, dir string) (*rundir.LoadResult, error) {
 	e, res, err := merge(shards)
 	if err != nil || dir == "" {
 		return res, err
@@ -183,7 +183,7 @@ func Merge(shards []*Shard, dir string) (*Result, error) {
 	return res, nil
 }
 
-func merge(shards []*Shard) (*engine, *Result, error) {
+func merge(shards []*Shard) (*engine, *rundir.LoadResult, error) {
 	if len(shards) == 0 {
 		return nil, nil, errors.New("merge: no shard")
 	}

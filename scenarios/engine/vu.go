@@ -73,6 +73,10 @@ type vu struct {
 	// notification stream, while open (roundtrips.go).
 	cacheOn bool
 	listen  *listening
+
+	// dataUser is the user's index in its scenario, for the rows a data
+	// file drawn per iteration gives it (answers.go).
+	dataUser int
 }
 
 func newVU(sr *scenarioRun, user int, gen uint64) *vu {
@@ -193,6 +197,7 @@ func (v *vu) iterate(soft, hard context.Context, intended time.Time) {
 		v.due = time.Time{}   // a think that ended the last iteration is long past
 		v.late(intended, now) // generator.go
 	}
+	v.drawRow() // answers.go: a data file drawn per iteration
 	ok := v.run(soft, hard, v.cs.flow)
 	v.coStart = time.Time{}
 	v.tc.Iteration++

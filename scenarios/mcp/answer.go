@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 )
 
@@ -90,7 +91,7 @@ func readBody(r io.Reader, b []byte, max int64) ([]byte, error) {
 		}
 		n, err := lr.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return b, nil
 		}
 		if err != nil {

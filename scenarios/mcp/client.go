@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -86,6 +87,10 @@ type ClientOptions struct {
 	// TLS configures https targets (nil: the system roots); see
 	// [TLSConfig].
 	TLS *tls.Config
+	// SourceAddrs, if set, are the local addresses connections are
+	// dialed from, in turn (nil: the kernel's choice); a run with more
+	// connections than one address has local ports spreads them.
+	SourceAddrs []netip.Addr
 	// Tokens, if set, gives each session its bearer token at each request
 	// (OAuth client credentials, refreshed before expiry; see
 	// [NewOAuthTokens]); the session's own token is then ignored.
@@ -143,6 +148,7 @@ func NewClient(target string, opts ClientOptions) *Client {
 	// are never followed (to another host, say): a 3xx is an answer.
 	if u, err := url.Parse(target); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
 		c.tr = h1.New(u, opts.RequestTimeout, maxIdle, opts.TLS)
+		c.tr.SetSourceAddrs(opts.SourceAddrs)
 	}
 	h := []byte("User-Agent: " + opts.ClientName + "/" + opts.ClientVersion + "\r\nAccept: application/json, text/event-stream\r\n")
 	if strings.ContainsAny(opts.ClientName+opts.ClientVersion, "\r\n") {

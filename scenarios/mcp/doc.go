@@ -24,6 +24,9 @@
 // ([Session.SetTimeouts]), the connection is really closed, as a client
 // giving up would: that is what makes leaky gateways hold database
 // connections.
+// A 2025-era session then tells the server with notifications/cancelled
+// (cancel.go, [CancelNoticeOf]); in 2026-07-28 the closed stream is the
+// cancellation.
 //
 // Every error is an [*Error] of one of a small, closed set of kinds
 // ([Classify], [Kinds]), so runs against different targets compare kind by

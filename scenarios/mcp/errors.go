@@ -116,7 +116,8 @@ type Error struct {
 	Msg    string // short human-readable detail; never contains the bearer token
 	Err    error  // underlying error, if any
 
-	expired bool // 404 on a request that carried a session id
+	expired bool          // 404 on a request that carried a session id
+	notice  NoticeOutcome // a notifications/cancelled for the request given up (cancel.go)
 }
 
 func (e *Error) Error() string {
@@ -226,9 +227,9 @@ func transportError(ctx context.Context, expired error, op string, err error) *E
 	switch {
 	case ctx.Err() != nil:
 		return &Error{Kind: KindCanceled, Op: op, Err: context.Cause(ctx)}
-	case expired == errRequestTimeout:
+	case errors.Is(expired, errRequestTimeout):
 		return &Error{Kind: KindTimeout, Op: op, Err: errRequestTimeout}
-	case expired == errAborted:
+	case errors.Is(expired, errAborted):
 		return &Error{Kind: KindAborted, Op: op, Err: errAborted}
 	}
 	var pe *protocolError

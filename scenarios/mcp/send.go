@@ -44,11 +44,17 @@ func (s *Session) call(ctx context.Context, op, name string, params []byte, out 
 	if s.meta != nil {
 		s.rpcMethod, s.name = op, name
 	}
+	// A request whose context has already ended is not sent: there is
+	// nothing to cancel then.
+	live := ctx.Err() == nil
 	resp, w, err := s.send(ctx, op, http.MethodPost, body, true)
 	putBuf(bb, body)
 	s.trace, s.rpcMethod, s.name = traceCarrier{}, "", "" // only this request's headers carry them
 	if err != nil {
-		return "", err
+		if !live {
+			return "", err
+		}
+		return "", s.gaveUp(ctx, id, op, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
@@ -57,7 +63,7 @@ func (s *Session) call(ctx context.Context, op, name string, params []byte, out 
 	mediaType := baseMediaType(resp.ContentType)
 	rr, err := parseResponse(mediaType, resp.Body, id)
 	if err != nil {
-		return "", s.bodyError(ctx, w, op, err)
+		return "", s.gaveUp(ctx, id, op, s.bodyError(ctx, w, op, err))
 	}
 	if mediaType == mediaSSE {
 		// Let the stream end so the connection can be reused, but do not

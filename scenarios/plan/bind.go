@@ -108,6 +108,15 @@ func newBinder(pe *Problems, p *Plan, s *Scenario, cs *CompiledScenario, path st
 	default:
 		pe.Add(line, dp+".mode", "unknown mode %q; want %s, %s or %s", textutil.Truncate(ds.Mode, 30), DataSequential, DataRandom, DataUnique)
 	}
+	switch ds.Per {
+	case "", DataPerUser:
+	case DataPerIteration:
+		if ds.Mode == DataUnique {
+			pe.Add(line, dp+".per", "unique gives each user its own row for its life; per: iteration needs mode sequential or random")
+		}
+	default:
+		pe.Add(line, dp+".per", "unknown %q; want %s (one row for the user's life, the default) or %s (a fresh row every iteration)", textutil.Truncate(ds.Per, 30), DataPerUser, DataPerIteration)
+	}
 	if p.file == RecordedFile { // read back from a run directory
 		bd.lenient = true
 		return bd

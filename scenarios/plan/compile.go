@@ -220,6 +220,14 @@ func compileScenario(pe *Problems, p *Plan, s *Scenario, path string) *CompiledS
 			pe.Add(s.at("preAllocatedVUs"), path+".preAllocatedVUs", "%d is more than maxVUs (%d)", s.PreAllocatedVUs, s.MaxVUs)
 		}
 		cs.Users = max(s.MaxVUs, s.PreAllocatedVUs)
+	case ExecExternallyControlled:
+		intIn(pe, s.at("vus"), path+".vus", int64(s.VUs), 0, MaxUsers)
+		intIn(pe, s.at("maxVUs"), path+".maxVUs", int64(s.MaxVUs), 1, MaxUsers)
+		durIn(pe, s.at("duration"), path+".duration", s.Duration, 0, MaxDuration, true)
+		if s.VUs > s.MaxVUs && s.MaxVUs > 0 {
+			pe.Add(s.at("vus"), path+".vus", "%d is more than maxVUs (%d)", s.VUs, s.MaxVUs)
+		}
+		cs.Users, cs.Length = s.MaxVUs, s.Duration.D()
 	default:
 		pe.Add(s.at("executor"), path+".executor", "unknown executor %q; want one of %s", textutil.Truncate(s.Executor, 40), strings.Join(Executors, ", "))
 	}
@@ -241,7 +249,7 @@ func compileScenario(pe *Problems, p *Plan, s *Scenario, path string) *CompiledS
 }
 
 // Executors lists the executors, as k6 and a scenario file name them.
-var Executors = []string{ExecConstantVUs, ExecRampingVUs, ExecPerVUIterations, ExecConstantArrivalRate, ExecRampingArrivalRate}
+var Executors = []string{ExecConstantVUs, ExecRampingVUs, ExecPerVUIterations, ExecConstantArrivalRate, ExecRampingArrivalRate, ExecExternallyControlled}
 
 // checkStages checks a ramping executor's stages; it returns the highest
 // target and the total duration.

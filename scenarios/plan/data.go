@@ -23,6 +23,17 @@ const (
 	DataUnique = "unique"
 )
 
+// When a user draws its row (DataSource.Per).
+const (
+	// DataPerUser: one row for the user's whole life (the default).
+	DataPerUser = "user"
+	// DataPerIteration: a fresh row every iteration — sequential: user
+	// k's iteration i takes row (k + i × users) mod rows, so that the
+	// users walk the file together; random: a seeded draw each time.
+	// unique is per user only.
+	DataPerIteration = "iteration"
+)
+
 // DataSource is a data file and how users get their rows. The file is
 // read once, at the first Compile, and shared by every copy of the plan.
 type DataSource struct {
@@ -32,6 +43,8 @@ type DataSource struct {
 	File string
 	// Mode is DataSequential (default), DataRandom or DataUnique.
 	Mode string
+	// Per is DataPerUser (default, also "") or DataPerIteration.
+	Per string
 
 	line int
 	dir  string // the scenario file's directory
@@ -45,6 +58,9 @@ func (d *DataSource) MarshalJSON() ([]byte, error) {
 	o := obj{{"file", d.File}}
 	if d.Mode != "" {
 		o = append(o, field{"mode", d.Mode})
+	}
+	if d.Per != "" {
+		o = append(o, field{"per", d.Per})
 	}
 	return o.MarshalJSON()
 }

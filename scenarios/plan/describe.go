@@ -33,6 +33,8 @@ func (s *Scenario) describe() string {
 		b.WriteString(describeStages(s.StartVUs, s.Stages))
 	case ExecConstantArrivalRate:
 		fmt.Fprintf(&b, "%d iterations %s for %s, up to %d users", s.Rate, per(s.TimeUnit), s.Duration, max(s.MaxVUs, s.PreAllocatedVUs))
+	case ExecExternallyControlled:
+		fmt.Fprintf(&b, "%d users at the start, up to %d as told, for %s", s.VUs, s.MaxVUs, s.Duration)
 	case ExecRampingArrivalRate:
 		fmt.Fprintf(&b, "iterations %s ", per(s.TimeUnit))
 		b.WriteString(describeStages(s.StartRate, s.Stages))

@@ -15,6 +15,10 @@ const (
 	ExecPerVUIterations     = "per-vu-iterations"
 	ExecConstantArrivalRate = "constant-arrival-rate"
 	ExecRampingArrivalRate  = "ramping-arrival-rate"
+	// ExecExternallyControlled starts VUs users and changes their number
+	// while it runs, up to MaxVUs, when told to (a dashboard's control,
+	// leakbench scale): k6's externally-controlled.
+	ExecExternallyControlled = "externally-controlled"
 )
 
 // The MCP methods a virtual user can send, as step kinds and as their
@@ -96,9 +100,13 @@ const (
 	NegotiateVersion = "negotiate"
 )
 
-// Limits that keep every plan bounded.
+// Limits that keep every plan bounded. MaxUsers is a plan's users
+// together: more than one process can hold (about 19,900 connections
+// here), since a plan may be played as shards or as worker processes
+// (run --workers); what one machine can open is the workers' budget
+// check's to say, with its numbers.
 const (
-	MaxUsers          = 50000
+	MaxUsers          = 1_000_000
 	MaxDuration       = 24 * time.Hour
 	MaxRequestTimeout = 10 * time.Minute
 	maxWeight         = 1_000_000
@@ -143,9 +151,10 @@ type Plan struct {
 	// Data is the per-user data file of scenarios without their own.
 	Data *DataSource
 
-	file       string // the scenario file, for error messages
-	tokensLine int    // where tokensFile was given
-	dataLine   int    // where data was given
+	file       string   // the scenario file, for error messages
+	tokensLine int      // where tokensFile was given
+	dataLine   int      // where data was given
+	notes      []string // the decoder's warnings (AddWarning)
 }
 
 // Scenario is one group of virtual users playing Flow under an executor.
@@ -159,8 +168,8 @@ type Scenario struct {
 	// (or at an interrupt) may take before they are abandoned.
 	GracefulStop Duration
 
-	VUs        int      // constant-vus, per-vu-iterations
-	Duration   Duration // constant-vus, constant-arrival-rate
+	VUs        int      // constant-vus, per-vu-iterations, externally-controlled (at the start)
+	Duration   Duration // constant-vus, constant-arrival-rate, externally-controlled
 	Iterations int64    // per-vu-iterations: per VU
 	// MaxDuration bounds a per-vu-iterations scenario.
 	MaxDuration Duration
@@ -367,11 +376,12 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 // ExecutorOptions lists, per executor, its own options in a scenario file
 // (and in the plan's JSON), in order.
 var ExecutorOptions = map[string][]string{
-	ExecConstantVUs:         {"vus", "duration"},
-	ExecRampingVUs:          {"startVUs", "stages", "gracefulRampDown"},
-	ExecPerVUIterations:     {"vus", "iterations", "maxDuration"},
-	ExecConstantArrivalRate: {"rate", "timeUnit", "duration", "preAllocatedVUs", "maxVUs"},
-	ExecRampingArrivalRate:  {"startRate", "timeUnit", "stages", "preAllocatedVUs", "maxVUs"},
+	ExecConstantVUs:          {"vus", "duration"},
+	ExecRampingVUs:           {"startVUs", "stages", "gracefulRampDown"},
+	ExecPerVUIterations:      {"vus", "iterations", "maxDuration"},
+	ExecConstantArrivalRate:  {"rate", "timeUnit", "duration", "preAllocatedVUs", "maxVUs"},
+	ExecRampingArrivalRate:   {"startRate", "timeUnit", "stages", "preAllocatedVUs", "maxVUs"},
+	ExecExternallyControlled: {"vus", "maxVUs", "duration"},
 }
 
 // Option returns a pointer to the field behind a scenario option, as a

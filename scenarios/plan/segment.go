@@ -132,6 +132,9 @@ func (s Segment) Apply(cp *Compiled) (*Compiled, []int) {
 		case ExecConstantArrivalRate, ExecRampingArrivalRate:
 			sc.PreAllocatedVUs = s.Share(sc.PreAllocatedVUs)
 			sc.MaxVUs = s.Share(sc.MaxVUs)
+		case ExecExternallyControlled:
+			// Each shard is scaled on its own (its own dashboard).
+			sc.VUs, sc.MaxVUs = s.Share(sc.VUs), s.Share(sc.MaxVUs)
 		}
 		c.Users = s.Share(cs.Users)
 		out.Scenarios[i] = &c

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/leakbench/leakbench/scenarios/mcp"
@@ -17,7 +18,7 @@ import (
 // (protocolVersion auto, the default, or 2026-07-28 itself), which has
 // no ping — the server answers method-not-found, a jsonrpc failure.
 func (c *Compiled) Warnings() []string {
-	var out []string
+	out := slices.Clone(c.Plan.notes)
 	for _, cs := range c.Scenarios {
 		if cs.Pin != AutoVersion && cs.Pin != mcp.Version20260728 {
 			continue // a 2025 version, pinned or negotiated: ping exists
@@ -36,6 +37,13 @@ func (c *Compiled) Warnings() []string {
 		})
 	}
 	return out
+}
+
+// AddWarning records a warning the scenario-file decoder found (a key in
+// a deprecated spelling, say), listed first by Warnings, as
+// "file:line: path: msg".
+func (p *Plan) AddWarning(line int, path, msg string) {
+	p.notes = append(p.notes, warning(p.file, line, path, msg))
 }
 
 // Warnings compiles p and returns its warnings ([Compiled.Warnings]);

@@ -118,7 +118,10 @@ func (d *ydec) statuses(n *yaml.Node, path string) []int {
 	return []int{d.smallInt(r, path)}
 }
 
-// dataSource reads data: users.csv | {file: users.csv, mode: unique}.
+var dataKeys = []string{"file", "mode", "per"}
+
+// dataSource reads data: users.csv | {file: users.csv, mode: unique,
+// per: user}.
 func (d *ydec) dataSource(n *yaml.Node, path string) *plan.DataSource {
 	r, ok := d.budgetLeft(n, path)
 	if !ok {
@@ -130,12 +133,15 @@ func (d *ydec) dataSource(n *yaml.Node, path string) *plan.DataSource {
 		ds.File = d.str(r, path)
 		return ds
 	}
-	fields, _ := d.mapping(r, path, []string{"file", "mode"})
+	fields, _ := d.mapping(r, path, dataKeys)
 	for _, f := range fields {
-		if f.key == "file" {
+		switch f.key {
+		case "file":
 			ds.File = d.str(f.v, path+".file")
-		} else {
+		case "mode":
 			ds.Mode = d.str(f.v, path+".mode")
+		case "per":
+			ds.Per = d.str(f.v, path+".per")
 		}
 	}
 	return ds

@@ -4,9 +4,13 @@
 //
 // [Load] reads a file (and the tokens its tokensFile names), [Parse] a
 // document in memory; see scenarios/examples/annotated.yaml for every
-// option and scenarios/FORMAT.md for the rules. Missing options get k6's
-// defaults, and options may be spelled in camelCase, snake_case or
-// kebab-case. Every problem is reported at once, the file's and Compile's
+// option, docs/reference/scenario.md for every key ([Keys] lists them
+// from the parser's tables) and scenarios/FORMAT.md for the rules.
+// Missing options get k6's defaults. Every key has one spelling; another
+// (abort_after for abortAfter) is still read, with a warning naming the
+// key to write (plan.Plan.Warnings). ${KEY} and ${KEY:-default} are
+// filled from the command line's -e values and the environment
+// ([LoadWith]); a missing one is an error naming its line. Every problem is reported at once, the file's and Compile's
 // together, each naming the file, the line and what is wrong; the error
 // is a *plan.Problems and matches plan.ErrInvalidPlan. A file may carry
 // more top-level sections than the plan's own ([Section]): leakbench's

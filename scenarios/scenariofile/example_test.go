@@ -49,3 +49,24 @@ thresholds:
 	// agents.yaml:7: scenarios.agents.flow[0]: unknown step "tools/cal"; want one of initialize, ping, tools/list, tools/call, resources/list, resources/read, prompts/list, prompts/get, server/discover, think, endSession, choose, http
 	// agents.yaml:9: thresholds.mcp_req_duration: threshold "p95<500": unknown aggregation "p95"; want avg, min, med, max, p(N), rate, count or value
 }
+
+func ExampleParseVar() {
+	for _, arg := range []string{"VUS=10", "VUS"} {
+		k, v, err := scenariofile.ParseVar(arg)
+		fmt.Println(k, v, err)
+	}
+	// Output:
+	// VUS 10 <nil>
+	//   bad -e value: "VUS" has no '='; want KEY=VALUE
+}
+
+func ExampleParseWith() {
+	file := []byte("scenarios:\n  s:\n    executor: constant-vus\n    vus: ${VUS:-2}\n    duration: ${DURATION}\n    flow: [tools/list]\n")
+	p, err := scenariofile.ParseWith(file, "s.yaml", scenariofile.Options{Vars: map[string]string{"DURATION": "5s"}, LookupEnv: scenariofile.NoEnv})
+	fmt.Println(p.Describe(), err)
+	_, err = scenariofile.ParseWith(file, "s.yaml", scenariofile.Options{LookupEnv: scenariofile.NoEnv})
+	fmt.Println(err)
+	// Output:
+	// s: constant-vus, 2 users for 5s; request timeout 10s <nil>
+	// s.yaml:5: ${DURATION} is not set: give -e DURATION=VALUE, set DURATION in the environment, or write ${DURATION:-default}
+}

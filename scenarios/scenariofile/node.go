@@ -20,6 +20,7 @@ type ydec struct {
 	visits   int
 	lines    map[string]int // the line of each key read, by path
 	sections []Section      // the file's extra sections
+	warns    []plan.Problem // keys in a deprecated spelling
 }
 
 // lineOf returns the line of path's key, or of the nearest key above it
@@ -43,8 +44,17 @@ type kv struct {
 	k, v     *yaml.Node
 }
 
+// joinPath is path.key, or key at the top.
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
 // norm makes option names match whatever their spelling: k6's camelCase,
 // snake_case or kebab-case ("abortAfter", "abort_after", "abort-after").
+// Only the table's own spelling is quiet: mapping warns of the others.
 func norm(k string) string {
 	return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(k))
 }
@@ -116,6 +126,12 @@ func (d *ydec) mapping(n *yaml.Node, path string, allowed []string) ([]kv, bool)
 			if canon == "" {
 				d.errf(k, path, "unknown option %q; want one of %s", textutil.Truncate(k.Value, 40), strings.Join(allowed, ", "))
 				continue
+			}
+			if k.Value != canon {
+				// One spelling per key: the others still read, for the
+				// files written when any spelling was the rule.
+				d.warns = append(d.warns, plan.Problem{Line: k.Line, Path: joinPath(path, canon),
+					Msg: fmt.Sprintf("%q is a deprecated spelling; write %s", textutil.Truncate(k.Value, 40), canon)})
 			}
 			key = canon
 		}

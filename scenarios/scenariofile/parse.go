@@ -20,7 +20,8 @@ import (
 // JSON, the scenario file's shape: JSON being YAML, Parse reads it). Its
 // data files are not read again: the plan holds what they gave.
 func ReadRecorded(raw []byte) (*plan.Plan, error) {
-	p, err := Parse(raw, plan.RecordedFile)
+	// No interpolation: what the run recorded is what it played.
+	p, _, err := parse(raw, plan.RecordedFile, Options{NoInterpolation: true}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("read recorded plan: %w", err)
 	}
@@ -45,13 +46,23 @@ const (
 // Load reads and checks a YAML scenario file, and decodes its extra
 // sections, if any, as Parse does. Tokens named by its tokensFile are
 // read too, relative to the file's directory. Errors name the file, the
-// line and what is wrong, and match plan.ErrInvalidPlan.
+// line and what is wrong, and match plan.ErrInvalidPlan. ${KEY} and
+// ${KEY:-default} take the environment's values (LoadWith adds the
+// command line's).
 func Load(path string, sections ...Section) (*plan.Plan, error) {
+	return LoadWith(path, Options{}, sections...)
+}
+
+// LoadWith is Load with the command line's variables (-e) and the
+// environment to fill ${KEY}; a ${KEY} neither gives, with no default, is
+// an error naming the file and the line, as is one ${KEY} given two
+// different defaults.
+func LoadWith(path string, o Options, sections ...Section) (*plan.Plan, error) {
 	data, err := readBounded(path, maxPlanBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read scenario file: %w", err)
 	}
-	p, d, err := parse(data, path, sections)
+	p, d, err := parse(data, path, o, sections)
 	if err != nil {
 		return nil, err
 	}
@@ -80,12 +91,17 @@ func Load(path string, sections ...Section) (*plan.Plan, error) {
 // is decoded into its Into by the same rules, its problems reported with
 // the plan's, and an absent one leaves its Into as it was.
 func Parse(data []byte, filename string, sections ...Section) (*plan.Plan, error) {
-	p, _, err := parse(data, filename, sections)
+	return ParseWith(data, filename, Options{}, sections...)
+}
+
+// ParseWith is Parse with the variables of o (see LoadWith).
+func ParseWith(data []byte, filename string, o Options, sections ...Section) (*plan.Plan, error) {
+	p, _, err := parse(data, filename, o, sections)
 	return p, err
 }
 
 // parse is Parse, returning the decoder too (its lines, for Load).
-func parse(data []byte, filename string, sections []Section) (*plan.Plan, *ydec, error) {
+func parse(data []byte, filename string, o Options, sections []Section) (*plan.Plan, *ydec, error) {
 	pe := &plan.Problems{File: filename}
 	if len(data) > maxPlanBytes {
 		pe.Add(0, "", "larger than %d bytes", maxPlanBytes)
@@ -102,11 +118,18 @@ func parse(data []byte, filename string, sections []Section) (*plan.Plan, *ydec,
 		return nil, nil, pe
 	}
 	d := &ydec{pe: pe, lines: map[string]int{}, sections: sections}
+	d.interpolate(&doc, o)
+	if len(pe.List) > 0 {
+		return nil, nil, pe // a value missing: the rest would only repeat it
+	}
 	// protocolVersion's default is auto, as the SDK clients' is: the
 	// users speak what the server offers.
 	p := &plan.Plan{Timeout: plan.Duration(mcp.DefaultRequestTimeout), ProtocolVersion: plan.AutoVersion}
 	d.plan(doc.Content[0], p)
 	p.SetSource(filename, d.lines["tokensFile"], d.lines["data"])
+	for _, w := range d.warns {
+		p.AddWarning(w.Line, w.Path, w.Msg)
+	}
 	_, err := plan.Compile(p)
 	if err == nil && len(pe.List) == 0 {
 		return p, d, nil
@@ -241,7 +264,7 @@ func (d *ydec) scenario(e kv) plan.Scenario {
 		return s
 	}
 	switch s.Executor {
-	case plan.ExecConstantVUs, plan.ExecPerVUIterations:
+	case plan.ExecConstantVUs, plan.ExecPerVUIterations, plan.ExecExternallyControlled:
 		s.VUs = 1
 	case plan.ExecRampingVUs:
 		s.StartVUs, s.GracefulRampDown = 1, plan.Duration(defaultGracefulRampDown)
@@ -281,7 +304,11 @@ func (d *ydec) scenario(e kv) plan.Scenario {
 		}
 		maxVUsSet = maxVUsSet || o.key == "maxVUs"
 	}
-	if !maxVUsSet {
+	switch {
+	case maxVUsSet:
+	case s.Executor == plan.ExecExternallyControlled:
+		s.MaxVUs = s.VUs // k6: maxVUs defaults to vus
+	default:
 		s.MaxVUs = s.PreAllocatedVUs // k6: maxVUs defaults to preAllocatedVUs
 	}
 	return s
@@ -307,7 +334,7 @@ func (d *ydec) stages(n *yaml.Node, path string) []plan.Stage {
 		sp := fmt.Sprintf("%s[%d]", path, i)
 		var st plan.Stage
 		st.SetLine(sn.Line)
-		fields, ok := d.mapping(sn, sp, []string{"duration", "target"})
+		fields, ok := d.mapping(sn, sp, stageKeys)
 		for _, f := range fields {
 			if f.key == "duration" {
 				st.Duration = d.duration(f.v, sp+".duration")
@@ -342,7 +369,7 @@ func (d *ydec) thresholds(n *yaml.Node, p *plan.Plan) {
 				continue
 			}
 			if r.Kind == yaml.MappingNode {
-				fields, _ := d.mapping(r, path, []string{"threshold", "abortOnFail", "delayAbortEval"})
+				fields, _ := d.mapping(r, path, thresholdKeys)
 				for _, f := range fields {
 					switch f.key {
 					case "threshold":
@@ -371,11 +398,14 @@ func (d *ydec) connections(n *yaml.Node, p *plan.Plan) {
 	if r != nil && r.Kind == yaml.ScalarNode {
 		if v := d.str(r, path); v != "" && norm(v) != norm(plan.ConnectionsPerUser) {
 			d.errf(r, path, "want %s or {shared: N}, got %s", plan.ConnectionsPerUser, describe(r))
+		} else if v != plan.ConnectionsPerUser {
+			d.warns = append(d.warns, plan.Problem{Line: r.Line, Path: path,
+				Msg: fmt.Sprintf("%q is a deprecated spelling; write %s", v, plan.ConnectionsPerUser)})
 		}
 		p.SharedConnections = 0
 		return
 	}
-	entries, ok := d.mapping(n, path, []string{plan.ConnectionsShared})
+	entries, ok := d.mapping(n, path, connectionsKeys)
 	if !ok {
 		return
 	}

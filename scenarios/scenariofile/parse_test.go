@@ -59,6 +59,8 @@ scenarios:
   b: {executor: ramping-vus, stages: [{duration: 1s, target: 2}], flow: [ping]}
   c: {executor: per-vu-iterations, flow: [ping]}
   d: {executor: constant-arrival-rate, rate: 1, duration: 1s, preAllocatedVUs: 3, flow: [ping]}
+  e: {executor: externally-controlled, vus: 5, duration: 1s, flow: [ping]}
+  f: {executor: externally-controlled, maxVUs: 9, duration: 1s, flow: [ping]}
 `), "d.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -75,6 +77,10 @@ scenarios:
 	}
 	if s[3].TimeUnit.D() != time.Second || s[3].MaxVUs != 3 {
 		t.Errorf("d %+v", s[3])
+	}
+	// k6: maxVUs defaults to vus, vus to 1.
+	if s[4].VUs != 5 || s[4].MaxVUs != 5 || s[5].VUs != 1 || s[5].MaxVUs != 9 {
+		t.Errorf("e %+v, f %+v", s[4], s[5])
 	}
 }
 
@@ -103,6 +109,8 @@ func TestParseErrors(t *testing.T) {
 		{"stage missing target", head + "    executor: ramping-vus\n    stages:\n      - {duration: 5s}\n    flow: [ping]\n", "f.yaml:5: scenarios.s.stages[0]: a stage needs both"},
 		{"negative target", head + "    executor: ramping-vus\n    stages:\n      - {duration: 5s, target: -1}\n    flow: [ping]\n", "f.yaml:5: scenarios.s.stages[0].target: must be in [0,"},
 		{"rate never positive", head + "    executor: ramping-arrival-rate\n    maxVUs: 1\n    stages: [{duration: 5s, target: 0}]\n    flow: [ping]\n", "startRate and every target are 0"},
+		{"vus above maxVUs", head + "    executor: externally-controlled\n    vus: 5\n    maxVUs: 2\n    duration: 1s\n    flow: [ping]\n", "f.yaml:4: scenarios.s.vus: 5 is more than maxVUs (2)"},
+		{"externally-controlled without duration", head + "    executor: externally-controlled\n    flow: [ping]\n", "scenarios.s.duration"},
 		{"preallocated above max", head + "    executor: constant-arrival-rate\n    rate: 1\n    duration: 1s\n    preAllocatedVUs: 5\n    maxVUs: 2\n    flow: [ping]\n", "scenarios.s.preAllocatedVUs: 5 is more than maxVUs (2)"},
 		{"abortAfter not shorter than timeout", head + "    executor: constant-vus\n    duration: 1s\n    timeout: 1s\n    flow:\n      - ping: {abortAfter: 2s}\n", "f.yaml:7: scenarios.s.flow[0].ping.abortAfter: 2s is not shorter than the request timeout (1s)"},
 		{"spinning flow", head + "    executor: constant-vus\n    duration: 1s\n    flow: [endSession]\n", "users would spin"},
@@ -124,9 +132,9 @@ func TestParseErrors(t *testing.T) {
 		{"authorization header", "headers: {Authorization: Bearer x}\n" + head + "    executor: constant-vus\n    duration: 1s\n    flow: [ping]\n", "headers.Authorization: bearer tokens go in tokens"},
 		{"tokens and file", "tokens: [a]\ntokensFile: t.txt\n" + head + "    executor: constant-vus\n    duration: 1s\n    flow: [ping]\n", "give tokens or tokensFile, not both"},
 		{"pinned unknown version", "protocolVersion: 2024-11-05\n" + head + "    executor: constant-vus\n    duration: 1s\n    flow: [ping]\n", `protocolVersion: "2024-11-05" is not a version this client speaks`},
-		{"too many users", head + "    executor: constant-vus\n    vus: 50001\n    duration: 1s\n    flow: [ping]\n", "scenarios.s.vus: must be in [1, 50000]"},
+		{"too many users", head + "    executor: constant-vus\n    vus: 1000001\n    duration: 1s\n    flow: [ping]\n", "scenarios.s.vus: must be in [1, 1000000]"},
 		// A range error names the option's own line, not the scenario's.
-		{"range error on its line", head + "    executor: constant-vus\n    duration: 1s\n    vus: 0\n    flow: [ping]\n", "f.yaml:5: scenarios.s.vus: must be in [1, 50000]"},
+		{"range error on its line", head + "    executor: constant-vus\n    duration: 1s\n    vus: 0\n    flow: [ping]\n", "f.yaml:5: scenarios.s.vus: must be in [1, 1000000]"},
 		{"anchor on an unknown key", "x: &a {duration: 1s}\n", `unknown option "x"`},
 		{"merge key", head + "    executor: constant-vus\n    duration: 1s\n    <<: {vus: 2}\n    flow: [ping]\n", "f.yaml:5: scenarios.s: YAML merge keys (<<) are not supported"},
 		{"plan timeout out of range", "timeout: 2h\n" + head + "    executor: constant-vus\n    duration: 1s\n    flow: [ping]\n", "f.yaml:1: timeout: must be in (0, 10m0s]"},

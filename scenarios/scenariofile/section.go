@@ -17,9 +17,10 @@ import (
 // Into points to a struct whose fields name the section's keys in their
 // yaml tags, or to a slice of such structs for a section that is a list of
 // mappings (faults: each entry read by the same rules, sectionlist.go).
-// The section is read by the plan's rules: keys in any spelling
-// (camelCase, snake_case, kebab-case), an unknown or repeated key is an
-// error naming its line; values are read as the plan's options are:
+// The section is read by the plan's rules: keys in any spelling (the yaml
+// tag's quietly, another with a deprecation warning), an unknown or
+// repeated key is an error naming its line; values are read as the plan's
+// options are:
 // durations as Go duration strings (a bare 0 too, never negative), whole
 // numbers, numbers, true/false, strings. A field of another type (a list,
 // say) is decoded by yaml.v3, within the document's bounds, its errors

@@ -3,6 +3,7 @@ package scenariofile
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -26,6 +27,11 @@ var stepAliases = map[string]string{
 	"think": plan.StepThink, "sleep": plan.StepThink,
 	"endsession": plan.StepEndSession, "choose": plan.StepChoose, "http": plan.StepHTTP,
 }
+
+// stepAliasNames are xk6-mcp's step names, in their one spelling: the
+// other step names are plan.StepKinds.
+var stepAliasNames = []string{"listTools", "listAllTools", "callTool", "listResources", "readResource",
+	"listPrompts", "getPrompt", "discover", "sleep"}
 
 var requestOptions = []string{"timeout", "abortAfter", "capture", "check"}
 
@@ -72,6 +78,11 @@ func (d *ydec) step(n *yaml.Node, path string) plan.Step {
 	if !ok {
 		d.errf(r, path, "unknown step %q; want one of %s", textutil.Truncate(name, 40), strings.Join(plan.StepKinds, ", "))
 		return st
+	}
+	if !slices.Contains(plan.StepKinds, name) && !slices.Contains(stepAliasNames, name) {
+		// As keys: one spelling per step name (end_session reads, and warns).
+		d.warns = append(d.warns, plan.Problem{Line: r.Line, Path: path + "." + kind,
+			Msg: fmt.Sprintf("%q is a deprecated spelling; write %s", textutil.Truncate(name, 40), kind)})
 	}
 	st.Kind = kind
 	path += "." + kind
@@ -187,7 +198,7 @@ func (d *ydec) think(opts, at *yaml.Node, path string, st *plan.Step) {
 		st.Think = plan.Think{Distribution: plan.ThinkFixed, Duration: d.duration(opts, path)}
 		return
 	}
-	fields, ok := d.mapping(opts, path, []string{plan.ThinkFixed, plan.ThinkUniform, plan.ThinkExponential})
+	fields, ok := d.mapping(opts, path, thinkKeys)
 	if !ok {
 		return
 	}
@@ -220,7 +231,7 @@ func (d *ydec) choose(opts, at *yaml.Node, path string, st *plan.Step) {
 		cp := fmt.Sprintf("%s[%d]", path, i)
 		ch := plan.Choice{Weight: 1}
 		ch.SetLine(cn.Line)
-		fields, _ := d.mapping(cn, cp, []string{"weight", "steps"})
+		fields, _ := d.mapping(cn, cp, chooseKeys)
 		for _, f := range fields {
 			if f.key == "weight" {
 				ch.Weight = d.smallInt(f.v, cp+".weight")
@@ -307,7 +318,7 @@ func (d *ydec) task(n *yaml.Node, path string) *plan.TaskStep {
 		return nil
 	}
 	t := &plan.TaskStep{}
-	fields, _ := d.mapping(r, path, []string{"cancelAfter", "timeout"})
+	fields, _ := d.mapping(r, path, taskKeys)
 	for _, f := range fields {
 		switch f.key {
 		case "cancelAfter":

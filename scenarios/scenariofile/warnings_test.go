@@ -74,3 +74,58 @@ func TestPingWarning(t *testing.T) {
 		})
 	}
 }
+
+// TestDeprecatedSpellings: every key has one spelling; the others are
+// still read, each with a warning naming its line and the key to write.
+// A profile's own sections are held to the spelling of their yaml tags.
+func TestDeprecatedSpellings(t *testing.T) {
+	type probe struct {
+		StuckAfter string `yaml:"stuck_after"`
+	}
+	var pr probe
+	p, err := Parse([]byte(`protocol_version: auto
+connections: per-user
+probe:
+  stuckAfter: 2s
+scenarios:
+  s:
+    executor: constant-vus
+    duration: 1s
+    graceful-stop: 1s
+    flow:
+      - tools/call: { name: echo, abort_after: 100ms }
+      - end_session
+      - callTool: echo
+thresholds:
+  mcp_req_failed: [{ threshold: "rate<0.1", abort-on-fail: true }]
+`), "d.yaml", Section{Key: "probe", Into: &pr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`d.yaml:1: protocolVersion: "protocol_version" is a deprecated spelling; write protocolVersion`,
+		`d.yaml:2: connections: "per-user" is a deprecated spelling; write perUser`,
+		`d.yaml:4: probe.stuck_after: "stuckAfter" is a deprecated spelling; write stuck_after`,
+		`d.yaml:9: scenarios.s.gracefulStop: "graceful-stop" is a deprecated spelling; write gracefulStop`,
+		`d.yaml:11: scenarios.s.flow[0].tools/call.abortAfter: "abort_after" is a deprecated spelling; write abortAfter`,
+		`d.yaml:12: scenarios.s.flow[1].endSession: "end_session" is a deprecated spelling; write endSession`,
+		`d.yaml:15: thresholds.mcp_req_failed.abortOnFail: "abort-on-fail" is a deprecated spelling; write abortOnFail`,
+	}
+	got := p.Warnings()
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if pr.StuckAfter != "2s" || p.Scenarios[0].GracefulStop.String() != "1s" || p.Scenarios[0].Flow[0].AbortAfter.String() != "100ms" {
+		t.Errorf("the deprecated spellings were not read: probe %+v, scenario %+v", pr, p.Scenarios[0])
+	}
+	// The canonical spellings warn of nothing.
+	p, err = Parse([]byte("protocolVersion: auto\nscenarios:\n  s: {executor: constant-vus, duration: 1s, gracefulStop: 1s, flow: [tools/list]}\n"), "c.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := p.Warnings(); len(w) != 0 {
+		t.Errorf("canonical spellings warned: %q", w)
+	}
+}

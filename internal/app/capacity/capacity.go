@@ -11,9 +11,11 @@ import (
 
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/app/runner"
+	"github.com/leakbench/leakbench/internal/app/workers"
 	"github.com/leakbench/leakbench/internal/lib/redact"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
-	"github.com/leakbench/leakbench/reports"
+	capreport "github.com/leakbench/leakbench/reports/capacity"
+	"github.com/leakbench/leakbench/reports/sizing"
 )
 
 // Sentinel outcomes a caller turns into exit codes.
@@ -21,17 +23,9 @@ var (
 	// ErrBelowMin: the search found a capacity below the required Min.
 	ErrBelowMin = errors.New("capacity below the required minimum")
 	// ErrInconclusive: a search stopped before its answer for a reason
-	// that is not the service's (see reports.CapacityInconclusive).
+	// that is not the service's (see capreport.Inconclusive).
 	ErrInconclusive = errors.New("capacity search inconclusive")
 )
-
-// Summary is a search's summary.json (reports.CapacitySummary), as Run
-// returns it.
-type Summary = reports.CapacitySummary
-
-// SignoffDir is where leakbench signoff --capacity writes its search,
-// inside the sign-off's output directory; the sign-off's report links it.
-const SignoffDir = reports.CapacityDir
 
 // Options configures a capacity search.
 type Options struct {
@@ -60,12 +54,25 @@ type Options struct {
 	// Telemetry, if set, exports every stage over OTLP as a run of its
 	// own (runner.Options.Telemetry), named "VARIANT stage N".
 	Telemetry runner.Telemetry
+	// Workers plays every stage's load as worker processes
+	// (runner.Options.Workers), at most one per user of the stage.
+	Workers workers.Config
+	// Sizing sizes every probed stage's pool for a target rate and a
+	// number of replicas (--target-rate, --replicas); left zero, each
+	// stage is sized for the highest rate it saw, and the checks say how
+	// many replicas fit. The search's sizing is its knee's.
+	Sizing sizing.Options
+	Watch  Watch // watch.go: the dashboard, if any
 }
+
+// sizingGiven says whether a target rate or replicas were given: only
+// then is a stage sized again after it is rendered.
+func (o Options) sizingGiven() bool { return o.Sizing.TargetRate != nil || o.Sizing.Replicas != nil }
 
 // Run searches every variant (or the target) and writes the output
 // directory. The summary is returned with the error when the search could
 // not be done, or ErrInconclusive, or ErrBelowMin.
-func Run(ctx context.Context, o Options) (*reports.CapacitySummary, error) {
+func Run(ctx context.Context, o Options) (*capreport.Summary, error) {
 	if (len(o.Variants) == 0) == (o.Target == nil) {
 		return nil, fmt.Errorf("%w: give the variants to search or a target, one of them", ErrSpec)
 	}
@@ -75,17 +82,27 @@ func Run(ctx context.Context, o Options) (*reports.CapacitySummary, error) {
 	if err := reach(o.Spec); err != nil {
 		return nil, err
 	}
+	if err := o.Sizing.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSpec, err)
+	}
+	if o.sizingGiven() && o.Target != nil && o.Target.ProbeDSN == "" && o.Target.PostgresDSN == "" {
+		return nil, fmt.Errorf("%w: a target rate and replicas size the pool from the database's view: give the target a probe DSN", ErrSpec)
+	}
+	if o.Workers.On() && o.Target == nil && orStr(o.Env, fixtures.ProviderLocal) == fixtures.ProviderLocal {
+		return nil, fmt.Errorf("%w: --workers: --env local runs the reference gateway inside this leakbench process, which would share the workers' machine limits and processors; give --env docker or --target", workers.ErrBadInput)
+	}
 	if err := rundir.Prepare(o.Out, o.Force); err != nil {
 		return nil, err
 	}
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
-	sum := &reports.CapacitySummary{Started: time.Now().UTC()}
+	sum := &capreport.Summary{Started: time.Now().UTC()}
 	write := func() error {
 		sum.Ended = time.Now().UTC()
 		sum.Capacity.Change = change(sum.Capacity.Searches)
-		return reports.WriteCapacity(o.Out, sum)
+		sum.Capacity.SizingChange = capreport.CompareSizing(sum.Capacity.Searches)
+		return capreport.Write(o.Out, sum)
 	}
 	var runErr error
 	if o.Target != nil {
@@ -116,13 +133,13 @@ func Run(ctx context.Context, o Options) (*reports.CapacitySummary, error) {
 
 // verdict is the searches' outcome as an error: ErrInconclusive for one
 // that stopped short (it says why), ErrBelowMin for one under Min.
-func verdict(sum *reports.CapacitySummary) error {
+func verdict(sum *capreport.Summary) error {
 	var errs []error
 	for _, s := range sum.Capacity.Searches {
 		switch {
 		case s.MinPass != nil && !*s.MinPass:
 			errs = append(errs, fmt.Errorf("%w: %s; required %d %s", ErrBelowMin, s.Headline(), s.Min, s.Unit))
-		case s.Outcome == reports.CapacityInconclusive && s.MinPass == nil:
+		case s.Outcome == capreport.Inconclusive && s.MinPass == nil:
 			errs = append(errs, fmt.Errorf("%w: %s", ErrInconclusive, s.Headline()))
 		}
 	}
@@ -144,7 +161,7 @@ func reach(s Spec) error {
 
 // searchVariant starts a stack with the variant, searches it and stops
 // the stack.
-func searchVariant(ctx context.Context, o Options, variant, sub string) (s reports.CapacitySearch, err error) {
+func searchVariant(ctx context.Context, o Options, variant, sub string) (s capreport.Search, err error) {
 	dir := filepath.Join(o.Out, sub)
 	// A variant's own folder (two variants: one each; one variant uses
 	// Out itself) is marked as leakbench's, as Out is, so that --force
@@ -165,7 +182,7 @@ func searchVariant(ctx context.Context, o Options, variant, sub string) (s repor
 		}
 	}()
 	if err != nil {
-		s = reports.CapacitySearch{Name: variant, Variant: variant, Outcome: reports.CapacityInconclusive, Reason: "the stack did not start"}
+		s = capreport.Search{Name: variant, Variant: variant, Outcome: capreport.Inconclusive, Reason: "the stack did not start"}
 		return s, interrupted(ctx, fmt.Errorf("capacity %s: start the stack: %w", variant, err))
 	}
 	ext := fixtures.External{GatewayURL: env.GatewayURL, GatewayMetricsURL: env.GatewayMetricsURL, UpstreamURL: env.UpstreamURL,
@@ -181,14 +198,14 @@ func (o Options) logw(name string) io.Writer {
 }
 
 // searchOne runs the stages of one search against ext.
-func searchOne(ctx context.Context, o Options, variant string, ext fixtures.External, sub string) (reports.CapacitySearch, error) {
+func searchOne(ctx context.Context, o Options, variant string, ext fixtures.External, sub string) (capreport.Search, error) {
 	sp := o.Spec
 	name := variant
 	if name == "" {
 		name = orStr(o.Name, "target")
 	}
 	probed := ext.ProbeDSN != ""
-	res := reports.CapacitySearch{Name: name, Variant: variant, Load: sp.Load, Unit: sp.Unit(o.Profile.Plan),
+	res := capreport.Search{Name: name, Variant: variant, Load: sp.Load, Unit: sp.Unit(o.Profile.Plan),
 		Resolution: sp.Resolution, Limits: sp.Limits(probed), Min: sp.Min, Dir: sub}
 	if variant == "" {
 		res.Target = redact.URL(ext.GatewayURL)
@@ -202,6 +219,7 @@ func searchOne(ctx context.Context, o Options, variant string, ext fixtures.Exte
 		}
 		st, err := runStage(ctx, o, ext, name, sub, i, load)
 		res.Stages = append(res.Stages, st)
+		o.Watch.judged(res)
 		if err != nil {
 			runErr = err
 			res.Reason = fmt.Sprintf("stage %d (%d %s) could not be judged: %v", i, load, res.Unit, redact.String(err.Error()))
@@ -214,58 +232,60 @@ func searchOne(ctx context.Context, o Options, variant string, ext fixtures.Exte
 		se.Record(load, st.Held)
 	}
 	conclude(&res, se)
+	o.Watch.judged(res)
 	fmt.Fprintf(o.Log, "[%s] %s\n", name, res.Headline())
 	return res, runErr
 }
 
 // conclude sets the search's outcome from its stages.
-func conclude(res *reports.CapacitySearch, se *search) {
+func conclude(res *capreport.Search, se *search) {
 	res.Capacity, res.FirstBad = se.good, se.bad
 	res.Resolved = se.Resolved() && res.Reason == ""
 	switch {
 	case res.Reason != "":
-		res.Outcome = reports.CapacityInconclusive
+		res.Outcome = capreport.Inconclusive
 	case se.bad == 0 && se.good >= se.spec.Max:
-		res.Outcome = reports.CapacityAboveMax
+		res.Outcome = capreport.AboveMax
 	case se.bad == 0:
-		res.Outcome = reports.CapacityInconclusive
+		res.Outcome = capreport.Inconclusive
 		res.Reason = fmt.Sprintf("out of stages (%d) before any limit tripped", len(res.Stages))
 	case se.good == 0:
-		res.Outcome = reports.CapacityBelowStart
+		res.Outcome = capreport.BelowStart
 	default:
-		res.Outcome = reports.CapacityFound
+		res.Outcome = capreport.Found
 	}
 	for _, st := range res.Stages {
 		if st.Load == se.bad && len(st.Trips) > 0 {
 			res.Limit, res.Detail, res.Resource, res.LimitAtSeconds = st.Trips[0].Limit, st.Trips[0].Detail, st.Trips[0].Resource, st.Trips[0].AtSeconds
-			res.LimitTiedWith = reports.TiedWithFirst(st.Trips)
+			res.LimitTiedWith = capreport.TiedWithFirst(st.Trips)
 		}
 	}
+	res.SizeAtKnee()
 	if res.Min > 0 {
 		pass := res.Capacity >= res.Min
-		if pass || res.Outcome != reports.CapacityInconclusive {
+		if pass || res.Outcome != capreport.Inconclusive {
 			res.MinPass = &pass
 		}
 	}
 }
 
 // change compares two searches that both found a capacity.
-func change(ss []reports.CapacitySearch) *reports.CapacityChange {
-	if len(ss) != 2 || ss[0].Capacity == 0 || ss[1].Capacity == 0 || ss[0].Outcome == reports.CapacityInconclusive || ss[1].Outcome == reports.CapacityInconclusive {
+func change(ss []capreport.Search) *capreport.Change {
+	if len(ss) != 2 || ss[0].Capacity == 0 || ss[1].Capacity == 0 || ss[0].Outcome == capreport.Inconclusive || ss[1].Outcome == capreport.Inconclusive {
 		return nil
 	}
 	b, a := ss[0], ss[1]
-	c := &reports.CapacityChange{Before: b.Name, After: a.Name, From: b.Capacity, To: a.Capacity, Unit: a.Unit,
+	c := &capreport.Change{Before: b.Name, After: a.Name, From: b.Capacity, To: a.Capacity, Unit: a.Unit,
 		Ratio: math.Round(float64(a.Capacity)/float64(b.Capacity)*10) / 10}
 	// A search that held up to its max measured a lower bound, not a
 	// capacity: the line says so, and never a change it did not see.
-	bound := func(s reports.CapacitySearch) string {
-		if s.Outcome == reports.CapacityAboveMax {
+	bound := func(s capreport.Search) string {
+		if s.Outcome == capreport.AboveMax {
 			return "at least "
 		}
 		return ""
 	}
-	bMax, aMax := b.Outcome == reports.CapacityAboveMax, a.Outcome == reports.CapacityAboveMax
+	bMax, aMax := b.Outcome == capreport.AboveMax, a.Outcome == capreport.AboveMax
 	switch {
 	case bMax && aMax:
 		c.Line = fmt.Sprintf("%s → %s: both held every limit up to the search's max (%d and %d %s): no change measured; raise max to tell them apart",
@@ -281,6 +301,7 @@ func change(ss []reports.CapacitySearch) *reports.CapacityChange {
 		}
 		c.Line = fmt.Sprintf("%s → %s %s capacity from %s%d to %s%d %s, %.1f×", b.Name, a.Name, verb, bound(b), b.Capacity, bound(a), a.Capacity, a.Unit, c.Ratio)
 	}
+	c.Hold = capreport.HoldChange(&b, &a)
 	return c
 }
 

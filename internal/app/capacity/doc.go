@@ -37,5 +37,5 @@
 //
 // and Run's Result is written as summary.json's capacity section, Markdown,
 // HTML, JUnit and a curve of load against latency, errors and the pool
-// (package reports).
+// (package reports/capacity).
 package capacity

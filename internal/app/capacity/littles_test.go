@@ -15,6 +15,7 @@ import (
 	"github.com/leakbench/leakbench/internal/app/runner"
 	"github.com/leakbench/leakbench/internal/testing/testenv"
 	"github.com/leakbench/leakbench/reports"
+	capreport "github.com/leakbench/leakbench/reports/capacity"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
@@ -134,8 +135,46 @@ func TestE2ECapacityMatchesLittlesLaw(t *testing.T) {
 			if hold < tc.h || hold > tc.h*13/10 {
 				t.Errorf("the first stage's hold %s is not h (%s) and a little: the stage queued or the tool did not hold", hold, tc.h)
 			}
-			if s.Outcome != reports.CapacityFound || math.Abs(off) > 0.15 || len(s.Stages) > 8 {
+			if s.Outcome != capreport.Found || math.Abs(off) > 0.15 || len(s.Stages) > 8 {
 				t.Errorf("%s; want a capacity within ±15%% of %.1f users in at most 8 stages", s.Headline(), ceiling)
+			}
+			// The sizing's hold, measured from the database (Little's law),
+			// is h and the gateway's work around it; its ceiling P/h is the
+			// throughput the stages could not pass (#42).
+			sz := s.Sizing
+			if sz == nil || sz.HoldSeconds == 0 || sz.CeilingReqPerS == 0 {
+				t.Fatalf("search sizing %+v: want a measured hold and ceiling", sz)
+			}
+			peak := 0.0
+			for _, st := range s.Stages {
+				peak = max(peak, st.ReqPerSecond)
+			}
+			// The sizing's hold is per request, every MCP request counted
+			// (initialize and the rest hold nothing); per tool call it is
+			// the requests' share of the stage's tool calls.
+			perCall := 0.0
+			for _, st := range s.Stages {
+				if st.Index != s.SizingStage {
+					continue
+				}
+				r, err := reports.LoadRun(filepath.Join(out, st.Dir))
+				if err != nil {
+					t.Fatalf("the sized stage's run: %v", err)
+				}
+				if l, ok := r.Summary.Load.Latency[plan.OpCallTool]; ok && l.Count > 0 {
+					perCall = sz.HoldSeconds * float64(r.Summary.Load.Requests) / float64(l.Count)
+				}
+			}
+			// The knee in users that hold predicts: P/h calls a second, each
+			// user making one per h + z.
+			predicted := float64(tc.pool) * (perCall + tc.z.Seconds()) / perCall
+			t.Logf("%s: sizing (stage %d): hold %.3f s per request, %.3f s per tool call (latency says %.3f s, h %.3f s); ceiling P/h %.2f req/s (the stages' peak %.2f req/s, every request counted); knee predicted from the measured hold %.1f users, found %d (%+.1f%%); pool needed at %.1f req/s: %d",
+				name, s.SizingStage, sz.HoldSeconds, perCall, hold.Seconds(), tc.h.Seconds(), sz.CeilingReqPerS, peak, predicted, s.Capacity, 100*(float64(s.Capacity)-predicted)/predicted, sz.TargetReqPerS, sz.PoolNeeded)
+			if math.Abs(perCall-hold.Seconds()) > 0.1*hold.Seconds() {
+				t.Errorf("measured hold %.3f s per tool call, want the requests' %.3f s ± 10%%", perCall, hold.Seconds())
+			}
+			if math.Abs(float64(s.Capacity)-predicted) > 0.1*predicted {
+				t.Errorf("knee %d users, want the measured hold's prediction %.1f ± 10%%", s.Capacity, predicted)
 			}
 		})
 	}

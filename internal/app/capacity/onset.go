@@ -14,6 +14,7 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/jsonl"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/reports"
+	"github.com/leakbench/leakbench/reports/derive"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
@@ -23,7 +24,7 @@ import (
 // stage's run directory recorded, as an offset from its load's start:
 //
 //   - pool exhausted, pool pinned: the moment the report's own pool verdict
-//     first held (reports.Onsets, from samples.jsonl);
+//     first held (derive.Onsets, from samples.jsonl);
 //   - stuck sessions: the first sample with more stuck at once than the
 //     limit allows;
 //   - a threshold on a per-request metric (latency, failed share, request
@@ -54,7 +55,7 @@ func notRecorded(why string) onset { return onset{basis: "time not recorded: " +
 // clock times one stage's trips.
 type clock struct {
 	start      time.Time // the load's start; zero: unknown
-	pool       *reports.Onsets
+	pool       *derive.Onsets
 	load       []rundir.LoadPoint
 	thresholds map[string]onset // by thresholdKey
 }
@@ -69,7 +70,7 @@ func newClock(r *reports.Run, thresholds []*plan.CompiledThreshold) (*clock, err
 		c.start = l.Started
 	}
 	if r.Summary.Probe != nil {
-		on, err := reports.ReadOnsets(r.Dir, r.Summary)
+		on, err := derive.ReadOnsets(r.Dir, r.Summary)
 		if err != nil {
 			return nil, fmt.Errorf("time the stage's pool verdicts: %w", err)
 		}

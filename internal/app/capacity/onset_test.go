@@ -11,6 +11,7 @@ import (
 
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/reports"
+	capreport "github.com/leakbench/leakbench/reports/capacity"
 )
 
 // stageRun describes a 12-second stage's run directory: when (seconds
@@ -72,8 +73,8 @@ func (sr stageRun) write(t *testing.T) string {
 	if sr.stuckFrom >= 0 {
 		maxStuck = 2
 	}
-	sum := reports.Summary{SchemaVersion: reports.SchemaVersion, Name: "stage", Started: stageStart.Add(-time.Second), Ended: stageStart.Add(stageSeconds * time.Second),
-		EndReason: reports.EndCompleted,
+	sum := rundir.Summary{SchemaVersion: rundir.SchemaVersion, Name: "stage", Started: stageStart.Add(-time.Second), Ended: stageStart.Add(stageSeconds * time.Second),
+		EndReason: rundir.EndCompleted,
 		Probe:     &rundir.ProbeSummary{Samples: len(samples), IntervalSeconds: 0.25, StuckAfterSeconds: 1, MaxStuckIdleInTx: maxStuck, StuckEpisodes: maxStuck},
 		Load: &rundir.LoadResult{Started: stageStart, Ended: stageStart.Add(stageSeconds * time.Second), EndReason: "completed", Requests: reqs, Failures: failures,
 			Latency: map[string]rundir.LatencyStats{}, Thresholds: sr.thresholds}}
@@ -124,7 +125,7 @@ scenarios:
 
 // judgeStage renders the stage in dir and judges it by onsetPlan's limits,
 // as runStage does.
-func judgeStage(t *testing.T, dir string) reports.CapacityStage {
+func judgeStage(t *testing.T, dir string) capreport.Stage {
 	t.Helper()
 	p, sp := resolveProfile(t, onsetPlan, "onset.yaml")
 	pl, err := stagePlan(p.Plan, sp, 8)
@@ -139,7 +140,7 @@ func judgeStage(t *testing.T, dir string) reports.CapacityStage {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := reports.CapacityStage{Index: 1, Load: 8, Dir: filepath.Base(dir)}
+	st := capreport.Stage{Index: 1, Load: 8, Dir: filepath.Base(dir)}
 	measure(&st, r, sp.Stage)
 	if err := judge(&st, sp, r, clk); err != nil {
 		t.Fatal(err)
@@ -158,7 +159,7 @@ type wantTrip struct {
 	at    float64 // -1: not recorded
 }
 
-func checkTrips(t *testing.T, st reports.CapacityStage, want []wantTrip) {
+func checkTrips(t *testing.T, st capreport.Stage, want []wantTrip) {
 	t.Helper()
 	var got []string
 	for _, tr := range st.Trips {
@@ -204,7 +205,7 @@ func TestTrippedFirstIsFirstInTime(t *testing.T) {
 	// The search that broke at this stage names the earliest limit.
 	held := st
 	held.Index, held.Load, held.Held, held.Trips = 2, 4, true, nil
-	res := reports.CapacitySearch{Name: "fixed", Unit: "users", Load: LoadUsers, Resolution: "10%", Stages: []reports.CapacityStage{st, held}}
+	res := capreport.Search{Name: "fixed", Unit: "users", Load: LoadUsers, Resolution: "10%", Stages: []capreport.Stage{st, held}}
 	se := newSearch(Spec{Start: 8, Max: 64, Factor: 2, ResolutionAbs: 4, MaxStages: 8})
 	se.Record(8, false)
 	se.Record(4, true)
@@ -214,7 +215,7 @@ func TestTrippedFirstIsFirstInTime(t *testing.T) {
 		t.Errorf("headline %q (limit at %v); want it to say %q", h, res.LimitAtSeconds, want)
 	}
 	out := t.TempDir()
-	if err := reports.WriteCapacity(out, &reports.CapacitySummary{Capacity: reports.Capacity{Searches: []reports.CapacitySearch{res}}}); err != nil {
+	if err := capreport.Write(out, &capreport.Summary{Capacity: capreport.Capacity{Searches: []capreport.Search{res}}}); err != nil {
 		t.Fatal(err)
 	}
 	for file, wants := range map[string][]string{
@@ -247,7 +248,7 @@ func TestTripTimeNotRecorded(t *testing.T) {
 	dir = stageRun{failFrom: -1, slowFrom: -1, stuckFrom: -1, poolFrom: -1, thresholds: []rundir.Threshold{iterDur}}.write(t)
 	st = judgeStage(t, dir)
 	checkTrips(t, st, []wantTrip{{"iteration_duration p(95)<100", -1}})
-	res := reports.CapacitySearch{Name: "fixed", Unit: "users", Stages: []reports.CapacityStage{st}}
+	res := capreport.Search{Name: "fixed", Unit: "users", Stages: []capreport.Stage{st}}
 	se := newSearch(Spec{Start: 8, Max: 64, Factor: 2, ResolutionAbs: 1, MaxStages: 8})
 	se.Record(8, false)
 	conclude(&res, se)
@@ -259,8 +260,8 @@ func TestTripTimeNotRecorded(t *testing.T) {
 // TestSortTripsStable: equal and unrecorded times keep the judged order.
 func TestSortTripsStable(t *testing.T) {
 	at := func(v float64) *float64 { return &v }
-	trips := []reports.CapacityTrip{{Limit: "a"}, {Limit: "b", AtSeconds: at(3)}, {Limit: "c"}, {Limit: "d", AtSeconds: at(1)}, {Limit: "e", AtSeconds: at(3)}}
-	reports.SortTrips(trips)
+	trips := []capreport.Trip{{Limit: "a"}, {Limit: "b", AtSeconds: at(3)}, {Limit: "c"}, {Limit: "d", AtSeconds: at(1)}, {Limit: "e", AtSeconds: at(3)}}
+	capreport.SortTrips(trips)
 	var got []string
 	for _, tr := range trips {
 		got = append(got, tr.Limit)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/leakbench/leakbench/internal/app/runner"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
-	"github.com/leakbench/leakbench/reports"
+	capreport "github.com/leakbench/leakbench/reports/capacity"
 )
 
 // TestSearchFindsTheKnee plays the search against a service that holds
@@ -166,23 +166,23 @@ func TestSettled(t *testing.T) {
 // search says generator: off.
 func TestGeneratorStopsTheSearch(t *testing.T) {
 	sat := &rundir.Generator{Verdict: rundir.GeneratorSaturated, Reasons: []string{"schedule late by p99 840 ms"}}
-	var st reports.CapacityStage
+	var st capreport.Stage
 	generatorVerdict(&st, Spec{Generator: true}, sat)
 	if st.Inconclusive == "" || !strings.Contains(st.Inconclusive, "leakbench's limit, not the service's") || st.Generator != rundir.GeneratorSaturated {
 		t.Errorf("saturated: %+v", st)
 	}
-	st = reports.CapacityStage{}
+	st = capreport.Stage{}
 	generatorVerdict(&st, Spec{Generator: false}, sat)
 	if st.Inconclusive != "" || st.Generator != rundir.GeneratorSaturated {
 		t.Errorf("generator off: %+v", st)
 	}
 	// The search that stopped there reports no capacity beyond what held.
-	res := reports.CapacitySearch{Name: "fixed", Unit: "users", Reason: "stage 3 (64 users): " + "the load generator saturated"}
+	res := capreport.Search{Name: "fixed", Unit: "users", Reason: "stage 3 (64 users): " + "the load generator saturated"}
 	se := newSearch(Spec{Start: 16, Max: 1000, Factor: 2, ResolutionFrac: 0.1, MaxStages: 8})
 	se.Record(16, true)
 	se.Record(32, true)
 	conclude(&res, se)
-	if res.Outcome != reports.CapacityInconclusive || res.Capacity != 32 || res.FirstBad != 0 || res.Limit != "" || res.Resolved {
+	if res.Outcome != capreport.Inconclusive || res.Capacity != 32 || res.FirstBad != 0 || res.Limit != "" || res.Resolved {
 		t.Errorf("concluded %+v", res)
 	}
 	if h := res.Headline(); !strings.Contains(h, "a lower bound, not the capacity") {
@@ -194,16 +194,16 @@ func TestGeneratorStopsTheSearch(t *testing.T) {
 // only where both searches measured a capacity; a search that held up to
 // its max is a lower bound, and two of them measured no change.
 func TestChangeSaysOnlyWhatWasMeasured(t *testing.T) {
-	found := func(name string, n int) reports.CapacitySearch {
-		return reports.CapacitySearch{Name: name, Capacity: n, Unit: "users", Outcome: reports.CapacityFound}
+	found := func(name string, n int) capreport.Search {
+		return capreport.Search{Name: name, Capacity: n, Unit: "users", Outcome: capreport.Found}
 	}
-	atMax := func(name string, n int) reports.CapacitySearch {
+	atMax := func(name string, n int) capreport.Search {
 		s := found(name, n)
-		s.Outcome = reports.CapacityAboveMax
+		s.Outcome = capreport.AboveMax
 		return s
 	}
 	for _, tc := range []struct {
-		b, a reports.CapacitySearch
+		b, a capreport.Search
 		want string
 	}{
 		{found("leaky", 38), found("fixed", 410), "leaky → fixed raised capacity from 38 to 410 users, 10.8×"},
@@ -214,12 +214,12 @@ func TestChangeSaysOnlyWhatWasMeasured(t *testing.T) {
 		{atMax("a", 8), atMax("b", 8), "a → b: both held every limit up to the search's max (8 and 8 users): no change measured; raise max to tell them apart"},
 		{atMax("a", 8), found("b", 8), "a → b: before held up to the search's max (8 users), after 8: no change measured; raise max"},
 	} {
-		c := change([]reports.CapacitySearch{tc.b, tc.a})
+		c := change([]capreport.Search{tc.b, tc.a})
 		if c == nil || c.Line != tc.want {
 			t.Errorf("change(%s %d %s, %s %d %s) = %+v, want %q", tc.b.Name, tc.b.Capacity, tc.b.Outcome, tc.a.Name, tc.a.Capacity, tc.a.Outcome, c, tc.want)
 		}
 	}
-	if c := change([]reports.CapacitySearch{found("a", 10), {Name: "b", Outcome: reports.CapacityInconclusive, Capacity: 5}}); c != nil {
+	if c := change([]capreport.Search{found("a", 10), {Name: "b", Outcome: capreport.Inconclusive, Capacity: 5}}); c != nil {
 		t.Errorf("an inconclusive search gave a change: %+v", c)
 	}
 }

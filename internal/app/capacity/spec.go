@@ -60,13 +60,20 @@ type Spec struct {
 
 // Defaults of a search whose section and flags leave them out.
 const (
-	defaultStart     = 10
+	defaultStart = 10
+	// defaultMax stays at the 50,000 users a plan held before worker
+	// processes: a search that doubles past it needs --workers or
+	// shards, which the user asks for with max.
+	defaultMax       = 50000
 	defaultFactor    = 2.0
 	defaultStage     = 10 * time.Second
 	defaultMaxStages = 12
 	defaultRes       = "10%"
-	// minStage is the shortest stage whose settling can be judged.
-	minStage = 3 * time.Second
+	// minStage is the shortest stage whose settling can be judged:
+	// settled leaves the first second out and wants three whole seconds
+	// after it, which a 3 s stage has only when its per-second points
+	// come late.
+	minStage = 4 * time.Second
 	// maxStagesBound bounds every search's count of stages.
 	maxStagesBound = 40
 )
@@ -87,7 +94,7 @@ func Resolve(sec runner.CapacitySection, p *plan.Plan) (Spec, error) {
 		s.Start = defaultStart
 	}
 	if s.Max == 0 {
-		s.Max = plan.MaxUsers
+		s.Max = defaultMax
 	}
 	if s.Factor == 0 {
 		s.Factor = defaultFactor

@@ -9,8 +9,10 @@ import (
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/app/render"
 	"github.com/leakbench/leakbench/internal/app/runner"
+	"github.com/leakbench/leakbench/internal/app/workers"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/reports"
+	capreport "github.com/leakbench/leakbench/reports/capacity"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
@@ -20,10 +22,10 @@ func stageDir(i int, load string, n int) string { return fmt.Sprintf("stage-%02d
 // runStage plays one stage — a whole run at load, against ext — renders
 // its reports and judges it. The error is a stage that could not be run
 // or judged; a stage that ran has its verdict in the returned record.
-func runStage(ctx context.Context, o Options, ext fixtures.External, name, sub string, i, load int) (reports.CapacityStage, error) {
+func runStage(ctx context.Context, o Options, ext fixtures.External, name, sub string, i, load int) (capreport.Stage, error) {
 	sp := o.Spec
 	rel := filepath.Join(sub, stageDir(i, sp.Load, load))
-	st := reports.CapacityStage{Index: i, Load: load, Dir: rel}
+	st := capreport.Stage{Index: i, Load: load, Dir: rel}
 	unit := sp.Unit(o.Profile.Plan)
 	pl, err := stagePlan(o.Profile.Plan, sp, load)
 	if err != nil {
@@ -35,13 +37,24 @@ func runStage(ctx context.Context, o Options, ext fixtures.External, name, sub s
 	fmt.Fprintf(o.Log, "[%s] stage %d: %d %s for %s…\n", name, i, load, unit, sp.Stage)
 	dir := filepath.Join(o.Out, rel)
 	_, err = runner.Run(ctx, runner.Options{Profile: prof, Name: fmt.Sprintf("%s stage %d", name, i), Dir: dir,
-		Log: o.logw(fmt.Sprintf("%s %d", name, i)), Version: o.Version, Env: fixtures.ProviderExternal, External: ext, Target: o.TargetOptions, Telemetry: o.Telemetry})
+		Log: o.logw(fmt.Sprintf("%s %d", name, i)), Version: o.Version, Env: fixtures.ProviderExternal, External: ext, Target: o.TargetOptions, Telemetry: o.Telemetry, Workers: o.stageWorkers(),
+		Watch: o.Watch.stage(name, i, load)})
 	if err != nil {
 		return st, interrupted(ctx, fmt.Errorf("stage %d: %w", i, err))
 	}
 	r, err := render.Report(dir)
 	if err != nil {
 		return st, fmt.Errorf("stage %d: render its reports: %w", i, err)
+	}
+	if o.sizingGiven() && r.Summary.Probe != nil {
+		// The stage's own run directory records the sizing too, as
+		// leakbench run --target-rate would: its report is rendered
+		// again with it.
+		sz, err := reports.SizeRun(dir, o.Sizing)
+		if err != nil {
+			return st, fmt.Errorf("stage %d: size its pool: %w", i, err)
+		}
+		r.Summary.Sizing = sz
 	}
 	measure(&st, r, sp.Stage)
 	if r.Summary.Load != nil {
@@ -83,7 +96,7 @@ func stageClock(r *reports.Run, pl *plan.Plan) (*clock, error) {
 // generatorVerdict records the generator's verdict on the stage; a
 // saturated generator makes the stage inconclusive unless the search
 // says generator: off.
-func generatorVerdict(st *reports.CapacityStage, sp Spec, g *rundir.Generator) {
+func generatorVerdict(st *capreport.Stage, sp Spec, g *rundir.Generator) {
 	if g == nil {
 		return
 	}
@@ -93,7 +106,7 @@ func generatorVerdict(st *reports.CapacityStage, sp Spec, g *rundir.Generator) {
 	}
 }
 
-func stageWord(st reports.CapacityStage) string {
+func stageWord(st capreport.Stage) string {
 	switch {
 	case st.Inconclusive != "":
 		return "inconclusive: " + st.Inconclusive
@@ -107,7 +120,7 @@ func stageWord(st reports.CapacityStage) string {
 	return w
 }
 
-func poolWords(st reports.CapacityStage) string {
+func poolWords(st capreport.Stage) string {
 	if !st.Probed {
 		return ""
 	}
@@ -121,3 +134,11 @@ func poolWords(st reports.CapacityStage) string {
 // prefixWriter writes each complete line to w with prefix (the runner's
 // line writer, which the stage logs share with the runner's own).
 func prefixWriter(w io.Writer, prefix string) io.Writer { return runner.Prefixed(w, prefix) }
+
+// stageWorkers are the workers of a stage: as asked, but never more than
+// its users (the search's first stages are small).
+func (o Options) stageWorkers() workers.Config {
+	w := o.Workers
+	w.UpToUsers = true
+	return w
+}

@@ -23,7 +23,7 @@ import (
 	"github.com/leakbench/leakbench/internal/app/runner"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/internal/testing/mcptest"
-	"github.com/leakbench/leakbench/reports"
+	capreport "github.com/leakbench/leakbench/reports/capacity"
 	"github.com/leakbench/leakbench/scenarios/engine"
 	"github.com/leakbench/leakbench/scenarios/engine/reqindex"
 )
@@ -126,13 +126,13 @@ func resolveProfile(t *testing.T, yaml, name string) (runner.Profile, Spec) {
 }
 
 // searchTarget searches the handler's capacity with the plan, load only.
-func searchTarget(t *testing.T, h http.Handler, yaml string) (*reports.CapacitySummary, string, error) {
+func searchTarget(t *testing.T, h http.Handler, yaml string) (*capreport.Summary, string, error) {
 	t.Helper()
 	return searchTargetWith(t, h, yaml, nil)
 }
 
 // searchTargetWith is searchTarget with the stages exported to tel.
-func searchTargetWith(t *testing.T, h http.Handler, yaml string, tel runner.Telemetry) (*reports.CapacitySummary, string, error) {
+func searchTargetWith(t *testing.T, h http.Handler, yaml string, tel runner.Telemetry) (*capreport.Summary, string, error) {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(h)
 	if c, ok := h.(*cliff); ok {
@@ -190,7 +190,7 @@ func TestCapacityFindsAnErrorRateCliff(t *testing.T) {
 	}
 	s := sum.Capacity.Searches[0]
 	t.Logf("%s (%d stages)", s.Headline(), len(s.Stages))
-	if s.Outcome != reports.CapacityFound || s.Capacity != limit || s.FirstBad != limit+1 || !s.Resolved {
+	if s.Outcome != capreport.Found || s.Capacity != limit || s.FirstBad != limit+1 || !s.Resolved {
 		t.Errorf("outcome %s, capacity %d, first bad %d, resolved %v; want found, %d, %d", s.Outcome, s.Capacity, s.FirstBad, s.Resolved, limit, limit+1)
 	}
 	if s.Limit != "mcp_req_failed rate<=0.05" || len(s.Stages) > 8 {
@@ -248,7 +248,7 @@ func TestCapacityStageThatCannotSettle(t *testing.T) {
 		held = max(held, st.Load)
 	}
 	last := s.Stages[len(s.Stages)-1]
-	if s.Outcome != reports.CapacityInconclusive || s.Capacity != held || !strings.Contains(last.Inconclusive, "still climbing") {
+	if s.Outcome != capreport.Inconclusive || s.Capacity != held || !strings.Contains(last.Inconclusive, "still climbing") {
 		t.Errorf("outcome %s, capacity %d after %d stages (last: %q); want inconclusive at a stage still climbing, capacity only what earlier stages held (%d)",
 			s.Outcome, s.Capacity, len(s.Stages), last.Inconclusive, held)
 	}
@@ -331,7 +331,7 @@ func TestCapacityGeneratorLimitIsNotTheService(t *testing.T) {
 	s := sum.Capacity.Searches[0]
 	t.Logf("%s", s.Headline())
 	last := s.Stages[len(s.Stages)-1]
-	if s.Outcome != reports.CapacityInconclusive || s.Capacity != 0 || last.Generator != rundir.GeneratorSaturated ||
+	if s.Outcome != capreport.Inconclusive || s.Capacity != 0 || last.Generator != rundir.GeneratorSaturated ||
 		!strings.Contains(last.Inconclusive, "leakbench's limit, not the service's") || s.FirstBad != 0 || s.Limit != "" {
 		t.Errorf("outcome %s, capacity %d, first bad %d, limit %q; last stage generator %q, %q; want inconclusive at the generator's limit, no capacity, no limit of the service's",
 			s.Outcome, s.Capacity, s.FirstBad, s.Limit, last.Generator, last.Inconclusive)

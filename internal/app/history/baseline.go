@@ -33,18 +33,22 @@ type Rule struct {
 // DefaultRules are the baseline rules; FORMAT.md explains each.
 func DefaultRules() []Rule {
 	return []Rule{
-		{Figure: "release_p99_seconds", Label: "Connection release p99", Unit: "s", Ratio: 1.5, Floor: 0.1, needs: "probe",
+		{Figure: "release_p99_seconds", Label: "Connection release p99", Unit: "s", Ratio: 1.5, Floor: 0.25, needs: "probe",
 			value: func(f Figures) float64 { return f.ReleaseP99Seconds }, format: fmtSeconds},
 		{Figure: "max_stuck_idle_in_tx", Label: "Stuck idle in transaction (max at one instant)", Unit: "sessions", Ratio: 1.5, Floor: 0, needs: "probe",
 			value: func(f Figures) float64 { return float64(f.MaxStuckIdleInTx) }, format: fmtCount},
 		{Figure: "app_pool_acquire_waits", Label: "Service pool acquires that waited", Unit: "acquires", Ratio: 2, Floor: 20, needs: "probe",
 			value: func(f Figures) float64 { return f.AppPoolAcquireWaits }, format: fmtCount},
+		{Figure: "pool_pinned_seconds", Label: "Pool pinned (longest, either view)", Unit: "s", Ratio: 1.5, Floor: 2, needs: "probe",
+			value: func(f Figures) float64 { return f.PoolPinnedSeconds }, format: fmtSeconds},
 		{Figure: "pool_worst_wait_seconds", Label: "PgBouncer worst wait", Unit: "s", Ratio: 2, Floor: 0.25, needs: "probe",
 			value: func(f Figures) float64 { return f.PoolWorstWaitSeconds }, format: fmtSeconds},
 		{Figure: "request_rate_per_second", Label: "Request rate", Unit: "requests/s", LowerIsWorse: true, Ratio: 1.25, Floor: 5, needs: "load",
 			value: func(f Figures) float64 { return f.RequestRate }, format: func(v float64) string { return fmt.Sprintf("%.1f/s", v) }},
 		{Figure: "error_rate", Label: "Error rate", Unit: "fraction", Ratio: 2, Floor: 0.01, needs: "load",
 			value: func(f Figures) float64 { return f.ErrorRate }, format: func(v float64) string { return fmt.Sprintf("%.2f%%", 100*v) }},
+		{Figure: "latency_p95_ms", Label: "Request latency p95", Unit: "ms", Ratio: 2, Floor: 250, needs: "load",
+			value: func(f Figures) float64 { return f.LatencyP95Ms }, format: func(v float64) string { return fmt.Sprintf("%.1f ms", v) }},
 		{Figure: "latency_p99_ms", Label: "Request latency p99", Unit: "ms", Ratio: 2, Floor: 250, needs: "load",
 			value: func(f Figures) float64 { return f.LatencyP99Ms }, format: func(v float64) string { return fmt.Sprintf("%.1f ms", v) }},
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/internal/testing/testenv"
 )
 
@@ -23,9 +24,9 @@ func TestCompareFigures(t *testing.T) {
 		regressed []string
 	}{
 		{"same", func(*Figures) {}, nil},
-		{"release p99 ×1.5 but under the 100 ms floor", func(f *Figures) { f.ReleaseP99Seconds = 0.250 }, nil},
-		{"release p99 +100 ms but under ×1.5", func(f *Figures) { f.ReleaseP99Seconds = 0.239 }, nil},
-		{"release p99 both", func(f *Figures) { f.ReleaseP99Seconds = 0.300 }, []string{"release_p99_seconds"}},
+		{"release p99 ×2 but under the 250 ms floor", func(f *Figures) { f.ReleaseP99Seconds = 0.400 }, nil},
+		{"release p99 ×2.5, just under the floor", func(f *Figures) { f.ReleaseP99Seconds = 0.405 }, nil},
+		{"release p99 both", func(f *Figures) { f.ReleaseP99Seconds = 0.450 }, []string{"release_p99_seconds"}},
 		{"one stuck session where there was none", func(f *Figures) { f.MaxStuckIdleInTx = 1 }, []string{"max_stuck_idle_in_tx"}},
 		{"pool waits doubled but under the floor", func(f *Figures) { f.AppPoolAcquireWaits = 45 }, nil},
 		{"pool waits", func(f *Figures) { f.AppPoolAcquireWaits = 61 }, []string{"app_pool_acquire_waits"}},
@@ -59,7 +60,7 @@ func TestCompareFiguresSkipsWhatWasNotMeasured(t *testing.T) {
 	base := Figures{LoadRecorded: true, RequestRate: 100}
 	cur := Figures{ProbeRecorded: true, LoadRecorded: true, RequestRate: 10, ReleaseP99Seconds: 100}
 	for _, d := range CompareFigures(base, cur, DefaultRules()) {
-		probe := d.Figure != "request_rate_per_second" && d.Figure != "error_rate" && d.Figure != "latency_p99_ms"
+		probe := d.Figure != "request_rate_per_second" && d.Figure != "error_rate" && d.Figure != "latency_p95_ms" && d.Figure != "latency_p99_ms"
 		if d.Skipped != probe {
 			t.Errorf("%s: skipped %v", d.Figure, d.Skipped)
 		}
@@ -270,5 +271,25 @@ func TestResolveRelease(t *testing.T) {
 	env[ReleaseEnvVar] = ""
 	if label, _ := ResolveRelease(ctx, "", repo); label != "v2.3.0-dirty" {
 		t.Errorf("dirty tree: %q", label)
+	}
+}
+
+// TestPoolPinnedFigure: pool_pinned_seconds is the longest pinned time of
+// either view — the database's (a service's connections pinned) or the
+// service's own pool at its max while acquires waited.
+func TestPoolPinnedFigure(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		pool rundir.PoolState
+		want float64
+	}{
+		{"database view", rundir.PoolState{Services: []rundir.ServiceConns{{Name: "a", PinnedSeconds: 2}, {Name: "b", PinnedSeconds: 5}}}, 5},
+		{"service pool with waits", rundir.PoolState{AppPoolSaturatedSeconds: 8, AppPoolAcquireWaits: 3, Services: []rundir.ServiceConns{{Name: "a", PinnedSeconds: 5}}}, 8},
+		{"service pool at its max, nobody waiting", rundir.PoolState{AppPoolSaturatedSeconds: 8}, 0},
+	} {
+		pool := tt.pool
+		if got := FiguresOfSummary(&rundir.Summary{Pool: &pool}).PoolPinnedSeconds; got != tt.want {
+			t.Errorf("%s: pool_pinned_seconds %g, want %g", tt.name, got, tt.want)
+		}
 	}
 }

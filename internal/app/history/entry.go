@@ -112,6 +112,11 @@ type Figures struct {
 	AppPoolAcquireWaits       float64 `json:"app_pool_acquire_waits"`
 	AppPoolAcquireWaitSeconds float64 `json:"app_pool_acquire_wait_seconds"`
 	AppPoolSaturatedSeconds   float64 `json:"app_pool_saturated_seconds"`
+	// PoolPinnedSeconds is the longest time a pool sat pinned: the
+	// database's view (a service's connections at their most, none of
+	// them working) or the service's own pool at its max with acquires
+	// waiting, whichever is longer.
+	PoolPinnedSeconds float64 `json:"pool_pinned_seconds"`
 
 	LoadRecorded  bool    `json:"load_recorded"`
 	Requests      int64   `json:"requests"`
@@ -145,7 +150,7 @@ type summaryDoc rundir.Summary
 func readSummary(raw []byte) (*summaryDoc, error) {
 	var d summaryDoc
 	if err := json.Unmarshal(raw, &d); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrSummary, err)
+		return nil, fmt.Errorf("%w: %w", ErrSummary, err)
 	}
 	if d.SchemaVersion != rundir.SchemaVersion {
 		return nil, fmt.Errorf("%w: schema_version %d, history reads %d", ErrSummary, d.SchemaVersion, rundir.SchemaVersion)
@@ -183,6 +188,12 @@ func (d *summaryDoc) figures() Figures {
 		f.PgBouncerMaxClWaiting = p.PgBouncerMaxClWaiting
 		f.AppPoolAcquireWaits, f.AppPoolAcquireWaitSeconds = p.AppPoolAcquireWaits, p.AppPoolAcquireWaitSeconds
 		f.AppPoolSaturatedSeconds = p.AppPoolSaturatedSeconds
+		for _, sc := range p.Services {
+			f.PoolPinnedSeconds = max(f.PoolPinnedSeconds, sc.PinnedSeconds)
+		}
+	}
+	if f.AppPoolAcquireWaits > 0 {
+		f.PoolPinnedSeconds = max(f.PoolPinnedSeconds, f.AppPoolSaturatedSeconds)
 	}
 	if l := d.Load; l != nil {
 		f.LoadRecorded = true
@@ -201,6 +212,14 @@ func (d *summaryDoc) figures() Figures {
 		f.LoadEndReason = l.EndReason
 	}
 	return f
+}
+
+// FiguresOfSummary are the key figures of a summary already decoded.
+func FiguresOfSummary(s *rundir.Summary) Figures {
+	if s == nil {
+		return Figures{}
+	}
+	return (*summaryDoc)(s).figures()
 }
 
 // NewEntry makes an entry of kind from a run's summary.json (the after

@@ -228,7 +228,7 @@ func readEntry(path string) (*Entry, error) {
 		FormatVersion int    `json:"format_version"`
 	}
 	if err := json.Unmarshal(raw, &head); err != nil {
-		return nil, fmt.Errorf("not valid JSON: %v", err)
+		return nil, fmt.Errorf("not valid JSON: %w", err)
 	}
 	switch {
 	case head.Format != Format:
@@ -240,7 +240,7 @@ func readEntry(path string) (*Entry, error) {
 	}
 	var e Entry
 	if err := json.Unmarshal(raw, &e); err != nil {
-		return nil, fmt.Errorf("version %d entry does not decode: %v", head.FormatVersion, err)
+		return nil, fmt.Errorf("version %d entry does not decode: %w", head.FormatVersion, err)
 	}
 	id := strings.TrimSuffix(filepath.Base(path), entryExt)
 	if e.ID != id {

@@ -8,7 +8,7 @@
 // shards' results merge exactly (package merge).
 //
 // The image is the static leakbench binary FROM scratch that leakbench
-// images builds (fixtures/images, gateway.Dockerfile), pushed to a
+// images builds (fixtures/images, leakbench.Dockerfile), pushed to a
 // registry the cluster pulls from.
 //
 //	var buf bytes.Buffer

@@ -79,7 +79,7 @@ func (p Problem) String() string {
 
 // Outcome is what a merge produced.
 type Outcome struct {
-	Summary  *reports.Summary
+	Summary  *rundir.Summary
 	Problems []Problem
 	// Merged counts the shards whose results were merged.
 	Merged int
@@ -114,7 +114,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		dir   string
 		shard *engine.Shard
 		seg   plan.Segment
-		sum   *reports.Summary
+		sum   *rundir.Summary
 	}
 	var good []read
 	for _, dir := range o.Dirs {
@@ -147,7 +147,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	// Each segment once; the ones nobody played are missing.
 	seen := map[int]string{}
 	var shards []*engine.Shard
-	var first *reports.Summary
+	var first *rundir.Summary
 	probed := -1 // the lowest index of a shard that probed the database
 	var probeDir string
 	var probeSum *rundir.ProbeSummary
@@ -207,16 +207,16 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		return out, err
 	}
 	out.Merged = len(shards)
-	sum := &reports.Summary{Name: "merged", Started: res.Started, Ended: res.Ended, EndReason: reports.EndCompleted, Load: res}
+	sum := &rundir.Summary{Name: "merged", Started: res.Started, Ended: res.Ended, EndReason: rundir.EndCompleted, Load: res}
 	if first != nil {
 		sum.Profile, sum.Environment = first.Profile, first.Environment
 	}
 	sum.Environment.Target = res.Config.Target
 	if len(out.Problems) > 0 {
-		sum.EndReason = reports.EndFailed
+		sum.EndReason = rundir.EndFailed
 		sum.Error = fmt.Sprintf("merged %d of %d shards: %s", len(shards), n, problemList(out.Problems))
 	}
-	if err := mergeLoad(o.Out, shards, res.Started); err != nil {
+	if res.ScaleChanges, err = mergeLoad(o.Out, shards, res.Started); err != nil {
 		return out, err
 	}
 	if err := mergeRequests(o.Out, shards); err != nil {
@@ -319,15 +319,18 @@ func late(shards []*engine.Shard, skew time.Duration) []Problem {
 // histograms of that second merged (load.hlog; exact), or, when a shard
 // has none (an older leakbench), the largest of the shards' (an upper
 // bound; exact percentiles of the whole run are in summary.json).
-func mergeLoad(out string, shards []*engine.Shard, started time.Time) error {
+func mergeLoad(out string, shards []*engine.Shard, started time.Time) ([]rundir.ScaleChange, error) {
 	bySec := map[int64]*rundir.LoadPoint{}
+	// Each shard was scaled through its own dashboard: the run's changes
+	// are all of theirs, in time order.
+	var changes []rundir.ScaleChange
 	for _, sh := range shards {
 		f, err := os.Open(filepath.Join(sh.Dir, rundir.LoadFile))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("read %s: %w", rundir.LoadFile, err)
+			return nil, fmt.Errorf("read %s: %w", rundir.LoadFile, err)
 		}
 		// A line cut short by a kill does not decode and is skipped; one
 		// past jsonl.MaxLine is an error, not the end of the file.
@@ -349,21 +352,24 @@ func mergeLoad(out string, shards []*engine.Shard, started time.Time) error {
 			m.HTTPRequests += p.HTTPRequests
 			m.HTTPFailures += p.HTTPFailures
 			m.HTTPP50Ms, m.HTTPP95Ms, m.HTTPP99Ms = max(m.HTTPP50Ms, p.HTTPP50Ms), max(m.HTTPP95Ms, p.HTTPP95Ms), max(m.HTTPP99Ms, p.HTTPP99Ms)
+			m.Scale = append(m.Scale, p.Scale...)
+			changes = append(changes, p.Scale...)
 		})
 		f.Close()
 		if err != nil {
-			return fmt.Errorf("read %s: %w", filepath.Join(sh.Dir, rundir.LoadFile), err)
+			return nil, fmt.Errorf("read %s: %w", filepath.Join(sh.Dir, rundir.LoadFile), err)
 		}
 	}
 	if err := exactPercentiles(out, shards, started, bySec); err != nil {
-		return err
+		return nil, err
 	}
+	sort.SliceStable(changes, func(i, j int) bool { return changes[i].Time.Before(changes[j].Time) })
 	secs := make([]int64, 0, len(bySec))
 	for s := range bySec {
 		secs = append(secs, s)
 	}
 	sort.Slice(secs, func(i, j int) bool { return secs[i] < secs[j] })
-	return rundir.WriteFileFunc(filepath.Join(out, rundir.LoadFile), func(w io.Writer) error {
+	return changes, rundir.WriteFileFunc(filepath.Join(out, rundir.LoadFile), func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		for _, s := range secs {
 			if err := enc.Encode(bySec[s]); err != nil {

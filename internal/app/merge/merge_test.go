@@ -270,3 +270,33 @@ func readLoad(t *testing.T, path string) []rundir.LoadPoint {
 	}
 	return out
 }
+
+// TestRunCarriesScaleChanges: each shard's changes of users by hand
+// (its own dashboard's) are in the merged load.jsonl's seconds and in the
+// merged summary, in time order.
+func TestRunCarriesScaleChanges(t *testing.T) {
+	root := t.TempDir()
+	dirs := writeShards(t, root, 2, 5*time.Second)
+	late := rundir.ScaleChange{Time: shardsStart.Add(3500 * time.Millisecond), ElapsedSeconds: 3.5, Scenario: "agents", From: 10, To: 20, By: "page"}
+	early := rundir.ScaleChange{Time: shardsStart.Add(1500 * time.Millisecond), ElapsedSeconds: 1.5, Scenario: "agents", From: 10, To: 30, By: "command"}
+	for i, ch := range []rundir.ScaleChange{late, early} {
+		pt, _ := json.Marshal(rundir.LoadPoint{Time: ch.Time, ElapsedSeconds: ch.ElapsedSeconds, Scale: []rundir.ScaleChange{ch}})
+		f, err := os.OpenFile(filepath.Join(dirs[i], rundir.LoadFile), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = f.Write(append(pt, '\n'))
+		f.Close()
+	}
+	out, err := merge.Run(context.Background(), merge.Options{Dirs: dirs, Out: filepath.Join(root, "out")})
+	if err != nil || len(out.Problems) > 0 {
+		t.Fatal(err, out.Problems)
+	}
+	if got := out.Summary.Load.ScaleChanges; len(got) != 2 || !got[0].Time.Equal(early.Time) || !got[1].Time.Equal(late.Time) {
+		t.Errorf("merged changes %+v, want the early one, then the late one", got)
+	}
+	load, _ := os.ReadFile(filepath.Join(root, "out", rundir.LoadFile))
+	if n := strings.Count(string(load), `"by":`); n != 2 {
+		t.Errorf("merged load.jsonl holds %d changes, want 2", n)
+	}
+}

@@ -323,7 +323,7 @@ func (c *collector) await(t *testing.T, path, what string, n int, line func([]by
 				}
 				k, lerr := line(l)
 				if lerr != nil {
-					err = fmt.Errorf("a line of %s is not an OTLP JSON export request: %v: %s", path, lerr, l)
+					err = fmt.Errorf("a line of %s is not an OTLP JSON export request: %w: %s", path, lerr, l)
 					break
 				}
 				got += k

@@ -23,24 +23,6 @@ import (
 	"github.com/leakbench/leakbench/probes/poolmetrics"
 )
 
-// The probes library's own defaults and pool types, re-exported for the
-// CLI's flags: a wrapper around each would be ceremony.
-const (
-	// DefaultInterval is the time between samples of pg_stat_activity.
-	DefaultInterval = probes.DefaultInterval
-	// DefaultStuckAfter is how long a session sits idle in transaction
-	// before it counts as stuck.
-	DefaultStuckAfter = probes.DefaultStuckAfter
-)
-
-type (
-	// ScrapeTarget is one Prometheus endpoint of the service's own pool,
-	// with the mapping that reads it ("" detects it).
-	ScrapeTarget = poolmetrics.Target
-	// Mapping names the series of a pool exporter the probe does not know.
-	Mapping = poolmetrics.Mapping
-)
-
 // Options configures one standalone probe.
 type Options struct {
 	// DSN reaches PostgreSQL directly (not through PgBouncer), as a role
@@ -54,8 +36,8 @@ type Options struct {
 	Interval, StuckAfter time.Duration
 	// Scrape are the service's pool endpoints, Mappings the pool mappings
 	// they may name besides the built-in ones.
-	Scrape   []ScrapeTarget
-	Mappings map[string]Mapping
+	Scrape   []poolmetrics.Target
+	Mappings map[string]poolmetrics.Mapping
 	// MetricsAddr, if set, serves the probe's own metrics at /metrics.
 	MetricsAddr string
 	// Out is the output directory, already prepared (rundir.Prepare).
@@ -136,6 +118,10 @@ loop:
 	printSummary(s.view.out, sum, s.out)
 	return stopErr
 }
+
+// Status is the probe's latest view (probes.Poller.Status), safe from
+// any goroutine until Watch returns: what the dashboard shows.
+func (s *Session) Status() probes.Status { return s.p.Status() }
 
 func durationOrOff(d time.Duration) string {
 	if d == 0 {

@@ -51,7 +51,7 @@ func (v *liveView) status(st probes.Status) {
 }
 
 // warn is the probe's OnWarning: it never blocks for long.
-func (v *liveView) warn(w probes.Warning) {
+func (v *liveView) warn(w rundir.Warning) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.endLine()
@@ -104,7 +104,7 @@ func firstError(e string) string {
 	return first
 }
 
-func printSummary(w io.Writer, s *probes.Summary, dir string) {
+func printSummary(w io.Writer, s *rundir.ProbeSummary, dir string) {
 	fmt.Fprintf(w, "\n%d samples (%d gaps), %d episodes: %d stuck, %d killed by the timeout; longest hold %.2fs, release p50 %.3fs p99 %.3fs\n",
 		s.Samples, s.GapSamples, s.Episodes, s.StuckEpisodes, s.TimeoutTerminated, s.LongestHoldSeconds, s.ReleaseP50Seconds, s.ReleaseP99Seconds)
 	if s.PgBouncerSampled {

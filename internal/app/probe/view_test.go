@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/probes"
 )
 
@@ -18,9 +19,9 @@ func TestStatusLine(t *testing.T) {
 		st   probes.Status
 		want []string
 	}{
-		{"gap", probes.Status{Sample: probes.Sample{Time: at, Gap: true, Error: "dial tcp: refused; retrying"}},
+		{"gap", probes.Status{Sample: rundir.Sample{Time: at, Gap: true, Error: "dial tcp: refused; retrying"}},
 			[]string{"03:04:05  postgres: no sample (dial tcp: refused)", "episodes 0 (stuck 0)"}},
-		{"stuck", probes.Status{Sample: probes.Sample{Time: at, StuckIdleInTx: 2}, Episodes: 3, StuckEpisodes: 2},
+		{"stuck", probes.Status{Sample: rundir.Sample{Time: at, StuckIdleInTx: 2}, Episodes: 3, StuckEpisodes: 2},
 			[]string{"stuck 2  idle-in-tx 0", "episodes 3 (stuck 2)"}},
 	}
 	for _, tt := range tests {

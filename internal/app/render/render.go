@@ -1,13 +1,19 @@
 // Package render is the application's door to the reports library: it
 // renders a run directory's reports (leakbench report, and run and merge
-// once their directory is written), judges two run directories (leakbench
-// compare), gives the verdict a run's report gives as the history records
-// it, and writes a sign-off's baseline reports.
+// once their directory is written), judges two run directories under one
+// of the two named questions (leakbench compare --mode fix|regression,
+// mode.go), judges a run against a stored baseline run or history
+// (run --baseline, baseline.go), gives the verdict a run's report gives as
+// the history records it, and writes a sign-off's baseline reports.
 //
 //	run, err := render.Report("out/run")    // report.md, report.html, junit.xml, plots/
 //	pass, checks := render.Verdict(run)      // every leak check and threshold
-//	cmp, err := render.Compare("out/cmp", "out/before", "out/after")
+//	cmp, err := render.CompareMode("out/cmp", "out/before", "out/after", render.CompareOptions{Mode: verdict.ModeRegression})
 //	if err == nil && !cmp.Pass { ... exit 99 ... }
+//
+//	sc, _ := render.ScenarioOfPlan(profile.Name, profile.Plan)
+//	base, err := render.OpenBaseline("main-run", sc, false) // before the load: ErrBaseline is usage
+//	cmp, info, err := render.JudgeBaseline("out/run", base, render.BaselineOptions{})
 package render
 
 import (
@@ -23,31 +29,18 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/redact"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/reports"
+	"github.com/leakbench/leakbench/reports/verdict"
 )
-
-// The reports library's own types: a wrapper around each would be
-// ceremony.
-type (
-	// Run is a run directory as its reports read it.
-	Run = reports.Run
-	// Summary is a run's summary.json.
-	Summary = reports.Summary
-	// Comparison is the verdict on two runs, before and after.
-	Comparison = reports.Comparison
-)
-
-// StepSummaryEnv names the file GitHub Actions shows as a step's summary;
-// when it is set, the reports append their Markdown to it.
-const StepSummaryEnv = reports.StepSummaryEnv
 
 // Report renders dir's reports from what the run recorded: summary.json,
 // report.md, report.html, junit.xml and plots/. A run killed before it
 // finished renders with an "incomplete" banner.
-func Report(dir string) (*Run, error) { return reports.RenderRun(dir) }
+func Report(dir string) (*reports.Run, error) { return reports.RenderRun(dir) }
 
-// Compare judges two run directories — before must show the leak, after
-// none — and writes the comparison's reports into out.
-func Compare(out, beforeDir, afterDir string) (*Comparison, error) {
+// Compare judges two run directories in fix mode — before must show the
+// leak, after none — and writes the comparison's reports into out
+// (CompareMode asks either question).
+func Compare(out, beforeDir, afterDir string) (*reports.Comparison, error) {
 	before, err := reports.LoadRun(beforeDir)
 	if err != nil {
 		return nil, fmt.Errorf("before: %w", err)
@@ -65,15 +58,15 @@ func Compare(out, beforeDir, afterDir string) (*Comparison, error) {
 
 // WriteSummary writes a run's summary as Markdown, as run and merge print
 // it.
-func WriteSummary(w io.Writer, s *Summary) error { return reports.WriteSummaryMarkdown(w, s) }
+func WriteSummary(w io.Writer, s *rundir.Summary) error { return reports.WriteSummaryMarkdown(w, s) }
 
 // Verdict is a run's verdict as its report and junit.xml give it: every
 // leak check and every threshold passed. The checks are as the history
 // records them, details redacted.
-func Verdict(r *Run) (bool, []history.Check) {
+func Verdict(r *reports.Run) (bool, []history.Check) {
 	pass := true
 	var checks []history.Check
-	for _, c := range reports.RunChecks(r.Summary) {
+	for _, c := range verdict.Checks(r.Summary) {
 		pass = pass && c.Pass
 		checks = append(checks, history.Check{Name: c.Name, Pass: c.Pass, Detail: redact.String(c.Detail)})
 	}
@@ -86,7 +79,7 @@ func Verdict(r *Run) (bool, []history.Check) {
 
 // FailedThresholds names the load's thresholds that failed ("threshold
 // METRIC EXPRESSION"), none when the summary has no load.
-func FailedThresholds(s *Summary) []string {
+func FailedThresholds(s *rundir.Summary) []string {
 	if s == nil || s.Load == nil {
 		return nil
 	}
@@ -119,14 +112,14 @@ func Baseline(out string, b *history.BaselineInfo) error {
 			return fmt.Errorf("write %s: %w", name, err)
 		}
 	}
-	if path := os.Getenv(StepSummaryEnv); path != "" {
+	if path := os.Getenv(reports.StepSummaryEnv); path != "" {
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 		if err != nil {
-			return fmt.Errorf("write $%s: %w", StepSummaryEnv, err)
+			return fmt.Errorf("write $%s: %w", reports.StepSummaryEnv, err)
 		}
 		_, werr := f.Write(append(md.Bytes(), '\n'))
 		if err := errors.Join(werr, f.Close()); err != nil {
-			return fmt.Errorf("write $%s: %w", StepSummaryEnv, err)
+			return fmt.Errorf("write $%s: %w", reports.StepSummaryEnv, err)
 		}
 	}
 	return nil

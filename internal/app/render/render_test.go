@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/leakbench/leakbench/internal/lib/rundir"
+	"github.com/leakbench/leakbench/reports"
 )
 
 func TestFailedThresholds(t *testing.T) {
@@ -12,13 +13,13 @@ func TestFailedThresholds(t *testing.T) {
 	fail := rundir.Threshold{Metric: "mcp_req_duration", Expression: "p(95)<500", Pass: false}
 	tests := []struct {
 		name string
-		sum  *Summary
+		sum  *rundir.Summary
 		want []string
 	}{
 		{"no summary", nil, nil},
-		{"no load", &Summary{}, nil},
-		{"all pass", &Summary{Load: &rundir.LoadResult{Thresholds: []rundir.Threshold{pass}}}, nil},
-		{"one fails", &Summary{Load: &rundir.LoadResult{Thresholds: []rundir.Threshold{pass, fail}}}, []string{"threshold mcp_req_duration p(95)<500"}},
+		{"no load", &rundir.Summary{}, nil},
+		{"all pass", &rundir.Summary{Load: &rundir.LoadResult{Thresholds: []rundir.Threshold{pass}}}, nil},
+		{"one fails", &rundir.Summary{Load: &rundir.LoadResult{Thresholds: []rundir.Threshold{pass, fail}}}, []string{"threshold mcp_req_duration p(95)<500"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -32,7 +33,7 @@ func TestFailedThresholds(t *testing.T) {
 // A run's verdict fails on a failed threshold and names it as the
 // history records it.
 func TestVerdict(t *testing.T) {
-	r := &Run{Summary: &Summary{EndReason: "completed", Probe: &rundir.ProbeSummary{Samples: 10}},
+	r := &reports.Run{Summary: &rundir.Summary{EndReason: "completed", Probe: &rundir.ProbeSummary{Samples: 10}},
 		Thresholds: []rundir.Threshold{{Metric: "mcp_req_duration", Expression: "p(95)<500", Observed: 812}}}
 	pass, checks := Verdict(r)
 	if pass {

@@ -80,6 +80,10 @@ func SignoffAll(ctx context.Context, o SignoffAllOptions) (*reports.MultiSignoff
 		fmt.Fprintf(logw, "== pattern %d/%d: %s (%s against %s) into %s\n", i+1, len(profiles), p.Name, p.VariantBefore, p.VariantAfter, filepath.Join(o.Out, p.Name))
 		so := o.SignoffOptions
 		so.Profile, so.Out, so.Force = p, filepath.Join(o.Out, p.Name), false
+		if w := o.Watch; w != nil {
+			// Each pattern's sides are parts of their own on the page.
+			so.Watch = func(side string) Watch { return w(p.Name + " " + side) }
+		}
 		start := time.Now()
 		cmp, err := Signoff(ctx, so)
 		r := reports.PatternSignoff{Name: p.Name, Pattern: p.VariantBefore, VariantBefore: p.VariantBefore, VariantAfter: p.VariantAfter,

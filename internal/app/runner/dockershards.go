@@ -14,7 +14,6 @@ import (
 	"github.com/leakbench/leakbench/internal/app/merge"
 	"github.com/leakbench/leakbench/internal/lib/redact"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
-	"github.com/leakbench/leakbench/scenarios/engine"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
@@ -68,7 +67,7 @@ func shardsTempDir(log io.Writer) (string, error) {
 
 // playDockerShards plays p's load as n shard containers of env's stack
 // and merges their results into dir.
-func playDockerShards(ctx context.Context, p *plan.Plan, n int, env *fixtures.Env, dir string, logw io.Writer, name string) (*engine.Result, error) {
+func playDockerShards(ctx context.Context, p *plan.Plan, n int, env *fixtures.Env, dir string, logw io.Writer, name string) (*rundir.LoadResult, error) {
 	target := env.StackGatewayURL()
 	if target == "" {
 		return nil, fmt.Errorf("--shards %d needs the docker provider with its gateway (this stack is %s)", n, env.Provider)
@@ -79,7 +78,7 @@ func playDockerShards(ctx context.Context, p *plan.Plan, n int, env *fixtures.En
 // playShards plays p's load as n shard containers of env's stack against
 // target, as the containers reach it, with tokens, and merges their
 // results into dir.
-func playShards(ctx context.Context, p *plan.Plan, n int, env *fixtures.Env, target string, tokens []string, dir string, logw io.Writer, name string) (*engine.Result, error) {
+func playShards(ctx context.Context, p *plan.Plan, n int, env *fixtures.Env, target string, tokens []string, dir string, logw io.Writer, name string) (*rundir.LoadResult, error) {
 	if err := checkShardable(p); err != nil {
 		return nil, err
 	}

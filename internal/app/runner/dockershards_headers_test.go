@@ -39,6 +39,7 @@ scenarios:
 // request succeeded, and neither the run directory nor the log holds the
 // value.
 func TestDockerShardsSendSecretHeaders(t *testing.T) {
+	t.Parallel() // waits on its servers and the clock, not on the CPU
 	if testing.Short() {
 		t.Skip("integration test: a docker stack and two shard containers")
 	}

@@ -36,6 +36,7 @@ thresholds:
 // thresholds judged on it, and the probe's samples; nothing of the shards
 // is left behind.
 func TestDockerShards(t *testing.T) {
+	t.Parallel() // waits on its servers and the clock, not on the CPU
 	if testing.Short() {
 		t.Skip("integration test: a docker stack and two shard containers")
 	}

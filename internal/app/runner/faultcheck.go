@@ -2,11 +2,9 @@ package runner
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/scenarios/faults"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
@@ -16,6 +14,9 @@ import (
 type recoverySection struct {
 	RecoverySeconds []string `yaml:"recovery_seconds"` // e.g. ["max<10"]
 }
+
+// faultLinks are the stack links p's faults put toxics on.
+func faultLinks(p Profile) []string { return faults.Links(p.Faults) }
 
 // checkFaults checks p's faults timeline and recovery thresholds against
 // its plan before anything starts; errors name the file and line.
@@ -52,35 +53,4 @@ func loadLength(pl *plan.Plan) time.Duration {
 		end = max(end, s.StartTime.D()+s.Length)
 	}
 	return end
-}
-
-// judgeRecovery judges the recovery thresholds on the faults' recovery
-// times; a fault that never recovered counts as the time from its removal
-// to now and fails every threshold.
-func judgeRecovery(exprs []string, recs []rundir.FaultRecord, now time.Time) []rundir.Threshold {
-	var vals []float64
-	allRecovered := true
-	for _, r := range recs {
-		switch {
-		case r.RecoverySeconds != nil:
-			vals = append(vals, *r.RecoverySeconds)
-		case r.Removed != nil:
-			vals = append(vals, now.Sub(*r.Removed).Seconds())
-			allRecovered = false
-		}
-	}
-	var out []rundir.Threshold
-	for _, e := range exprs {
-		t, err := faults.ParseRecoveryThreshold(e)
-		if err != nil {
-			continue // checked when the profile was read
-		}
-		obs := math.NaN()
-		if len(vals) > 0 {
-			obs = t.Observe(vals)
-		}
-		out = append(out, rundir.Threshold{Metric: "recovery_seconds", Expression: e, Observed: obs,
-			Pass: len(vals) > 0 && allRecovered && t.Holds(obs), Samples: int64(len(vals))})
-	}
-	return out
 }

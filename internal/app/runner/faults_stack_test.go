@@ -23,6 +23,7 @@ import (
 // survives each fault, every fault applied is recorded with its times, the
 // one still on is removed, and no proxy goroutine outlives the run.
 func TestFaultsOnTheStack(t *testing.T) {
+	t.Parallel() // waits on its servers and the clock, not on the CPU
 	if testing.Short() {
 		t.Skip("integration test: a local stack under load with faults")
 	}
@@ -96,6 +97,7 @@ scenarios:
 // and what it ended, the service's pool recovers, and the load goes on
 // without failures once both are back.
 func TestServerRestartFaults(t *testing.T) {
+	t.Parallel() // waits on its servers and the clock, not on the CPU
 	if testing.Short() {
 		t.Skip("integration test: a local stack under load, its servers restarted")
 	}

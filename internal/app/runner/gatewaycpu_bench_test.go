@@ -15,6 +15,7 @@ import (
 
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/lib/procstat"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/scenarios/engine"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
@@ -89,7 +90,7 @@ func BenchmarkEngineOnGateway(b *testing.B) {
 	sc.Stages = []plan.Stage{{Duration: plan.Duration(ramp), Target: users}, {Duration: plan.Duration(hold + time.Hour), Target: users}}
 	pl.Scenarios = []plan.Scenario{sc}
 	type outcome struct {
-		res *engine.Result
+		res *rundir.LoadResult
 		err error
 	}
 	for b.Loop() {

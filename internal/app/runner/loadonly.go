@@ -7,7 +7,7 @@ import (
 	"io"
 
 	"github.com/leakbench/leakbench/fixtures"
-	"github.com/leakbench/leakbench/reports"
+	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/scenarios/engine"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 )
@@ -24,22 +24,30 @@ type TargetOptions struct {
 // runLoadOnly plays the load against a stack without a database to probe
 // (an external service, no DSN): the run directory gets the load and a
 // summary without a probe section, and thresholds alone judge it.
-func runLoadOnly(ctx context.Context, o Options, sum *reports.Summary, env *fixtures.Env, logw io.Writer) (*reports.Summary, error) {
+func runLoadOnly(ctx context.Context, o Options, sum *rundir.Summary, env *fixtures.Env, logw io.Writer) (*rundir.Summary, error) {
 	sum.Environment.LoadOnly = true
 	p := o.Profile
 	fmt.Fprintf(logw, "[%s] load only (no database to probe): %s against %s\n", o.Name, p.Plan.Describe(), sum.Environment.Target)
-	res, err := engine.RunPlan(ctx, p.Plan, engine.RunOptions{
-		Target:      env.GatewayURL,
-		Tokens:      env.Tokens,
-		RunDir:      o.Dir,
-		MetricsAddr: o.MetricsAddr,
-		TLS:         o.Target.TLS,
-		OAuth:       o.Target.OAuth,
-		Progress:    prefixed(logw, "["+o.Name+"] "),
-		Segment:     o.Shard,
-		StartAt:     o.StartAt,
-		Spans:       o.spans(),
-	})
+	var res *rundir.LoadResult
+	var err error
+	if o.Workers.On() {
+		res, err = playWorkers(ctx, o, env, sum, logw, prefixed(logw, "["+o.Name+"] "), nil)
+	} else {
+		res, err = engine.RunPlan(ctx, p.Plan, engine.RunOptions{
+			Target:      env.GatewayURL,
+			Tokens:      env.Tokens,
+			RunDir:      o.Dir,
+			MetricsAddr: o.MetricsAddr,
+			TLS:         o.Target.TLS,
+			OAuth:       o.Target.OAuth,
+			Progress:    prefixed(logw, "["+o.Name+"] "),
+			Segment:     o.Shard,
+			StartAt:     o.StartAt,
+			Spans:       o.spans(),
+			SourceAddrs: o.inProcessSources(),
+			Watch:       o.engineWatch(),
+		})
+	}
 	sum.Load = res
 	if err != nil {
 		return sum, interrupted(ctx, fmt.Errorf("load: %w", err))

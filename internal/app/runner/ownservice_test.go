@@ -12,6 +12,7 @@ import (
 
 	"github.com/leakbench/leakbench/fixtures/fixturetest"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/leakbench/leakbench/examples/pyservice"
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
@@ -84,11 +85,11 @@ func startOwnServiceStack(t *testing.T) *ownService {
 // runOwnService starts the service's variant and runs leakbench against it
 // in external mode, as `leakbench run --target … --probe-dsn … --name
 // NAME` does, then renders the reports.
-func runOwnService(t *testing.T, st *ownService, variant, name, probeDSN string) (dir string, sum *reports.Summary, groundTruth string) {
+func runOwnService(t *testing.T, st *ownService, variant, name, probeDSN string) (dir string, sum *rundir.Summary, groundTruth string) {
 	return runOwnServiceWith(t, st, variant, name, probeDSN, ownServiceProfile, 2*time.Second)
 }
 
-func runOwnServiceWith(t *testing.T, st *ownService, variant, name, probeDSN, profile string, poolTimeout time.Duration) (dir string, sum *reports.Summary, groundTruth string) {
+func runOwnServiceWith(t *testing.T, st *ownService, variant, name, probeDSN, profile string, poolTimeout time.Duration) (dir string, sum *rundir.Summary, groundTruth string) {
 	t.Helper()
 	groundTruth = filepath.Join(t.TempDir(), "groundtruth.jsonl")
 	svc, err := pyservice.Start(context.Background(), pyservice.Options{DSN: st.dsn, Variant: variant, PoolSize: 10,
@@ -125,7 +126,7 @@ func runOwnServiceWith(t *testing.T, st *ownService, variant, name, probeDSN, pr
 // from the database alone that the pool was pinned; the fixed service
 // passes, and compare labels both by their names.
 func TestOwnServiceSeenTruthfully(t *testing.T) {
-	t.Setenv(reports.StepSummaryEnv, "")
+	t.Parallel() // waits on its servers and the clock, not on the CPU
 	st := startOwnServiceStack(t)
 	leakyDir, leaky, groundTruth := runOwnService(t, st, pyservice.HeldWhileWaiting, "pyservice-leaky", st.probeDSN)
 	measureTokenJoin(t, leakyDir, groundTruth, leaky)
@@ -243,7 +244,7 @@ scenarios:
 // TestOwnServiceTokenJoinUnderPressure measures the token join where
 // sessions outlive the requests that took them.
 func TestOwnServiceTokenJoinUnderPressure(t *testing.T) {
-	t.Setenv(reports.StepSummaryEnv, "")
+	t.Parallel() // waits on its servers and the clock, not on the CPU
 	st := startOwnServiceStack(t)
 	dir, sum, groundTruth := runOwnServiceWith(t, st, pyservice.HeldWhileWaiting, "pyservice-starved", st.probeDSN, starvedProfile, 5*time.Second)
 	measureTokenJoin(t, dir, groundTruth, sum)
@@ -253,8 +254,9 @@ func TestOwnServiceTokenJoinUnderPressure(t *testing.T) {
 // does not use sees no backend but its own; the run fails its check,
 // naming the database, instead of passing as healthy.
 func TestOwnServiceWrongDatabase(t *testing.T) {
-	t.Setenv(reports.StepSummaryEnv, "")
+	t.Parallel() // waits on its servers and the clock, not on the CPU
 	st := startOwnServiceStack(t)
+	waitNoClients(t, st.env.PostgresDSN, st.env.Database)
 	dir, _, _ := runOwnService(t, st, pyservice.Fixed, "pyservice", st.env.ProbeDSN) // the stack's own database, not the service's
 	md := string(readFileT(t, filepath.Join(dir, rundir.ReportFile)))
 	headline, _, _ := strings.Cut(md, "\n")
@@ -275,6 +277,45 @@ func TestOwnServiceWrongDatabase(t *testing.T) {
 	}
 }
 
+// waitNoClients waits until the database has no client backend left but
+// the one asking: the connections that seeded it and created the
+// service's database exit asynchronously, and on a loaded machine one
+// may still be there when the probe starts, which would pass for the
+// service's own.
+func waitNoClients(t *testing.T, dsn, database string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	// Asked from another database: this connection's own exit must not
+	// be the one the probe sees.
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/postgres"
+	conn, err := pgx.Connect(ctx, u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	for {
+		var n int
+		err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = $1 AND backend_type = 'client backend' AND pid <> pg_backend_pid()`, database).Scan(&n)
+		if err != nil {
+			t.Fatalf("count the client backends of %s: %v", database, err)
+		}
+		if n == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%d client backends still in %s after 20 s", n, database)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
 // measureTokenJoin measures the join of stuck sessions to requests by the
 // bearer token their query carried against the service's own record of
 // which request held which backend (its ground-truth log, psycopg2's
@@ -282,7 +323,7 @@ func TestOwnServiceWrongDatabase(t *testing.T) {
 // the one request of those users in flight when the session went idle in
 // transaction is the request that left it only so often, which is why the
 // report calls it a candidate.
-func measureTokenJoin(t *testing.T, dir, groundTruth string, sum *reports.Summary) {
+func measureTokenJoin(t *testing.T, dir, groundTruth string, sum *rundir.Summary) {
 	t.Helper()
 	cos, err := pyservice.ReadGroundTruth(groundTruth)
 	if err != nil {

@@ -92,8 +92,14 @@ func LookupProfile(name string) (Profile, error) {
 
 // LoadProfile reads a profile (or plain scenario) file.
 func LoadProfile(path string) (Profile, error) {
+	return LoadProfileWith(path, scenariofile.Options{})
+}
+
+// LoadProfileWith reads a profile (or plain scenario) file, its ${KEY}
+// filled from o (the command line's -e values, then the environment).
+func LoadProfileWith(path string, o scenariofile.Options) (Profile, error) {
 	p, err := profileFrom(path, func(sections ...scenariofile.Section) (*plan.Plan, error) {
-		return scenariofile.Load(path, sections...)
+		return scenariofile.LoadWith(path, o, sections...)
 	})
 	if err != nil {
 		return Profile{}, err
@@ -112,6 +118,16 @@ func ParseProfile(data []byte, filename string) (Profile, error) {
 	})
 }
 
+// profileSections are the sections a profile adds to a scenario file,
+// decoded into p, signoff and recovery; the scenario reference's test
+// lists their keys from here.
+func profileSections(p *Profile, signoff *signoffSection, recovery *recoverySection) []scenariofile.Section {
+	return []scenariofile.Section{{Key: "stack", Into: &p.Stack}, {Key: "probe", Into: &p.Probe},
+		{Key: "signoff", Into: signoff},
+		{Key: "faults", Into: &p.Faults}, {Key: "recovery", Into: recovery},
+		{Key: "capacity", Into: &p.Capacity}, {Key: "soak", Into: &p.Soak}}
+}
+
 // profileFrom builds a profile from the plan that parse reads along with
 // the profile's own sections.
 func profileFrom(filename string, parse func(...scenariofile.Section) (*plan.Plan, error)) (Profile, error) {
@@ -119,10 +135,7 @@ func profileFrom(filename string, parse func(...scenariofile.Section) (*plan.Pla
 		Probe: ProbeSettings{Interval: 100 * time.Millisecond, StuckAfter: time.Second, Drain: 10 * time.Second}}
 	var signoff signoffSection
 	var recovery recoverySection
-	pl, err := parse(scenariofile.Section{Key: "stack", Into: &p.Stack}, scenariofile.Section{Key: "probe", Into: &p.Probe},
-		scenariofile.Section{Key: "signoff", Into: &signoff},
-		scenariofile.Section{Key: "faults", Into: &p.Faults}, scenariofile.Section{Key: "recovery", Into: &recovery},
-		scenariofile.Section{Key: "capacity", Into: &p.Capacity}, scenariofile.Section{Key: "soak", Into: &p.Soak})
+	pl, err := parse(profileSections(&p, &signoff, &recovery)...)
 	if err != nil {
 		return p, err
 	}

@@ -7,12 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/internal/app/faultplay"
+	"github.com/leakbench/leakbench/internal/app/workers"
 	"github.com/leakbench/leakbench/internal/lib/redact"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/probes"
@@ -72,15 +75,29 @@ type Options struct {
 	// Telemetry, if set, exports the run over OTLP (telemetry.go): the
 	// engine's requests as they end, the episodes and key figures after.
 	Telemetry Telemetry
+	// Watch, if set, follows the run live (watch.go): a dashboard.
+	Watch Watch
+	// Workers, when on, plays the load as worker processes on this
+	// machine (workers.go; leakbench run --workers N|auto); its
+	// SourceAddrs (--source-addrs) also apply to a load played here.
+	Workers workers.Config
+	// WorkerCommand starts one worker (nil: this binary's hidden
+	// `leakbench worker`); tests give their own.
+	WorkerCommand func() *exec.Cmd
+	// layout is the load laid out over the workers (checkWorkers).
+	layout *workers.Layout
 }
 
 // Run starts a stack with the variant, probes it while the load plays, lets
 // the probes watch for Profile.Drain after the load, and writes the run
 // directory. A summary is written on every path once the directory exists,
 // with EndReason saying how the run ended.
-func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
+func Run(ctx context.Context, o Options) (sum *rundir.Summary, err error) {
 	if o.Shards > 1 && o.Env != fixtures.ProviderDocker {
 		return nil, fmt.Errorf("--shards %d runs the shards as containers of the stack: it needs --env docker, not %s", o.Shards, orDefault(o.Env, "auto"))
+	}
+	if err := o.checkWorkers(); err != nil {
+		return nil, err
 	}
 	if err := rundir.Prepare(o.Dir, o.Force); err != nil {
 		return nil, err
@@ -103,17 +120,17 @@ func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
 	stackCfg.FaultLinks = faultLinks(p) // the links the faults: timeline uses; none: no proxy
 	stackCfg.RestartServers = slices.ContainsFunc(p.Faults, func(s faults.Spec) bool { return s.Server() != "" })
 	var dbAddr string // the probed PostgreSQL's host:port, for the episodes' spans
-	sum = &reports.Summary{Name: o.Name, Profile: p.Name, Started: time.Now().UTC(), EndReason: reports.EndFailed,
-		Environment: reports.Environment{Provider: orDefault(o.Env, "local"), Variant: o.Variant, LeakbenchVersion: o.Version}}
+	sum = &rundir.Summary{Name: o.Name, Profile: p.Name, Started: time.Now().UTC(), EndReason: rundir.EndFailed,
+		Environment: rundir.Environment{Provider: orDefault(o.Env, "local"), Variant: o.Variant, LeakbenchVersion: o.Version}}
 	defer func() {
 		sum.Ended = time.Now().UTC()
 		if err != nil {
 			sum.Error = redact.String(err.Error())
 			if errors.Is(err, ErrInterrupted) {
-				sum.EndReason = reports.EndInterrupted
+				sum.EndReason = rundir.EndInterrupted
 			}
 		} else {
-			sum.EndReason = reports.EndCompleted
+			sum.EndReason = rundir.EndCompleted
 		}
 		werr := reports.WriteRun(o.Dir, sum)
 		if werr == nil && o.Telemetry != nil {
@@ -146,6 +163,9 @@ func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
 	}
 	fillEnvironment(&sum.Environment, env)
 	dbAddr = probedAddr(env)
+	if err := o.workersOnStack(env); err != nil {
+		return sum, err
+	}
 
 	if env.ProbeDSN == "" {
 		return runLoadOnly(ctx, o, sum, env, logw)
@@ -163,7 +183,7 @@ func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
 		ServerLogFile: env.PostgresLogFile,
 		// A probe source that fails (PgBouncer's console, the metrics
 		// scrape) does not stop the others; say so as it happens.
-		OnWarning: func(w probes.Warning) {
+		OnWarning: func(w rundir.Warning) {
 			if w.Recovered {
 				fmt.Fprintf(logw, "[%s] probe: %s works again\n", o.Name, w.Source)
 				return
@@ -174,6 +194,7 @@ func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
 	if err != nil {
 		return sum, interrupted(ctx, fmt.Errorf("start probes: %w", err))
 	}
+	o.watchProbes(poller) // watch.go
 	probeStopped := false
 	defer func() {
 		if !probeStopped {
@@ -185,12 +206,15 @@ func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
 	if err != nil {
 		return sum, interrupted(ctx, fmt.Errorf("soak baseline: %w", err))
 	}
-	fp := startFaults(ctx, p, env, poller, logw, o.Name) // nil without faults (faults.go)
-	var res *engine.Result
+	fp := faultplay.Start(ctx, p.Faults, faultplay.Options{Env: env, Poller: poller, Every: p.Probe.Interval, Settle: p.Probe.StuckAfter, Log: logw, Name: o.Name}) // nil without faults
+	var res *rundir.LoadResult
 	var loadErr error
-	if o.Shards > 1 {
+	switch {
+	case o.Shards > 1:
 		res, loadErr = playDockerShards(ctx, p.Plan, o.Shards, env, o.Dir, logw, o.Name)
-	} else {
+	case o.Workers.On():
+		res, loadErr = playWorkers(ctx, o, env, sum, logw, probeAnnotated(logw, "["+o.Name+"] ", poller), poller.Gatherer())
+	default:
 		res, loadErr = playInProcess(ctx, o, env, poller, logw)
 	}
 	sum.Load = res
@@ -202,7 +226,7 @@ func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
 		drain(ctx, p.Probe.Drain, logw, o.Name, poller)
 	}
 	afterSoak()
-	fp.stop(o.Dir, p, sum) // every fault removed; recovery and its thresholds into sum
+	fp.Stop(o.Dir, p.RecoverySeconds, sum) // every fault removed; recovery and its thresholds into sum
 	probeSum, stopErr := poller.Stop()
 	probeStopped = true
 	sum.Probe = probeSum
@@ -217,7 +241,7 @@ func Run(ctx context.Context, o Options) (sum *reports.Summary, err error) {
 }
 
 // playInProcess plays o's load from this process against env's gateway.
-func playInProcess(ctx context.Context, o Options, env *fixtures.Env, poller *probes.Poller, logw io.Writer) (*engine.Result, error) {
+func playInProcess(ctx context.Context, o Options, env *fixtures.Env, poller *probes.Poller, logw io.Writer) (*rundir.LoadResult, error) {
 	fmt.Fprintf(logw, "[%s] load: %s against %s\n", o.Name, o.Profile.Plan.Describe(), redact.URL(env.GatewayURL))
 	return engine.RunPlan(ctx, o.Profile.Plan, engine.RunOptions{
 		Target:      env.GatewayURL,
@@ -231,6 +255,8 @@ func playInProcess(ctx context.Context, o Options, env *fixtures.Env, poller *pr
 		Segment:     o.Shard,
 		StartAt:     o.StartAt,
 		Spans:       o.spans(),
+		Watch:       o.engineWatch(),
+		SourceAddrs: o.inProcessSources(),
 	})
 }
 
@@ -285,7 +311,7 @@ func drain(ctx context.Context, d time.Duration, w io.Writer, name string, p *pr
 	}
 }
 
-func probeLine(s probes.Sample) string {
+func probeLine(s rundir.Sample) string {
 	line := fmt.Sprintf("idle-in-tx %d stuck %d oldest %.1fs", s.States.IdleInTx+s.States.IdleInTxAborted, s.StuckIdleInTx, s.OldestIdleInTxSeconds)
 	if s.PgBouncer != nil {
 		line += fmt.Sprintf(" pgbouncer waiting %d", s.PgBouncer.ClWaiting)
@@ -338,7 +364,7 @@ func (l *lineWriter) Write(p []byte) (int, error) {
 	}
 }
 
-func fillEnvironment(e *reports.Environment, env *fixtures.Env) {
+func fillEnvironment(e *rundir.Environment, env *fixtures.Env) {
 	e.Provider = env.Provider
 	e.PostgresVersion = env.PostgresVersion
 	e.PgBouncerVersion = env.PgBouncerVersion
@@ -367,12 +393,20 @@ func writeConfig(dir string, o Options, stack fixtures.Config) error {
 	return rundir.WriteConfig(dir, &rundir.Config{Name: o.Name, Variant: o.Variant, Profile: prof, Stack: st, Version: o.Version})
 }
 
-// scrapeTargets is the gateway's own pool, read from its /metrics.
+// scrapeTargets is the service's own pool, read from its /metrics: the
+// reference gateway's by its own mapping; a service leakbench did not
+// start (--metrics-url) by whichever built-in mapping its series match
+// (auto: the gateway's, go_sql, HikariCP, SQLAlchemy, the OpenTelemetry
+// conventions), since nobody told us what it exports.
 func scrapeTargets(env *fixtures.Env) []poolmetrics.Target {
 	if env.GatewayMetricsURL == "" {
 		return nil
 	}
-	return []poolmetrics.Target{{URL: env.GatewayMetricsURL, Mapping: "gateway"}}
+	mapping := "gateway"
+	if env.Provider == fixtures.ProviderExternal {
+		mapping = "auto"
+	}
+	return []poolmetrics.Target{{URL: env.GatewayMetricsURL, Mapping: mapping}}
 }
 
 // sentTokens are the bearer tokens the run's users send, as the engine

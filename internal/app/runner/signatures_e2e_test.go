@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/leakbench/leakbench/internal/lib/rundir"
-	"github.com/leakbench/leakbench/probes"
 	"github.com/leakbench/leakbench/reports"
+	"github.com/leakbench/leakbench/reports/verdict"
 )
 
 // patternSignatures say, per built-in profile, what its before run must
@@ -27,10 +27,19 @@ var patternSignatures = map[string]func(t *testing.T, c *reports.Comparison, dir
 				b.MaxStuckIdleInTx, b.TimeoutTerminated, culpritNames(b))
 		}
 		// The leaked scoping sessions hold their callers' rows: the callers'
-		// next requests wait on them (the lock cascade); after, none do.
-		if f, af := c.Before.Forensics, c.After.Forensics; f == nil || f.BlockedBackends == 0 || f.EpisodesBlocking == 0 ||
-			(af != nil && af.BlockedBackends != 0) {
-			t.Errorf("lock cascade: before %+v, after %+v; want backends blocked by before's stuck sessions and none after", f, af)
+		// next requests wait on them (the lock cascade); after, none do. A
+		// caller waits on its row only if it gets a connection to ask with:
+		// when every connection of the pool was leaked at once (a slow,
+		// loaded machine leaks them before any caller comes back), nobody
+		// can, and only "none after" is asked.
+		f, af := c.Before.Forensics, c.After.Forensics
+		if af != nil && af.BlockedBackends != 0 {
+			t.Errorf("lock cascade after the fix: %+v; want none", af)
+		}
+		if allLeaked := b.AppPoolMax > 0 && float64(b.MaxStuckIdleInTx) >= b.AppPoolMax; allLeaked {
+			t.Logf("lock cascade not asked of before: all %d of the pool's connections were stuck at once, so no caller reached its locked row", b.MaxStuckIdleInTx)
+		} else if f == nil || f.BlockedBackends == 0 || f.EpisodesBlocking == 0 {
+			t.Errorf("lock cascade: before %+v (%d stuck at once, pool of %.0f); want backends blocked by before's stuck sessions", f, b.MaxStuckIdleInTx, b.AppPoolMax)
 		}
 		// At least 99% of the stuck episodes name, in episodes.jsonl, the
 		// request that left them.
@@ -111,16 +120,16 @@ func poolPinned(t *testing.T, c *reports.Comparison, _ string) {
 	if a.AppPoolSaturatedSeconds >= b.AppPoolSaturatedSeconds/2 {
 		t.Errorf("after: pool at its max %.1fs, want far less than before's %.1fs", a.AppPoolSaturatedSeconds, b.AppPoolSaturatedSeconds)
 	}
-	if !slices.ContainsFunc(c.Checks, func(ch reports.Check) bool { return ch.Name == "after does not pin the service pool" }) {
+	if !slices.ContainsFunc(c.Checks, func(ch verdict.Check) bool { return ch.Name == "after does not pin the service pool" }) {
 		t.Errorf("the verdict has no pool check for a leak without transactions: %+v", c.Checks)
 	}
 }
 
-func topCulprit(p *probes.Summary, want string) bool {
+func topCulprit(p *rundir.ProbeSummary, want string) bool {
 	return len(p.Culprits) > 0 && strings.Contains(strings.ToLower(p.Culprits[0].Fingerprint), want)
 }
 
-func culpritNames(p *probes.Summary) []string {
+func culpritNames(p *rundir.ProbeSummary) []string {
 	var names []string
 	for _, c := range p.Culprits {
 		names = append(names, c.Fingerprint)

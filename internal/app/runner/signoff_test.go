@@ -60,6 +60,7 @@ func shortProfile(t *testing.T) Profile {
 // stack: the leaky gateway must show stuck sessions killed by the timeout,
 // with the token-scoping SELECT as culprit; the fixed one none.
 func TestSignoffWholeLoop(t *testing.T) {
+	t.Parallel() // waits on its servers and the clock, not on the CPU
 	if testing.Short() {
 		t.Skip("integration test: two local stacks under load")
 	}

@@ -8,18 +8,13 @@ import (
 	"github.com/leakbench/leakbench/fixtures/faultproxy"
 )
 
-// FaultLink is one proxy of the fault proxies: NAME listens on LISTEN and
-// forwards every connection to UPSTREAM (faultproxy's ServerLink). It is
-// also runner.External's FaultLinks element.
-type FaultLink = faultproxy.ServerLink
-
 // ParseFaultLink parses NAME=LISTEN=UPSTREAM
 // (db=0.0.0.0:16432=pgbouncer:6432).
-func ParseFaultLink(s string) (FaultLink, error) { return faultproxy.ParseLink(s) }
+func ParseFaultLink(s string) (faultproxy.ServerLink, error) { return faultproxy.ParseLink(s) }
 
 // ServeFaultProxy runs a Toxiproxy server, its API on api (HOST:PORT) and
 // one proxy per link, until ctx is done; Toxiproxy's log goes to logw.
-func ServeFaultProxy(ctx context.Context, api string, links []FaultLink, logw io.Writer) error {
+func ServeFaultProxy(ctx context.Context, api string, links []faultproxy.ServerLink, logw io.Writer) error {
 	if err := faultproxy.Serve(ctx, api, links, logw); err != nil {
 		return fmt.Errorf("faultproxy: %w", err)
 	}

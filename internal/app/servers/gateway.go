@@ -9,14 +9,10 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/redact"
 )
 
-// GatewayConfig configures the reference gateway: gateway-under-test's
-// Config.
-type GatewayConfig = gateway.Config
-
 // DefaultGatewayConfig is the gateway's configuration when nothing is
 // given: the fixed variant, every default of gateway-under-test, no DSN.
-func DefaultGatewayConfig() GatewayConfig {
-	return GatewayConfig{
+func DefaultGatewayConfig() gateway.Config {
+	return gateway.Config{
 		Variant:           string(gateway.VariantFixed),
 		Listen:            gateway.DefaultListen,
 		PoolSize:          gateway.DefaultPoolSize,
@@ -37,7 +33,7 @@ func DefaultGatewayConfig() GatewayConfig {
 // ServeGateway serves the reference gateway until ctx is done or the
 // server stops, then closes it. It logs where it serves to cfg.Logger
 // (nil: slog's default).
-func ServeGateway(ctx context.Context, cfg GatewayConfig) error {
+func ServeGateway(ctx context.Context, cfg gateway.Config) error {
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()

@@ -9,16 +9,13 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/fixtures/images"
 )
-
-// ImagesOptions says where the docker provider's images come from:
-// fixtures' (and fixtures/images') Options.
-type ImagesOptions = fixtures.ImagesOptions
 
 // BuildImages builds the docker provider's images where they are missing
 // and writes to w where each came from: a table and the time it took, or
 // with asJSON the images as one JSON array.
-func BuildImages(ctx context.Context, opts ImagesOptions, w io.Writer, asJSON bool) error {
+func BuildImages(ctx context.Context, opts images.Options, w io.Writer, asJSON bool) error {
 	start := time.Now()
 	imgs, err := fixtures.BuildImages(ctx, opts)
 	if err != nil {

@@ -14,31 +14,15 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/redact"
 )
 
-// The stack's configuration types and provider names: fixtures' own.
-type (
-	// StackConfig configures the stack: variant, seeded users,
-	// idle_in_transaction_session_timeout, log directory.
-	StackConfig = fixtures.Config
-	// Ports are the docker provider's published ports (0: a free one).
-	Ports = fixtures.Ports
-)
-
-const (
-	// ProviderAuto is docker when a Docker engine answers, else local.
-	ProviderAuto = fixtures.ProviderAuto
-	// ProviderNames lists the providers, for help texts.
-	ProviderNames = fixtures.ProviderNames
-)
-
 // UpOptions configures leakbench up.
 type UpOptions struct {
-	Stack StackConfig
+	Stack fixtures.Config
 	// Provider starts the stack: auto, docker, local or external.
 	Provider string
 	// External are the user's endpoints for the external provider.
-	External runner.External
+	External fixtures.External
 	// Ports are the docker provider's published ports.
-	Ports Ports
+	Ports fixtures.Ports
 	// JSON prints the endpoints as one JSON object instead of a table;
 	// ShowSecrets prints passwords and bearer tokens instead of masking
 	// them.

@@ -9,21 +9,10 @@ import (
 	"github.com/leakbench/leakbench/gateway-under-test/upstream"
 )
 
-// UpstreamConfig configures the slow upstream the gateway's call_upstream
-// tool calls: the upstream package's Config.
-type UpstreamConfig = upstream.Config
-
-// MaxUpstreamLatency bounds the latency a call may ask for.
-const MaxUpstreamLatency = upstream.MaxLatency
-
-// ErrBadUpstreamConfig wraps every error ServeUpstream returns for an
-// invalid UpstreamConfig.
-var ErrBadUpstreamConfig = upstream.ErrBadConfig
-
 // DefaultUpstreamConfig is the upstream's configuration when nothing is
 // given: no latency, no failures, the upstream package's defaults.
-func DefaultUpstreamConfig() UpstreamConfig {
-	return UpstreamConfig{
+func DefaultUpstreamConfig() upstream.Config {
+	return upstream.Config{
 		Listen:            upstream.DefaultListen,
 		ReadHeaderTimeout: upstream.DefaultReadHeaderTimeout,
 		BodyReadTimeout:   upstream.DefaultBodyReadTimeout,
@@ -34,7 +23,7 @@ func DefaultUpstreamConfig() UpstreamConfig {
 // ServeUpstream serves the upstream until ctx is done or the server stops,
 // then closes it. It logs where it serves to cfg.Logger (nil: slog's
 // default).
-func ServeUpstream(ctx context.Context, cfg UpstreamConfig) error {
+func ServeUpstream(ctx context.Context, cfg upstream.Config) error {
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()

@@ -19,6 +19,7 @@ import (
 
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/app/runner"
+	"github.com/leakbench/leakbench/internal/app/workers"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/reports"
 	judge "github.com/leakbench/leakbench/reports/soak"
@@ -46,6 +47,11 @@ type Options struct {
 	// External the user's endpoints for external.
 	Env      string
 	External fixtures.External
+	// Target has the engine's TLS and OAuth settings for the user's own
+	// service (runner.Options.Target); with Env external the soak plays
+	// against that service with the same probes as a run. A target that
+	// does not answer fails before any load.
+	Target runner.TargetOptions
 	// Settings are the soak's (judge.Defaults fills what is left zero);
 	// a CoolDown of zero is allowed and judged "not judged".
 	Settings rundir.SoakSettings
@@ -55,6 +61,13 @@ type Options struct {
 	// Telemetry, if set, exports the soak over OTLP as a run's
 	// (runner.Options.Telemetry).
 	Telemetry runner.Telemetry
+	// Workers plays the load as worker processes (runner.Options.Workers);
+	// leakbench's own resources then sampled are the parent's, not the
+	// workers'.
+	Workers workers.Config
+	// Watch, if set, follows the soak's run live (the dashboard's soak
+	// view), from the baseline's probes to the cool-down's.
+	Watch runner.Watch
 }
 
 // Run plays the soak and judges it. The summary (with its Soak section)
@@ -88,7 +101,7 @@ func Run(ctx context.Context, o Options) (*rundir.Summary, error) {
 			}, ctx.Err()
 		}}
 	sum, err := runner.Run(ctx, runner.Options{Profile: o.Profile, Variant: o.Variant, Name: "soak", Dir: o.Dir, Force: o.Force,
-		Log: logw, Version: o.Version, Env: o.Env, External: o.External, Soak: hooks, Telemetry: o.Telemetry})
+		Log: logw, Version: o.Version, Env: o.Env, External: o.External, Target: o.Target, Soak: hooks, Telemetry: o.Telemetry, Workers: o.Workers, Watch: o.Watch})
 	if err != nil {
 		return sum, err
 	}

@@ -54,6 +54,7 @@ func TestSoakRareLeakAndFixed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: two local stacks under a 40 s load each")
 	}
+	t.Parallel() // beside TestSoakExternalTarget, and its two soaks beside each other: see there
 	p, err := runner.ParseProfile([]byte(testProfile), "soak test profile")
 	if err != nil {
 		t.Fatal(err)
@@ -68,6 +69,7 @@ func TestSoakRareLeakAndFixed(t *testing.T) {
 		{"fixed", nil, judge.Flat},
 	} {
 		t.Run(c.variant, func(t *testing.T) {
+			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			dir := filepath.Join(t.TempDir(), "soak")

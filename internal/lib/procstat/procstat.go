@@ -2,7 +2,8 @@
 // (getrusage) or another by pid (/proc/PID/stat, Linux) — for the
 // benchmarks that report cores (CPU seconds over wall seconds), and how
 // busy the whole machine was (/proc/stat, [Machine]) — for the engine's
-// self-check of whether the load generator kept up.
+// self-check of whether the load generator kept up. The /proc files are
+// parsed by github.com/prometheus/procfs.
 //
 //	a, _ := procstat.Machine()
 //	time.Sleep(time.Second)
@@ -11,13 +12,15 @@
 package procstat
 
 import (
-	"fmt"
-	"os"
-	"strconv"
-	"strings"
+	"sync"
 	"syscall"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
+
+// defaultFS is /proc, opened once: procfs checks the mount on opening.
+var defaultFS = sync.OnceValues(procfs.NewDefaultFS)
 
 // Self is the CPU time (user and system) this process has used.
 func Self() time.Duration {
@@ -27,19 +30,20 @@ func Self() time.Duration {
 }
 
 // Of is the CPU time (user and system) process pid has used, 0 when it
-// cannot be read, at the kernel's tick resolution (USER_HZ, 10 ms).
+// cannot be read, at the kernel's tick resolution (USER_HZ, 10 ms), from
+// /proc/PID/stat as procfs parses it.
 func Of(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	fs, err := defaultFS()
 	if err != nil {
 		return 0
 	}
-	// The command name (field 2) may hold blanks: fields count from the
-	// last ')'.
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	if len(f) < 13 {
+	p, err := fs.Proc(pid)
+	if err != nil {
 		return 0
 	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * time.Second / 100
+	s, err := p.Stat()
+	if err != nil {
+		return 0
+	}
+	return time.Duration(s.CPUTime() * float64(time.Second))
 }

@@ -3,7 +3,8 @@ package rundir
 import "maps"
 
 // FeatureStats sums up what a run's users did with MCP 2026-07-28's
-// features beyond plain requests (summary.json's load.features; absent
+// features beyond plain requests, and the cancellation notices of the 2025
+// era (summary.json's load.features; absent
 // when they did nothing of the kind).
 type FeatureStats struct {
 	// CacheHits counts, by method (tools/list, prompts/list,
@@ -19,6 +20,22 @@ type FeatureStats struct {
 	Tasks *TaskStats `json:"tasks,omitempty"`
 	// Listen sums up the users' notification streams.
 	Listen *ListenStats `json:"listen,omitempty"`
+	// CancelNotices counts the notifications/cancelled the users sent in
+	// the 2025 era for requests they gave up on (2026-07-28 sends none:
+	// closing the stream is the cancellation).
+	CancelNotices *CancelNoticeStats `json:"cancel_notices,omitempty"`
+}
+
+// CancelNoticeStats counts cancellation notices: one for each request a
+// 2025-era user gave up on (its abortAfter delay, the request timeout,
+// the run's end) other than initialize.
+type CancelNoticeStats struct {
+	// Sent: POSTed and answered; Refused: those the server answered with
+	// an error status (counted, never a failure of the step); Failed: not
+	// delivered within the notice's bound (no connection, no answer).
+	Sent    int64 `json:"sent"`
+	Refused int64 `json:"refused"`
+	Failed  int64 `json:"failed"`
 }
 
 // TaskStats counts tasks (the Tasks extension) by how they ended. Their
@@ -74,6 +91,14 @@ func (f *FeatureStats) Add(o *FeatureStats) {
 		f.Listen.Unsupported += l.Unsupported
 		addCounts(&f.Listen.Events, l.Events)
 	}
+	if c := o.CancelNotices; c != nil {
+		if f.CancelNotices == nil {
+			f.CancelNotices = &CancelNoticeStats{}
+		}
+		f.CancelNotices.Sent += c.Sent
+		f.CancelNotices.Refused += c.Refused
+		f.CancelNotices.Failed += c.Failed
+	}
 }
 
 // addCounts adds src's counts into *dst, making it when src has any.
@@ -88,7 +113,7 @@ func addCounts(dst *map[string]int64, src map[string]int64) {
 
 // Empty reports whether f counts nothing (nil too).
 func (f *FeatureStats) Empty() bool {
-	return f == nil || len(f.CacheHits) == 0 && f.InputRoundTrips == 0 && f.Tasks == nil && f.Listen == nil
+	return f == nil || len(f.CacheHits) == 0 && f.InputRoundTrips == 0 && f.Tasks == nil && f.Listen == nil && f.CancelNotices == nil
 }
 
 // Clone returns a copy of f sharing nothing with it.
@@ -105,6 +130,10 @@ func (f *FeatureStats) Clone() *FeatureStats {
 		l := *f.Listen
 		l.Events = maps.Clone(f.Listen.Events)
 		c.Listen = &l
+	}
+	if f.CancelNotices != nil {
+		n := *f.CancelNotices
+		c.CancelNotices = &n
 	}
 	return c
 }

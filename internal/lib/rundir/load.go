@@ -46,4 +46,22 @@ type LoadPoint struct {
 	LateP50Ms   float64 `json:"late_p50_ms,omitempty"`
 	LateP99Ms   float64 `json:"late_p99_ms,omitempty"`
 	LateMaxMs   float64 `json:"late_max_ms,omitempty"`
+	// Scale lists the changes of externally-controlled scenarios' users
+	// made in this second (absent: none).
+	Scale []ScaleChange `json:"scale,omitempty"`
+}
+
+// ScaleChange is one change of an externally-controlled scenario's users
+// while it ran: a run steered by hand still reads as evidence.
+type ScaleChange struct {
+	Time time.Time `json:"time"`
+	// ElapsedSeconds is since the load started.
+	ElapsedSeconds float64 `json:"elapsed_seconds"`
+	Scenario       string  `json:"scenario"`
+	// From and To are the scenario's target users before and after.
+	From int `json:"from"`
+	To   int `json:"to"`
+	// By says who asked: "page" (the dashboard) or "command" (leakbench
+	// scale).
+	By string `json:"by"`
 }

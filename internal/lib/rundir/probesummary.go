@@ -50,6 +50,20 @@ type ProbeSummary struct {
 	// were ended otherwise (or the statistics were reset). Meaningful only
 	// with DatabaseSampled.
 	TimeoutUnconfirmed int `json:"timeout_unconfirmed"`
+	// ProbeXactsTotal is the probe's own share of the transactions
+	// counted (DatabaseSample.ProbeXacts summed); DatabaseResets how many
+	// reads found a counter gone back (DatabaseSample.Reset), each one
+	// window whose change is unknown and left out of the totals.
+	ProbeXactsTotal int64 `json:"probe_xacts_total,omitempty"`
+	DatabaseResets  int   `json:"database_resets,omitempty"`
+	// Hold is the mean time a transaction held its connection, by
+	// Little's law on the database's counters; nil when pg_stat_database
+	// was not read twice.
+	Hold *Hold `json:"hold,omitempty"`
+	// Server is what the probe read of the server's connection limits at
+	// start; nil when it did not read them (a file written before it did,
+	// or a summary rebuilt from the files).
+	Server *ServerLimits `json:"server,omitempty"`
 
 	PgBouncerSampled        bool    `json:"pgbouncer_sampled"`
 	PgBouncerMaxClWaiting   int     `json:"pgbouncer_max_cl_waiting"`
@@ -62,6 +76,10 @@ type ProbeSummary struct {
 	PoolExhausted        bool    `json:"pool_exhausted"`
 	PoolExhaustedSeconds float64 `json:"pool_exhausted_seconds"`
 	PoolExhaustedSpans   int     `json:"pool_exhausted_spans"`
+	// PgBouncerPoolSize is the watched database's pool_size in PgBouncer
+	// (SHOW DATABASES: its own, else default_pool_size), read at start;
+	// 0 when it was not read.
+	PgBouncerPoolSize int `json:"pgbouncer_pool_size,omitempty"`
 	// SHOW STATS changes summed over the samples.
 	PgBouncerXactsTotal       int64   `json:"pgbouncer_xacts_total"`
 	PgBouncerWaitSecondsTotal float64 `json:"pgbouncer_wait_seconds_total"`
@@ -86,6 +104,22 @@ type ProbeSummary struct {
 	AppPoolCanceledAcquires    float64 `json:"app_pool_canceled_acquires"`
 	AppPoolMaxUnclosedSessions float64 `json:"app_pool_max_unclosed_sessions"`
 	AppPoolMaxWaiting          float64 `json:"app_pool_max_waiting"`
+	// AppPoolUses and AppPoolUseSeconds are the increase over the run of
+	// the service's own count of checkouts that returned their connection
+	// and of the seconds they held it (OpenTelemetry's
+	// db.client.connection.use_time); AppPoolUseMeanSeconds is their
+	// ratio: the service's view of release latency, beside the
+	// database's (ReleaseP50Seconds …). Omitted when the service exports no
+	// use time.
+	AppPoolUses           float64 `json:"app_pool_uses,omitempty"`
+	AppPoolUseSeconds     float64 `json:"app_pool_use_seconds,omitempty"`
+	AppPoolUseMeanSeconds float64 `json:"app_pool_use_mean_seconds,omitempty"`
+	// AppPoolUseQuantiles and AppPoolWaitQuantiles: the p50 and p95 of
+	// the use time and wait time, estimated from the increase of their
+	// histograms' buckets over the run. Omitted when the service exports
+	// no buckets (a mean is all there is then).
+	AppPoolUseQuantiles  *PoolTimeQuantiles `json:"app_pool_use_quantiles,omitempty"`
+	AppPoolWaitQuantiles *PoolTimeQuantiles `json:"app_pool_wait_quantiles,omitempty"`
 
 	// Culprits group the stuck episodes by the fingerprint of their last
 	// query and their application name, most episodes first, then most
@@ -98,6 +132,25 @@ type ProbeSummary struct {
 	Warnings          []Warning `json:"warnings"`
 	StuckAfterSeconds float64   `json:"stuck_after_seconds"`
 	IntervalSeconds   float64   `json:"interval_seconds"`
+}
+
+// ServerLimits are PostgreSQL's connection settings as the probe read
+// them at start.
+type ServerLimits struct {
+	MaxConnections               int `json:"max_connections"`
+	SuperuserReservedConnections int `json:"superuser_reserved_connections"`
+	// ReservedConnections is reserved_connections (for pg_use_reserved_connections
+	// members, PostgreSQL 16+); nil before 16, where it does not exist.
+	ReservedConnections *int `json:"reserved_connections,omitempty"`
+}
+
+// Reserved is how many of MaxConnections ordinary roles cannot have.
+func (l ServerLimits) Reserved() int {
+	n := l.SuperuserReservedConnections
+	if l.ReservedConnections != nil {
+		n += *l.ReservedConnections
+	}
+	return n
 }
 
 // Culprit is one kind of statement that sessions were stuck after.

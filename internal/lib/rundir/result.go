@@ -122,6 +122,10 @@ type LoadResult struct {
 	// with bearer tokens redacted.
 	ErrorSamples []string `json:"error_samples"`
 
+	// ScaleChanges lists every change of an externally-controlled
+	// scenario's users, in order (absent: none).
+	ScaleChanges []ScaleChange `json:"scale_changes,omitempty"`
+
 	// Checks lists every check of the plan's steps by scenario, in plan
 	// order, passed or not (the checks metric).
 	Checks []CheckResult `json:"checks,omitempty"`

@@ -28,7 +28,8 @@ type Sample struct {
 	OldestIdleInTx *OpenEpisode `json:"oldest_idle_in_tx,omitempty"`
 	// Database is pg_stat_database's change since the previous read, in
 	// the samples that read it: one a second. Nil in the others, on the
-	// first read, on a gap, and after a statistics reset.
+	// first read and on a gap; marked Reset, with no counts, after a
+	// statistics reset.
 	Database  *DatabaseSample `json:"database,omitempty"`
 	PgBouncer *PoolSample     `json:"pgbouncer,omitempty"`
 	// AppPool is the service's own pool, summed over the scrape targets
@@ -105,6 +106,19 @@ type DatabaseSample struct {
 	SessionsFatal     int64 `json:"sessions_fatal"`
 	SessionsKilled    int64 `json:"sessions_killed"`
 	SessionsAbandoned int64 `json:"sessions_abandoned"`
+	// ProbeXacts is how many of XactCommit + XactRollback the probe's own
+	// statements may account for: those it ran on the watched database
+	// between the previous read and this one, as it counted them (each
+	// autocommit statement, and each first prepare on a connection, is one
+	// transaction). The probe's backend publishes its counts up to a
+	// second late, so this matches the window only on average. 0 when the
+	// probe's connection is to another database.
+	ProbeXacts int64 `json:"probe_xacts,omitempty"`
+	// Reset: a counter went back since the previous read (a statistics
+	// reset, pg_stat_reset(), or a server restart that lost them): the
+	// change over this window is unknown, every count here is 0, and the
+	// next read measures from this one.
+	Reset bool `json:"reset,omitempty"`
 }
 
 // PoolSample is PgBouncer's SHOW POOLS for the watched database: the
@@ -150,6 +164,19 @@ type AppPoolSample struct {
 	UnclosedSessions        float64 `json:"unclosed_sessions"`
 	// Waiting: callers waiting for a connection (HikariCP's pending).
 	Waiting float64 `json:"waiting,omitempty"`
+	// UseSecondsTotal and UsesTotal: how long checkouts held their
+	// connection, summed, and how many returned it (OpenTelemetry's
+	// db.client.connection.use_time histogram): the service's own view of
+	// release latency.
+	UseSecondsTotal float64 `json:"use_seconds_total,omitempty"`
+	UsesTotal       float64 `json:"uses_total,omitempty"`
+	// UseHistogram and WaitHistogram: the buckets of the use-time and
+	// wait-time histograms whose _sum the mapping read
+	// (db.client.connection.use_time, …wait_time), for their percentiles;
+	// nil when the exporter has no buckets (a summary, a counter) or
+	// when series summed together disagree on their bucket bounds.
+	UseHistogram  *Histogram `json:"use_histogram,omitempty"`
+	WaitHistogram *Histogram `json:"wait_histogram,omitempty"`
 	// Mapping names the PoolMapping read ("gateway", "go_sql", …;
 	// comma-separated when targets differ); Targets how many targets
 	// answered.
@@ -168,6 +195,13 @@ func (a *AppPoolSample) Add(b AppPoolSample) {
 	a.CanceledAcquiresTotal += b.CanceledAcquiresTotal
 	a.UnclosedSessions += b.UnclosedSessions
 	a.Waiting += b.Waiting
+	a.UseSecondsTotal += b.UseSecondsTotal
+	a.UsesTotal += b.UsesTotal
+	if a.Targets == 0 { // a's first target
+		a.UseHistogram, a.WaitHistogram = b.UseHistogram.Clone(), b.WaitHistogram.Clone()
+	} else {
+		a.UseHistogram, a.WaitHistogram = a.UseHistogram.Plus(b.UseHistogram), a.WaitHistogram.Plus(b.WaitHistogram)
+	}
 	a.Targets += b.Targets
 	switch {
 	case a.Mapping == "":

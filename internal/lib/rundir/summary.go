@@ -68,6 +68,12 @@ type Summary struct {
 	// Faults is the run's faults: timeline as played, with each fault's
 	// recovery (faults.go); absent without faults.
 	Faults []FaultRecord `json:"faults,omitempty"`
+	// Sizing is what pool the measured hold asks for (sizing.go); absent
+	// for a run without a probe.
+	Sizing *Sizing `json:"sizing,omitempty"`
+	// Workers is how worker processes played the load (workers.go);
+	// absent when one process did.
+	Workers *Workers `json:"workers,omitempty"`
 	// OTLP is what the run sent to an OpenTelemetry collector (otlp.go);
 	// absent when nothing was exported.
 	OTLP *OTLPExport `json:"otlp,omitempty"`
@@ -166,4 +172,12 @@ type ServiceConns struct {
 	// pinned (load.jsonl); 0 without a load.
 	RequestsWhilePinned int64 `json:"requests_while_pinned"`
 	FailuresWhilePinned int64 `json:"failures_while_pinned"`
+	// BusyAtMaxSeconds is the time, while the load ran, that it had Max
+	// backends with every one of them busy (active or in a transaction):
+	// its pool saturated, as the database sees it. BusyAtMaxShare is the
+	// share of the load's samples so (since it was first seen);
+	// LoadSamples how many those were.
+	BusyAtMaxSeconds float64 `json:"busy_at_max_seconds,omitempty"`
+	BusyAtMaxShare   float64 `json:"busy_at_max_share,omitempty"`
+	LoadSamples      int     `json:"load_samples,omitempty"`
 }

@@ -14,9 +14,11 @@ const module = "github.com/leakbench/leakbench"
 
 // listed is what `go list -json` says of one package.
 type listed struct {
-	ImportPath string
-	Imports    []string
-	Deps       []string
+	ImportPath   string
+	Imports      []string
+	Deps         []string
+	TestImports  []string
+	XTestImports []string
 }
 
 // list runs `go list -json` on pkgs from the module's root.
@@ -45,6 +47,17 @@ func list(t *testing.T, pkgs ...string) map[string]listed {
 		got[strings.TrimPrefix(p.ImportPath, module+"/")] = p
 	}
 	return got
+}
+
+// listTests is what the tests of pkgs import (in-package and external
+// tests together), by package path relative to the module.
+func listTests(t *testing.T, pkgs ...string) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for rel, l := range list(t, pkgs...) {
+		out[rel] = append(append([]string(nil), l.TestImports...), l.XTestImports...)
+	}
+	return out
 }
 
 // stackPackages are what a probe, a report or the engine must not link:

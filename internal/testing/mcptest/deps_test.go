@@ -1,6 +1,7 @@
 package mcptest
 
 import (
+	"errors"
 	"os/exec"
 	"strings"
 	"testing"
@@ -22,7 +23,7 @@ func TestNotInProductBinary(t *testing.T) {
 	out, err := cmd.Output()
 	if err != nil {
 		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
+		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 			stderr = ee.Stderr
 		}
 		t.Fatalf("go list -deps ./cmd/leakbench: %v\n%s", err, stderr)

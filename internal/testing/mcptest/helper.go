@@ -27,6 +27,11 @@ import (
 // and CPU are measured without the server's.
 const helperEnv = "LEAKBENCH_SCENARIOS_HELPER"
 
+// helperAddrEnv, when set, makes a helper listen on that host:port with
+// SO_REUSEPORT ("127.0.0.1:0": a free port), so that several helper
+// processes share one port ([StartHelpers]).
+const helperAddrEnv = "LEAKBENCH_SCENARIOS_HELPER_ADDR"
+
 // Helper kinds.
 const (
 	HelperCanned = "canned"       // a trivial MCP endpoint with fixed answers
@@ -40,8 +45,9 @@ const HelperDelayTime = 20 * time.Millisecond
 // Main is a test package's TestMain: in a helper process started by
 // [StartHelper] it serves the helper's endpoint instead of running tests;
 // otherwise it runs the tests and checks that none left a goroutine
-// behind.
-func Main(m *testing.M) {
+// behind. m is a *testing.M, or one wrapped to stop what the package's
+// tests shared (pgshared.M).
+func Main(m goleak.TestingM) {
 	if kind := os.Getenv(helperEnv); kind != "" {
 		os.Exit(serveHelper(kind)) // a benchmark's server process, not a test run
 	}
@@ -51,7 +57,13 @@ func Main(m *testing.M) {
 // serveHelper runs a helper server until its stdin closes; it prints
 // "ADDR host:port" first.
 func serveHelper(kind string) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	var ln net.Listener
+	var err error
+	if addr := os.Getenv(helperAddrEnv); addr != "" {
+		ln, err = listenReusePort(addr)
+	} else {
+		ln, err = net.Listen("tcp", "127.0.0.1:0")
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -74,14 +86,17 @@ func serveHelper(kind string) int {
 	go func() { _ = http.Serve(ln, h) }()
 	// Commands, one a line, until the parent closes stdin or dies:
 	// "stats" prints the p50 of the delayed calls' real handling time (in
-	// µs) since the last "stats".
+	// µs) since the last "stats"; "listening" the listen streams open.
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {
-		if sc.Text() == "stats" {
+		switch sc.Text() {
+		case "stats":
 			handled.mu.Lock()
 			fmt.Printf("P50US %d\n", handled.h.ValueAtQuantile(50))
 			handled.h.Reset()
 			handled.mu.Unlock()
+		case "listening":
+			fmt.Printf("LISTENING %d\n", listening.Load())
 		}
 	}
 	return 0
@@ -97,7 +112,8 @@ var handled = struct {
 // CannedMCP answers every MCP method with a small fixed result, the way a
 // trivial MCP server would, at the least cost: the endpoint for measuring
 // the client. It speaks both eras: server/discover offers 2026-07-28, and
-// only initialize assigns a session.
+// only initialize assigns a session. A subscriptions/listen stream is
+// acknowledged and then held open, silent, until the client leaves.
 func CannedMCP(delay time.Duration) http.Handler {
 	var sessions atomic.Int64
 	results := map[string]string{
@@ -120,6 +136,10 @@ func CannedMCP(delay time.Duration) http.Handler {
 		method := methodOf(body)
 		if strings.HasPrefix(method, "notifications/") {
 			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		if method == "subscriptions/listen" {
+			cannedListen(w, r, body)
 			return
 		}
 		res, ok := results[method]
@@ -145,6 +165,25 @@ func CannedMCP(delay time.Duration) http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+IDOf(body)+`,"result":`+res+`}`)
 	})
+}
+
+// listening counts the canned server's listen streams open.
+var listening atomic.Int64
+
+// cannedListen answers subscriptions/listen (2026-07-28) as a listen
+// stream that never notifies: the acknowledgement, carrying the request's
+// id as the subscription id, then nothing until the client goes away —
+// the connection a listening agent holds while it waits.
+func cannedListen(w http.ResponseWriter, r *http.Request, body []byte) {
+	listening.Add(1)
+	defer listening.Add(-1)
+	rc := sse(w)
+	_, err := io.WriteString(w, `event: message`+"\n"+`data: {"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"`+
+		metaSubscriptionID+`":`+IDOf(body)+`},"notifications":{}}}`+"\n\n")
+	if err != nil || rc.Flush() != nil {
+		return
+	}
+	<-r.Context().Done()
 }
 
 func methodOf(body []byte) string {
@@ -184,13 +223,51 @@ func (h *Helper) HandledP50(tb testing.TB) time.Duration {
 	return time.Duration(n) * time.Microsecond
 }
 
+// Listening asks a canned helper how many listen streams it holds open.
+func (h *Helper) Listening(tb testing.TB) int64 {
+	if _, err := io.WriteString(h.in, "listening\n"); err != nil {
+		tb.Fatal(err)
+	}
+	line, err := h.out.ReadString('\n')
+	v, ok := strings.CutPrefix(strings.TrimSpace(line), "LISTENING ")
+	n, err2 := strconv.ParseInt(v, 10, 64)
+	if err != nil || !ok || err2 != nil {
+		tb.Fatalf("helper listening: %q %v", line, err)
+	}
+	return n
+}
+
 // StartHelper starts a helper server process of the given kind (this test
 // binary again, whose TestMain is [Main]); it is stopped when the
 // benchmark ends.
 func StartHelper(tb testing.TB, kind string) *Helper {
 	tb.Helper()
+	return startHelper(tb, kind)
+}
+
+// StartHelpers starts n helper processes of the given kind sharing one
+// port on 127.0.0.1 (SO_REUSEPORT: the kernel spreads the connections
+// over their listeners), for loads past what one process may hold open
+// (RLIMIT_NOFILE): all have the same URL. They are stopped when the
+// benchmark ends.
+func StartHelpers(tb testing.TB, kind string, n int) []*Helper {
+	tb.Helper()
+	hs := []*Helper{startHelper(tb, kind, helperAddrEnv+"=127.0.0.1:0")}
+	addr := strings.TrimSuffix(strings.TrimPrefix(hs[0].URL, "http://"), "/mcp")
+	for len(hs) < n {
+		h := startHelper(tb, kind, helperAddrEnv+"="+addr)
+		if h.URL != hs[0].URL {
+			tb.Fatalf("helper %d listens at %s, not %s", len(hs), h.URL, hs[0].URL)
+		}
+		hs = append(hs, h)
+	}
+	return hs
+}
+
+func startHelper(tb testing.TB, kind string, env ...string) *Helper {
+	tb.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"="+kind)
+	cmd.Env = append(append(os.Environ(), helperEnv+"="+kind), env...)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {

@@ -41,6 +41,7 @@ func (s *Server) sdkHandler() http.Handler {
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 			select {
 			case <-ctx.Done():
+				s.SlowAbandoned.Add(1)
 			case <-s.release:
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil

@@ -96,6 +96,12 @@ type Server struct {
 	// ClientGone counts requests whose client went away (closed the
 	// connection) before the answer was done, as HTTP middleware sees it.
 	ClientGone atomic.Int64
+	// SlowAbandoned counts the SDK server's slow calls that ended because
+	// their client gave up on them: its connection closed, or (the 2025
+	// era) its notifications/cancelled arrived first, which ends the call
+	// before the server may notice the connection go (ClientGone then
+	// misses it).
+	SlowAbandoned atomic.Int64
 	// Answered counts the JSON-RPC requests the hand-written server
 	// answered; Closed the sessions it ended on DELETE.
 	Answered, Closed atomic.Int64
@@ -114,6 +120,7 @@ type Request struct {
 	Method, RPCMethod              string
 	SessionID, Version, Authorized string
 	Header                         http.Header
+	ID                             json.RawMessage // the JSON-RPC id (nil: a notification)
 	Params                         json.RawMessage
 	// Meta is params._meta, each member raw (nil: none).
 	Meta map[string]json.RawMessage
@@ -234,11 +241,12 @@ func (s *Server) record(next http.Handler) http.Handler {
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			var m struct {
+				ID     json.RawMessage
 				Method string
 				Params json.RawMessage
 			}
 			_ = json.Unmarshal(body, &m)
-			seen.RPCMethod, seen.Params = m.Method, m.Params
+			seen.RPCMethod, seen.ID, seen.Params = m.Method, m.ID, m.Params
 			var p struct {
 				Meta map[string]json.RawMessage `json:"_meta"`
 			}

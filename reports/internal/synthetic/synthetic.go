@@ -58,13 +58,13 @@ func Run(seed uint64, leaky bool) *plots.Run {
 			stuck = max(stuck-3, 0)
 		}
 		idleInTx := int(stuck) + rng.IntN(4)
-		s.States = probes.StateCounts{Active: busy / 2, Idle: max(0, poolMax-busy/2-idleInTx-5), IdleInTx: idleInTx, IdleInTxAborted: rng.IntN(2)}
+		s.States = rundir.StateCounts{Active: busy / 2, Idle: max(0, poolMax-busy/2-idleInTx-5), IdleInTx: idleInTx, IdleInTxAborted: rng.IntN(2)}
 		s.StuckIdleInTx = int(stuck)
 		waiting := 0
 		if leaky && stuck > 30 {
 			waiting = rng.IntN(12)
 		}
-		s.PgBouncer = &probes.PoolSample{ClActive: busy + idleInTx, ClWaiting: waiting, SvActive: busy, MaxWaitSeconds: float64(waiting) * 0.08}
+		s.PgBouncer = &rundir.PoolSample{ClActive: busy + idleInTx, ClWaiting: waiting, SvActive: busy, MaxWaitSeconds: float64(waiting) * 0.08}
 		acquired := min(poolMax, busy+int(stuck))
 		if waiting > 0 {
 			acquired = poolMax
@@ -78,11 +78,11 @@ func Run(seed uint64, leaky bool) *plots.Run {
 	for i := 0; i < 400; i++ {
 		start := t0.Add(time.Duration(rng.Int64N(int64(loadEnd))))
 		hold := rng.ExpFloat64() * 0.05
-		reason := probes.EndReleased
+		reason := rundir.EndReleased
 		if leaky && i%4 == 0 {
-			hold, reason = 5+rng.Float64()*0.3, probes.EndTimeout
+			hold, reason = 5+rng.Float64()*0.3, rundir.EndTimeout
 		}
-		r.Episodes = append(r.Episodes, probes.Episode{Start: start, End: start.Add(time.Duration(hold * float64(time.Second))),
+		r.Episodes = append(r.Episodes, rundir.Episode{Start: start, End: start.Add(time.Duration(hold * float64(time.Second))),
 			HoldSeconds: hold, EndReason: reason, Query: "SELECT 1", ApplicationName: "gateway"})
 	}
 	for sec := 1; sec <= int(loadEnd/time.Second); sec++ {
@@ -134,7 +134,7 @@ func WriteRun(dir string, seed uint64, leaky bool) error {
 		e := &r.Episodes[i]
 		e.PID = int32(2000 + i)
 		e.BackendStart = e.Start.Add(-time.Duration(1+rng.IntN(5)) * time.Second)
-		if leaky && e.EndReason == probes.EndReleased && i%25 == 1 {
+		if leaky && e.EndReason == rundir.EndReleased && i%25 == 1 {
 			e.HoldSeconds = stuckAfter + 0.5 + rng.Float64()
 			e.End = e.Start.Add(time.Duration(e.HoldSeconds * float64(time.Second)))
 		}
@@ -144,7 +144,7 @@ func WriteRun(dir string, seed uint64, leaky bool) error {
 		// their last digit, and the golden files with them.
 		e.HoldSeconds = quantize(e.HoldSeconds)
 		e.End = e.Start.Add(time.Duration(e.HoldSeconds * float64(time.Second)))
-		e.EndExact = e.EndReason == probes.EndReleased
+		e.EndExact = e.EndReason == rundir.EndReleased
 		e.Query, e.Fingerprint = tokenScopingSQL, tokenScopingSQL
 		e.ApplicationName, e.ClientAddr = "mcp-gateway", "127.0.0.1"
 		if i%8 == 7 {
@@ -167,7 +167,7 @@ func WriteRun(dir string, seed uint64, leaky bool) error {
 		if i%3 == 0 {
 			q.Name = "record_note"
 		}
-		if stuck && e.EndReason != probes.EndReleased {
+		if stuck && e.EndReason != rundir.EndReleased {
 			// The leaky gateway's request outlives its answer: the client
 			// gave up at the request timeout.
 			q.Seconds, q.Outcome = 1, rundir.RequestTimeout
@@ -216,7 +216,7 @@ func WriteRun(dir string, seed uint64, leaky bool) error {
 
 // longestTraced is the index of the longest-held episode with a trace
 // context, -1 if none has one.
-func longestTraced(eps []probes.Episode) int {
+func longestTraced(eps []rundir.Episode) int {
 	best := -1
 	for i, e := range eps {
 		if e.TraceID != "" && (best < 0 || e.HoldSeconds > eps[best].HoldSeconds) {

@@ -36,6 +36,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"sync"
@@ -63,6 +64,12 @@ type Transport struct {
 	tlsConf *tls.Config
 	dialer  net.Dialer
 	maxIdle int
+	// sources, if set, are dialers each bound to one source address,
+	// taken in turn: one source address reaches one target address and
+	// port at most once per local port (ip_local_port_range), so a run
+	// past that count spreads its connections over several.
+	sources []net.Dialer
+	next    atomic.Uint32
 
 	mu   sync.Mutex
 	idle []*pconn // most recently used last
@@ -92,9 +99,14 @@ type pconn struct {
 	// which costs an allocation and a map entry in the parent context.
 	done    <-chan struct{}
 	stopCtx func() bool
-	reg     uint32        // counts registrations: the callback's tag
-	state   atomic.Uint32 // reg<<2 | phase (watch.go)
-	sid     string        // the last Mcp-Session-Id read, reused while it repeats
+	// callbacks counts registrations whose callback may still run:
+	// close waits for them, so that no goroutine of the connection
+	// outlives it (a run's end cancels its context, which starts the
+	// callbacks in goroutines of their own, racing the run's return).
+	callbacks sync.WaitGroup
+	reg       uint32        // counts registrations: the callback's tag
+	state     atomic.Uint32 // reg<<2 | phase (watch.go)
+	sid       string        // the last Mcp-Session-Id read, reused while it repeats
 }
 
 // Read reads the connection for br; a request pending is written first,
@@ -110,11 +122,20 @@ func (pc *pconn) Read(p []byte) (int, error) {
 // close closes the connection and drops its context registration, which
 // would otherwise stay in a long-lived parent context (the run's).
 func (pc *pconn) close() {
+	pc.unregister()
+	_ = pc.c.Close()
+	pc.callbacks.Wait()
+}
+
+// unregister drops the context registration, if any; a callback it was
+// too late to stop is left to run (and to mark itself done).
+func (pc *pconn) unregister() {
 	if pc.stopCtx != nil {
-		pc.stopCtx()
+		if pc.stopCtx() {
+			pc.callbacks.Done() // it will never run
+		}
 		pc.stopCtx = nil
 	}
-	_ = pc.c.Close()
 }
 
 // New returns a transport for the origin of u (http or https) that keeps
@@ -141,6 +162,26 @@ func New(u *url.URL, dialTimeout time.Duration, maxIdle int, tlsConf *tls.Config
 		t.tlsConf.MinVersion = max(t.tlsConf.MinVersion, tls.VersionTLS12)
 	}
 	return t
+}
+
+// SetSourceAddrs makes the transport dial from addrs, one after the other
+// (nil: the address the kernel picks). Call it before the first request.
+func (t *Transport) SetSourceAddrs(addrs []netip.Addr) {
+	t.sources = nil
+	for _, a := range addrs {
+		d := t.dialer
+		d.LocalAddr = &net.TCPAddr{IP: a.AsSlice()}
+		d.Control = bindNoPort // the port chosen at connect, not at bind
+		t.sources = append(t.sources, d)
+	}
+}
+
+// dialerFor is the dialer of the next connection.
+func (t *Transport) dialerFor() *net.Dialer {
+	if n := uint32(len(t.sources)); n > 0 {
+		return &t.sources[t.next.Add(1)%n]
+	}
+	return &t.dialer
 }
 
 // Slot holds one caller's own keep-alive connection, instead of the
@@ -210,7 +251,7 @@ func (t *Transport) get(ctx context.Context, slot *Slot, deadline time.Time) (*p
 	}
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	c, err := t.dialer.DialContext(ctx, "tcp", t.addr)
+	c, err := t.dialerFor().DialContext(ctx, "tcp", t.addr)
 	if err != nil {
 		return nil, err
 	}

@@ -63,6 +63,35 @@ func TestStaleCancelAbortsNothing(t *testing.T) {
 	}
 }
 
+// TestCloseWaitsForCallback: a connection whose context ended (a run's
+// end) is closed only once the context's callback has finished: ending
+// the context starts the callback in a goroutine of its own, and a run
+// must not return while one of its goroutines still works. The callback
+// is made slow here (callbackDone), so that a close that did not wait
+// would return before it is done, every round.
+func TestCloseWaitsForCallback(t *testing.T) {
+	var finished atomic.Bool
+	callbackDone = func() {
+		time.Sleep(20 * time.Millisecond)
+		finished.Store(true)
+	}
+	t.Cleanup(func() { callbackDone = nil })
+	for i := range 10 {
+		finished.Store(false)
+		c1, c2 := net.Pipe()
+		pc := &pconn{c: c1}
+		ctx, cancel := context.WithCancel(context.Background())
+		pc.begin(ctx, time.Now().Add(time.Hour), nil)
+		pc.release()
+		cancel() // starts the callback: too late for close to stop it
+		pc.close()
+		c2.Close()
+		if !finished.Load() {
+			t.Fatalf("round %d: close returned before the context's callback had finished", i)
+		}
+	}
+}
+
 // server is a loopback HTTP/1.1 server counting its connections; handle
 // answers each request (nil: 200 with a small JSON body).
 type server struct {
@@ -202,7 +231,7 @@ func TestDeadline(t *testing.T) {
 		slot := new(Slot)
 		start := time.Now()
 		_, expired, err := roundTrip(context.Background(), tr, slot, 100*time.Millisecond)
-		if took := time.Since(start); err == nil || expired != errCause || took < 100*time.Millisecond || took > time.Second {
+		if took := time.Since(start); err == nil || !errors.Is(expired, errCause) || took < 100*time.Millisecond || took > time.Second {
 			t.Errorf("half %v: err %v, expired %v after %v", half, err, expired, took)
 		}
 		if slot.pc != nil {

@@ -39,6 +39,11 @@ type Watch struct {
 	deadline time.Time
 }
 
+// callbackDone, when set (by a test, before any connection), runs at the
+// end of every context callback: a test makes the callback slow to see
+// that close waits for it. Nil in the program.
+var callbackDone func()
+
 // begin starts a request on pc: its watch, and the abort when ctx ends.
 // The caller must then check ctx.Err(): a context that ended before the
 // phase was set may have found no request to abort.
@@ -47,14 +52,19 @@ func (pc *pconn) begin(ctx context.Context, deadline time.Time, cause error) *Wa
 	if done := ctx.Done(); done != pc.done {
 		// Another context (or the first): its callback replaces the old
 		// one, which may still run (Stop failing) but finds its tag stale.
-		if pc.stopCtx != nil {
-			pc.stopCtx()
-		}
+		pc.unregister()
 		pc.reg++
-		pc.done, pc.stopCtx = done, nil
+		pc.done = done
 		if done != nil {
 			reg := pc.reg
-			pc.stopCtx = context.AfterFunc(ctx, func() { pc.cancel(reg) })
+			pc.callbacks.Add(1)
+			pc.stopCtx = context.AfterFunc(ctx, func() {
+				defer pc.callbacks.Done()
+				pc.cancel(reg)
+				if h := callbackDone; h != nil {
+					h()
+				}
+			})
 		}
 	}
 	pc.state.Store(pc.reg<<2 | phaseBusy)

@@ -96,7 +96,11 @@ func verdict(e *history.Entry) string {
 func (t *Trend) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", t.Title)
-	fmt.Fprintf(&b, "%d entries of profile `%s`, after variant `%s`", len(t.Entries), t.Profile, t.Variant)
+	if t.Service != "" {
+		fmt.Fprintf(&b, "%d entries of profile `%s`, your own service `%s`", len(t.Entries), t.Profile, t.Service)
+	} else {
+		fmt.Fprintf(&b, "%d entries of profile `%s`, after variant `%s`", len(t.Entries), t.Profile, t.Variant)
+	}
 	if t.Baseline >= 0 {
 		e := t.Entries[t.Baseline]
 		fmt.Fprintf(&b, "; baseline (**◆**): `%s`, release `%s`", e.ID, mdCell(e.Release))
@@ -156,7 +160,7 @@ code { font-size: .9em; }
 </head>
 <body>
 <h1>{{.Title}}</h1>
-<p>{{len .Entries}} entries of profile <code>{{.Profile}}</code>, after variant <code>{{.Variant}}</code>, oldest first.
+<p>{{len .Entries}} entries of profile <code>{{.Profile}}</code>, {{if .Service}}your own service <code>{{.Service}}</code>{{else}}after variant <code>{{.Variant}}</code>{{end}}, oldest first.
 {{if .Base}}Baseline (◆, dashed line on the plots): <code>{{.Base.ID}}</code>, release <code>{{.Base.Release}}</code>.{{else}}No baseline marked.{{end}}
 Failed entries are red crosses on the plots.</p>
 {{range .Left}}<p class="note">Left out: {{.}}.</p>

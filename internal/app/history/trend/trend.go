@@ -40,8 +40,12 @@ type Options struct {
 // Trend is the entries of one profile and variant, oldest first.
 type Trend struct {
 	Profile, Variant string
-	Title            string
-	Entries          []*history.Entry
+	// Service names the user's own service (the newest entry's target)
+	// when the entries are of one — run --target, signoff
+	// --before-target/--after-target — which have no variant; else "".
+	Service string
+	Title   string
+	Entries []*history.Entry
 	// Baseline is the index of the baseline entry in Entries, -1 for none.
 	Baseline int
 	// Left names what the selection left out, for the page to say so.
@@ -79,9 +83,18 @@ func New(entries []*history.Entry, o Options) (*Trend, error) {
 	if len(t.Entries) == 0 {
 		return nil, fmt.Errorf("trend: %w of profile %q and variant %q (the history has %s)", ErrEmpty, t.Profile, t.Variant, strings.Join(t.Left, "; "))
 	}
+	if t.Variant == "" {
+		t.Service = t.Entries[len(t.Entries)-1].Environment.Target
+		if t.Service == "" {
+			t.Service = "unnamed"
+		}
+	}
 	t.Title = o.Title
 	if t.Title == "" {
 		t.Title = fmt.Sprintf("leakbench trend: %s / %s", t.Profile, t.Variant)
+		if t.Service != "" {
+			t.Title = fmt.Sprintf("leakbench trend: %s / your service (%s)", t.Profile, t.Service)
+		}
 	}
 	switch ref := o.Baseline; ref {
 	case "none":

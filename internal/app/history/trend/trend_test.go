@@ -226,3 +226,44 @@ func BenchmarkWrite(b *testing.B) {
 		}
 	}
 }
+
+// TestOwnServiceRuns: the runs of the user's own service (run --target,
+// recorded with --history: kind run, no variant) are a trend of their
+// own beside the sign-offs, named by the service, their baseline the
+// newest passing one, every plot drawn.
+func TestOwnServiceRuns(t *testing.T) {
+	entries := seeded()
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	for i, pass := range []bool{true, true, false} {
+		rec := at.Add(time.Duration(i) * time.Hour)
+		entries = append(entries, &history.Entry{Format: history.Format, FormatVersion: history.FormatVersion,
+			ID: rec.Format("20060102T150405.000000000Z") + fmt.Sprintf("-%012x", 100+i), Recorded: rec, Kind: history.KindRun,
+			Release: fmt.Sprintf("pr-%d", i), Profile: "leakbench.yaml", Pass: pass, VerdictPass: pass,
+			Environment: history.Environment{Provider: "external", Target: "http://127.0.0.1:8000/mcp"},
+			Figures: history.Figures{EndReason: "completed", ProbeRecorded: true, LoadRecorded: true, ReleaseP99Seconds: 0.01 + float64(i),
+				RequestRate: 40, LatencyP95Ms: 30, LatencyP99Ms: 50}})
+	}
+	tr, err := New(entries, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Entries) != 3 || tr.Service != "http://127.0.0.1:8000/mcp" || tr.Baseline != 1 || !strings.Contains(tr.Title, "your service (http://127.0.0.1:8000/mcp)") {
+		t.Fatalf("trend of the own service: %d entries, service %q, baseline %d, title %q", len(tr.Entries), tr.Service, tr.Baseline, tr.Title)
+	}
+	dir := t.TempDir()
+	if err := tr.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "trend.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "3 entries of profile `leakbench.yaml`, your own service `http://127.0.0.1:8000/mcp`") || strings.Count(string(md), "| run |") != 3 {
+		t.Errorf("trend.md:\n%s", md)
+	}
+	for _, p := range Plots() {
+		if st, err := os.Stat(filepath.Join(dir, rundir.PlotsDir, p.Name+".png")); err != nil || st.Size() == 0 {
+			t.Errorf("plot %s: %v", p.Name, err)
+		}
+	}
+}

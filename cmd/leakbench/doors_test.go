@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leakbench/leakbench/examples/pyservice"
+	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/fixtures/fixturetest"
+	"github.com/leakbench/leakbench/internal/testing/testenv"
+)
+
+// doorsScenario is a short healthy load on the Python service: fewer
+// users than its pool, each starting a short run and waiting for it.
+const doorsScenario = `probe: {interval: 200ms, stuck_after: 1s, drain: 1s}
+timeout: 10s
+protocolVersion: auto
+seed: 1
+scenarios:
+  waiters:
+    executor: constant-vus
+    vus: 4
+    duration: ${SECONDS:-4s}
+    gracefulStop: 3s
+    flow:
+      - tools/call: { name: start_run, arguments: { seconds: 1 }, capture: { run: structuredContent.run_id } }
+      - tools/call: { name: wait_for_run, arguments: { run_id: "{{vars.run}}", seconds: 2 } }
+      - think: 200ms
+`
+
+// TestOwnServiceDoors: the own-service doors on a service leakbench did
+// not start — the Python example's fixed build on a real PostgreSQL,
+// probed through the shared flags: run --target --probe-dsn-file twice,
+// the second judged against the first (--baseline); signoff of its leaky
+// build (held-while-waiting) before and the fixed one after, --mode fix,
+// the sides sharing the probe flags; soak --target with -e for the
+// scenario's length. Each door is about 15 s.
+func TestOwnServiceDoors(t *testing.T) {
+	t.Parallel() // waits on its servers or subprocesses, not on the CPU
+	if testing.Short() {
+		t.Skip("integration test: the Python service on a local PostgreSQL")
+	}
+	if _, err := pyservice.Check(); err != nil {
+		testenv.Missing(t, "%v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	env := fixturetest.StartLocal(t, ctx, fixtures.Config{NoGateway: true, Users: 1, IdleInTxTimeout: -1})
+	dsn, err := pyservice.CreateDatabase(ctx, env.PostgresDSN, "pyservice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens, err := pyservice.Seed(ctx, dsn, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe, err := url.Parse(env.ProbeDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe.Path = "/pyservice"
+	svc, err := pyservice.Start(context.Background(), pyservice.Options{DSN: dsn, Variant: pyservice.Fixed, PoolSize: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := svc.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	dir := t.TempDir()
+	files := map[string]string{"tokens": strings.Join(tokens, "\n") + "\n", "dsn": probe.String() + "\n", "s.yaml": doorsScenario}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	own := []string{"--target", svc.URL, "--tokens-file", filepath.Join(dir, "tokens"), "--probe-dsn-file", filepath.Join(dir, "dsn"), "--scenario", filepath.Join(dir, "s.yaml")}
+	noEnv := map[string]string{}
+
+	t.Run("run --baseline", func(t *testing.T) {
+		base, again := filepath.Join(dir, "base"), filepath.Join(dir, "again")
+		if code, _, stderr := runCLI(t, noEnv, append([]string{"run", "--quiet", "--out", base}, own...)...); code != exitOK {
+			t.Fatalf("the baseline run: exit %d\n%s", code, stderr)
+		}
+		code, stdout, stderr := runCLI(t, noEnv, append([]string{"run", "--out", again, "--baseline", base}, own...)...)
+		if code != exitOK || !strings.Contains(stdout, "baseline report:") {
+			t.Fatalf("a healthy run against its own baseline: exit %d\n%s\n%s", code, stdout, stderr)
+		}
+		var sum struct {
+			Probe *struct {
+				Samples int `json:"samples"`
+			} `json:"probe"`
+		}
+		raw, err := os.ReadFile(filepath.Join(again, "summary.json"))
+		if err == nil {
+			err = json.Unmarshal(raw, &sum)
+		}
+		if err != nil || sum.Probe == nil || sum.Probe.Samples == 0 {
+			t.Errorf("the run was not probed (%v): %s", err, raw)
+		}
+	})
+
+	t.Run("signoff --before-target --after-target --mode fix", func(t *testing.T) {
+		leaky, err := pyservice.Start(context.Background(), pyservice.Options{DSN: dsn, Variant: pyservice.HeldWhileWaiting, PoolSize: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if err := leaky.Close(); err != nil {
+				t.Error(err)
+			}
+		}()
+		out := filepath.Join(dir, "signoff")
+		// The sides share the probe DSN and tokens (--probe-dsn-file,
+		// --tokens-file); each has its own target and name.
+		code, stdout, stderr := runCLI(t, noEnv, "signoff", "--out", out, "--mode", "fix",
+			"--before-target", leaky.URL, "--before-name", "main", "--after-target", svc.URL, "--after-name", "pr",
+			"--tokens-file", filepath.Join(dir, "tokens"), "--probe-dsn-file", filepath.Join(dir, "dsn"), "--scenario", filepath.Join(dir, "s.yaml"))
+		if code != exitOK {
+			t.Fatalf("signoff of the leaky and the fixed build: exit %d\n%s\n%s", code, stdout, stderr)
+		}
+	})
+
+	t.Run("soak --target", func(t *testing.T) {
+		out := filepath.Join(dir, "soak")
+		code, _, stderr := runCLI(t, noEnv, append([]string{"soak", "--quiet", "--out", out, "-e", "SECONDS=10s",
+			"--baseline", "1s", "--warmup", "2s", "--cool-down", "3s", "--min-points", "5"}, own...)...)
+		// A soak this short may not judge every resource; what matters
+		// here is that it soaked this service with its probes.
+		if code != exitOK && code != exitVerdict {
+			t.Fatalf("soak --target: exit %d\n%s", code, stderr)
+		}
+		raw, err := os.ReadFile(filepath.Join(out, "summary.json"))
+		if err != nil || !strings.Contains(string(raw), `"soak"`) || !strings.Contains(string(raw), `"external"`) {
+			t.Errorf("no soak of the external service in summary.json (%v): %.400s", err, raw)
+		}
+	})
+}
