@@ -12,7 +12,8 @@ PKGS     := ./...
 # The packages whose code runs concurrently: make test-race runs their
 # tests under the race detector.
 RACE_PKGS := ./scenarios/engine/... ./scenarios/mcp/... ./scenarios/internal/h1/... ./scenarios/internal/nbio/... ./probes/... \
-	./internal/app/runner/... ./internal/app/merge/... ./internal/app/faultplay/... ./scenarios/faults/... ./fixtures/faultproxy/... ./scenarios/engine/live/...
+	./internal/app/runner/... ./internal/app/merge/... ./internal/app/faultplay/... ./scenarios/faults/... ./fixtures/faultproxy/... ./scenarios/engine/live/... \
+	./internal/app/dashboard/...
 
 .PHONY: all build deps test test-short test-race test-install e2e e2e-long loadtest bench lint lint-vet lint-golangci fuzz clean examples
 

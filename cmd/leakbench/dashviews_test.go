@@ -22,9 +22,10 @@ import (
 // urlWriter is a command's stderr that hands over the dashboard's URL
 // from the line the command prints ("dashboard: http://…/").
 type urlWriter struct {
-	mu  sync.Mutex
-	buf strings.Builder
-	url chan string
+	mu   sync.Mutex
+	buf  strings.Builder
+	url  chan string // buffered: the URL is sent once, never blocking the command
+	sent bool
 }
 
 func (w *urlWriter) Write(b []byte) (int, error) {
@@ -32,9 +33,17 @@ func (w *urlWriter) Write(b []byte) (int, error) {
 	defer w.mu.Unlock()
 	w.buf.Write(b)
 	for line := range strings.Lines(w.buf.String()) {
-		if u, ok := strings.CutPrefix(strings.TrimSpace(line), "dashboard: http"); ok && w.url != nil {
+		// Only a whole line: a write may end in the middle of the URL.
+		if !strings.HasSuffix(line, "\n") {
+			break
+		}
+		if u, ok := strings.CutPrefix(strings.TrimSpace(line), "dashboard: http"); ok && !w.sent {
+			// The channel field itself never changes: the test reads it
+			// without the lock, perhaps after this write (it was once
+			// set to nil here, and a test that selected late waited on
+			// a nil channel until the command ended).
 			w.url <- "http" + u
-			w.url = nil
+			w.sent = true
 		}
 	}
 	return len(b), nil
