@@ -62,9 +62,11 @@ func TestBisectUsageAborts(t *testing.T) {
 		mustGit("commit", "-q", "-m", fmt.Sprintf("commit %d", i))
 		shas = append(shas, mustGit("rev-parse", "HEAD"))
 	}
-	step := filepath.Join(t.TempDir(), "step.sh")
-	// The mistyped flag: --scenaro.
-	script := "#!/bin/sh\nexec \"$LEAKBENCH\" run --bisect --env local --scenaro leakbench.yaml --out \"$(mktemp -d)/run\"\n"
+	dir := t.TempDir()
+	step := filepath.Join(dir, "step.sh")
+	// The mistyped flag: --scenaro. The run directory is in the test's
+	// own temporary directory, removed with it.
+	script := "#!/bin/sh\nexec \"$LEAKBENCH\" run --bisect --env local --scenaro leakbench.yaml --out \"" + filepath.Join(dir, "run") + "\"\n"
 	if err := os.WriteFile(step, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
