@@ -377,7 +377,13 @@ func (v *vu) endSession(hard context.Context) {
 	v.stopListening()
 	v.setOptions(nil)
 	v.s.ClearTrace() // a DELETE carries no trace
-	start := time.Now()
+	// The DELETE is the first request sent after a think or an
+	// iteration's due time, and its lateness is taken here (reqStart):
+	// taken at the initialize that follows, it would count the DELETE's
+	// wait on the target as the generator's own delay — the incident
+	// profile's "schedule late by p99 30.0 s" was its DELETEs waiting on
+	// a starved gateway up to the request timeout.
+	start := v.reqStart()
 	err := v.s.Close(hard)
 	v.record(opDelete, 0, start, err)
 	v.live = false
