@@ -276,3 +276,53 @@ func TestGitHubShards(t *testing.T) {
 		t.Errorf("merge step %q does not say how many shards there are", m)
 	}
 }
+
+// TestNightlyE2ELong: the nightly example runs make e2e-long on a
+// schedule, after installing what it needs, within a job timeout above
+// the target's own test timeout, and keeps its log even when it fails;
+// the target it runs plays the incident test.
+func TestNightlyE2ELong(t *testing.T) {
+	var wf struct {
+		On   map[string]any `yaml:"on"`
+		Jobs map[string]struct {
+			Timeout int      `yaml:"timeout-minutes"`
+			Steps   []ghStep `yaml:"steps"`
+		} `yaml:"jobs"`
+	}
+	load(t, "nightly-e2e-long.yml", &wf)
+	if _, ok := wf.On["schedule"]; !ok {
+		t.Error("the nightly example has no schedule")
+	}
+	job, ok := wf.Jobs["e2e-long"]
+	if !ok {
+		t.Fatalf("no e2e-long job: %+v", wf)
+	}
+	deps, run, upload := -1, -1, -1
+	for i, s := range job.Steps {
+		switch {
+		case strings.Contains(s.Run, "make deps"):
+			deps = i
+		case strings.Contains(s.Run, "make e2e-long"):
+			run = i
+			if !strings.Contains(s.Run, "pipefail") {
+				t.Error("make e2e-long is piped to tee without pipefail: a failure would pass")
+			}
+		case strings.HasPrefix(s.Uses, "actions/upload-artifact@") && strings.HasPrefix(s.If, "always()"):
+			upload = i
+		}
+	}
+	if !(deps >= 0 && deps < run && run < upload) {
+		t.Errorf("steps: make deps at %d, make e2e-long at %d, an upload that always runs at %d; want them in that order", deps, run, upload)
+	}
+	mk, err := os.ReadFile(filepath.Join("..", "..", "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^e2e-long:.*\n\t.*-timeout (\d+)m .*-run '\^TestE2ELong'.*\./internal/app/runner/`).FindSubmatch(mk)
+	if m == nil {
+		t.Fatal("the Makefile's e2e-long target does not run the runner's TestE2ELong tests (the incident sign-off) with a timeout")
+	}
+	if limit, _ := strconv.Atoi(string(m[1])); job.Timeout <= limit {
+		t.Errorf("job timeout %d minutes, not above make e2e-long's own %d", job.Timeout, limit)
+	}
+}
