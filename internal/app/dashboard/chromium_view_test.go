@@ -17,13 +17,17 @@ import (
 func TestViewsInChromium(t *testing.T) {
 	b := chromium.Launch(t)
 
+	// A point each 100 ms (a run's is each second): at 20 ms, a browser
+	// sharing a loaded machine redraws a dozen charts fifty times a
+	// second, falls behind, and answers nothing for half a minute.
+	const every = 100 * time.Millisecond
 	sv := NewSignoffView()
-	so := startView(t, sv)
+	so := startViewEvery(t, sv, every)
 	f, g := &fakeRun{}, &fakeRun{}
 	w := so.Part("before")
 	w.Probing(f.status)
 	w.Started(f.snap)
-	time.Sleep(200 * time.Millisecond) // a few points of the before side (a point each 20 ms)
+	time.Sleep(3 * every) // a few points of the before side
 	w = so.Part("after")
 	w.Probing(g.status)
 	w.Started(g.snap)
@@ -72,7 +76,7 @@ func TestViewsInChromium(t *testing.T) {
 	}
 
 	cv := NewCapacityView()
-	cp := startView(t, cv)
+	cp := startViewEvery(t, cv, every)
 	cv.Stage("fixed", 1, 10).Started((&fakeRun{}).snap)
 	cv.Judged(capreport.Search{Name: "fixed", Load: "users", Unit: "users", Stages: []capreport.Stage{
 		{Index: 1, Load: 10, Held: true, ReqPerSecond: 50, P95Ms: 12},

@@ -13,7 +13,13 @@ import (
 // startView starts a dashboard with view v, a point each 20 ms.
 func startView(t *testing.T, v View) *Server {
 	t.Helper()
-	s, err := Start(context.Background(), Config{Addr: "127.0.0.1:0", View: v, Every: 20 * time.Millisecond})
+	return startViewEvery(t, v, 20*time.Millisecond)
+}
+
+// startViewEvery starts a dashboard with view v, a point each every.
+func startViewEvery(t *testing.T, v View, every time.Duration) *Server {
+	t.Helper()
+	s, err := Start(context.Background(), Config{Addr: "127.0.0.1:0", View: v, Every: every})
 	if err != nil {
 		t.Fatal(err)
 	}

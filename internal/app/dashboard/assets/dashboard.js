@@ -28,7 +28,11 @@
       type: 'line', data: { datasets },
       options: { animation: false, parsing: false, normalized: true, maintainAspectRatio: false, spanGaps: true,
         interaction: { mode: 'index', intersect: false }, scales,
-        plugins: { legend: { labels: { boxWidth: 10 } }, decimation: { enabled: true, algorithm: 'min-max' } } },
+        // Decimation thins a time series of thousands of points to the
+        // pixels it has; a curve of a few stages (opts.points) must never
+        // lose one: a chart laid out while hidden has no width, and
+        // decimation then cut a two-stage curve to one point.
+        plugins: { legend: { labels: { boxWidth: 10 } }, decimation: { enabled: !opts.points, algorithm: 'min-max' } } },
     });
   }
 
