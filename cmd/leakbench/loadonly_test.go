@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,9 +62,7 @@ func TestRunLoadOnly(t *testing.T) {
 		t.Fatalf("failing threshold: %v, want the verdict (99)", err)
 	}
 
-	ln2, _ := net.Listen("tcp", "127.0.0.1:0")
-	down := "http://" + ln2.Addr().String() + "/mcp"
-	ln2.Close()
+	down := "http://" + mcptest.RefusedAddr(t) + "/mcp"
 	err = cmdRun(context.Background(), testCLI(), []string{"--target", down, "--scenario", scen(">1"), "--out", filepath.Join(dir, "down")})
 	if err == nil || errors.Is(err, errVerdict) || errors.Is(err, errUsage) || !strings.Contains(err.Error(), "does not answer") {
 		t.Fatalf("unreachable target: %v", err)

@@ -352,9 +352,7 @@ func TestRunPlanTargets(t *testing.T) {
 		http.Error(w, "no: "+r.Header.Get("Authorization"), http.StatusUnauthorized) // echoes the token
 	}))
 	defer auth.Close()
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	down := "http://" + ln.Addr().String() + "/mcp"
-	ln.Close()
+	down := "http://" + mcptest.RefusedAddr(t) + "/mcp"
 	for _, tt := range []struct {
 		target, want string
 		is           error

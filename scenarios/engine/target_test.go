@@ -87,9 +87,7 @@ func TestHandRolledServer(t *testing.T) {
 func TestBadTargets(t *testing.T) {
 	checkLeaks(t)
 	pl := mustParse(t, "timeout: 2s\nscenarios:\n  s: {executor: constant-vus, vus: 50, duration: 5s, flow: [ping]}\n")
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	refused := "http://" + ln.Addr().String() + "/mcp"
-	ln.Close()
+	refused := "http://" + mcptest.RefusedAddr(t) + "/mcp"
 	plain, plainURL := serveTestMCP(t, mcptest.Options{})
 	_ = plain
 	html := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
