@@ -42,3 +42,22 @@ func TestCitation(t *testing.T) {
 		t.Errorf("release check %+v", c)
 	}
 }
+
+// TestReleaseMargin: a passing release check says how far its p99 stayed
+// below the limit; a failing or unmeasured one says no margin.
+func TestReleaseMargin(t *testing.T) {
+	for _, tt := range []struct {
+		p99, limit float64
+		want       string
+	}{
+		{0.272, 2, ": 1.7 s of margin, 7.4× the p99"},
+		{1.9, 2, ": 100 ms of margin, 1.1× the p99"},
+		{2, 2, ""},
+		{2.2, 2, ""},
+		{0, 2, ""},
+	} {
+		if got := releaseMargin(tt.p99, tt.limit); got != tt.want {
+			t.Errorf("releaseMargin(%v, %v) = %q, want %q", tt.p99, tt.limit, got, tt.want)
+		}
+	}
+}
