@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,19 +51,11 @@ func TestOwnServiceDoors(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	env := fixturetest.StartLocal(t, ctx, fixtures.Config{NoGateway: true, Users: 1, IdleInTxTimeout: -1})
-	dsn, err := pyservice.CreateDatabase(ctx, env.PostgresDSN, "pyservice")
+	db, err := pyservice.SeedDatabase(ctx, env.PostgresDSN, env.ProbeDSN, "pyservice", 10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tokens, err := pyservice.Seed(ctx, dsn, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	probe, err := url.Parse(env.ProbeDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	probe.Path = "/pyservice"
+	dsn, tokens := db.DSN, db.Tokens
 	svc, err := pyservice.Start(context.Background(), pyservice.Options{DSN: dsn, Variant: pyservice.Fixed, PoolSize: 10})
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +66,7 @@ func TestOwnServiceDoors(t *testing.T) {
 		}
 	}()
 	dir := t.TempDir()
-	files := map[string]string{"tokens": strings.Join(tokens, "\n") + "\n", "dsn": probe.String() + "\n", "s.yaml": doorsScenario}
+	files := map[string]string{"tokens": strings.Join(tokens, "\n") + "\n", "dsn": db.ProbeDSN + "\n", "s.yaml": doorsScenario}
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
 			t.Fatal(err)

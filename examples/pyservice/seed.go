@@ -141,3 +141,32 @@ func CreateDatabase(ctx context.Context, adminDSN, name string) (string, error) 
 	}
 	return u.String(), nil
 }
+
+// Database is a seeded database of the service, as a test or an example
+// uses it: the DSN the service connects with, a probe's DSN for the same
+// database, and one bearer token per seeded user.
+type Database struct {
+	DSN, ProbeDSN string
+	Tokens        []string
+}
+
+// SeedDatabase creates database name (CreateDatabase), seeds it with
+// users (Seed), and points probeDSN — a pg_monitor role's DSN on the same
+// server — at it: the steps every test of the service on a local stack
+// repeated.
+func SeedDatabase(ctx context.Context, adminDSN, probeDSN, name string, users int) (*Database, error) {
+	dsn, err := CreateDatabase(ctx, adminDSN, name)
+	if err != nil {
+		return nil, err
+	}
+	tokens, err := Seed(ctx, dsn, users)
+	if err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(probeDSN)
+	if err != nil {
+		return nil, fmt.Errorf("pyservice: probe DSN: %w", err)
+	}
+	u.Path = "/" + name
+	return &Database{DSN: dsn, ProbeDSN: u.String(), Tokens: tokens}, nil
+}

@@ -66,20 +66,11 @@ func startOwnServiceStack(t *testing.T) *ownService {
 	// The service's own database has no idle_in_transaction_session_timeout:
 	// the report must say "off".
 	env := fixturetest.StartLocal(t, ctx, fixtures.Config{NoGateway: true, Users: 1, IdleInTxTimeout: -1})
-	dsn, err := pyservice.CreateDatabase(ctx, env.PostgresDSN, "pyservice")
+	db, err := pyservice.SeedDatabase(ctx, env.PostgresDSN, env.ProbeDSN, "pyservice", 30)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tokens, err := pyservice.Seed(ctx, dsn, 30)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, err := url.Parse(env.ProbeDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/pyservice"
-	return &ownService{env: env, dsn: dsn, probeDSN: u.String(), tokens: tokens}
+	return &ownService{env: env, dsn: db.DSN, probeDSN: db.ProbeDSN, tokens: db.Tokens}
 }
 
 // runOwnService starts the service's variant and runs leakbench against it

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,20 +44,11 @@ func startBuilds(t *testing.T, variants ...string) []build {
 	var out []build
 	for i, v := range variants {
 		name := "build" + string(rune('a'+i))
-		dsn, err := pyservice.CreateDatabase(ctx, env.PostgresDSN, name)
+		db, err := pyservice.SeedDatabase(ctx, env.PostgresDSN, env.ProbeDSN, name, 30)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tokens, err := pyservice.Seed(ctx, dsn, 30)
-		if err != nil {
-			t.Fatal(err)
-		}
-		u, err := url.Parse(env.ProbeDSN)
-		if err != nil {
-			t.Fatal(err)
-		}
-		u.Path = "/" + name
-		svc, err := pyservice.Start(context.Background(), pyservice.Options{DSN: dsn, Variant: v, PoolSize: 10, PoolTimeout: 2 * time.Second})
+		svc, err := pyservice.Start(context.Background(), pyservice.Options{DSN: db.DSN, Variant: v, PoolSize: 10, PoolTimeout: 2 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +57,7 @@ func startBuilds(t *testing.T, variants ...string) []build {
 				t.Error(err)
 			}
 		})
-		out = append(out, build{svc: svc, ext: fixtures.External{GatewayURL: svc.URL, ProbeDSN: u.String(), Tokens: tokens}})
+		out = append(out, build{svc: svc, ext: fixtures.External{GatewayURL: svc.URL, ProbeDSN: db.ProbeDSN, Tokens: db.Tokens}})
 	}
 	return out
 }

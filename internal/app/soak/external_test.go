@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,20 +89,11 @@ func TestSoakExternalTarget(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		env := fixturetest.StartLocal(t, ctx, fixtures.Config{NoGateway: true, Users: 1, IdleInTxTimeout: -1})
-		dsn, err := pyservice.CreateDatabase(ctx, env.PostgresDSN, "pyservice")
+		db, err := pyservice.SeedDatabase(ctx, env.PostgresDSN, env.ProbeDSN, "pyservice", 10)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tokens, err := pyservice.Seed(ctx, dsn, 10)
-		if err != nil {
-			t.Fatal(err)
-		}
-		u, err := url.Parse(env.ProbeDSN)
-		if err != nil {
-			t.Fatal(err)
-		}
-		u.Path = "/pyservice"
-		svc, err := pyservice.Start(context.Background(), pyservice.Options{DSN: dsn, Variant: pyservice.Fixed, PoolSize: 10})
+		svc, err := pyservice.Start(context.Background(), pyservice.Options{DSN: db.DSN, Variant: pyservice.Fixed, PoolSize: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +102,7 @@ func TestSoakExternalTarget(t *testing.T) {
 				t.Error(err)
 			}
 		}()
-		sum, err := soakExternal(t, pyserviceSoak, fixtures.External{GatewayURL: svc.URL, ProbeDSN: u.String(), Tokens: tokens})
+		sum, err := soakExternal(t, pyserviceSoak, fixtures.External{GatewayURL: svc.URL, ProbeDSN: db.ProbeDSN, Tokens: db.Tokens})
 		if err != nil || sum.Soak == nil || sum.Soak.Verdict != judge.Flat {
 			t.Fatalf("soak of the fixed Python service: %v, want flat", err)
 		}
