@@ -65,7 +65,9 @@ func main() {
 	}()
 	c := newCLI(os.Stdout, os.Stderr, os.Getenv)
 	c.lookup = os.LookupEnv
+	stopProfiles := startProfiles(os.Getenv, os.Stderr)
 	code := c.main(ctx, os.Args[1:])
+	stopProfiles()
 	stop()
 	os.Exit(code)
 }

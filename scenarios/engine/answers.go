@@ -154,7 +154,7 @@ func (v *vu) judge(c *step, answer []byte, err error) error {
 	return err
 }
 
-func (cc *checkCounter) setSample(secrets []string, answer []byte, err error) {
+func (cc *checkCounter) setSample(secrets *redact.Secrets, answer []byte, err error) {
 	s := string(answer)
 	if answer == nil {
 		s = "(no answer"
@@ -163,10 +163,7 @@ func (cc *checkCounter) setSample(secrets []string, answer []byte, err error) {
 		}
 		s += ")"
 	}
-	for _, sec := range secrets {
-		s = redact.Literal(s, sec)
-	}
-	s = textutil.Truncate(redact.String(s), maxAnswerSample)
+	s = textutil.Truncate(secrets.Redact(s), maxAnswerSample)
 	cc.mu.Lock()
 	cc.sample = s
 	cc.mu.Unlock()

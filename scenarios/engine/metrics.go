@@ -138,14 +138,14 @@ type metrics struct {
 
 	samplesMu sync.Mutex
 	samples   []string
-	secrets   []string // redacted from samples
+	secrets   *redact.Secrets // masked in samples: the users' tokens
 
 	checks *checkStats // answers.go
 }
 
 func newMetrics(scenarios int, secrets []string) *metrics {
 	n := min(max(runtime.GOMAXPROCS(0), 2), 16)
-	m := &metrics{shards: make([]*shard, n), scen: make([]*scenCounters, scenarios), secrets: secrets,
+	m := &metrics{shards: make([]*shard, n), scen: make([]*scenCounters, scenarios), secrets: redact.NewSecrets(secrets),
 		names: []string{""}, nameIDs: map[string]uint32{"": 0}}
 	for i := range m.shards {
 		m.shards[i] = &shard{series: map[seriesKey]*series{}, recent: newHist(), recentHTTP: newHist(), late: newHist()}
@@ -286,12 +286,7 @@ func (m *metrics) sample(err error) {
 	if full {
 		return
 	}
-	msg := err.Error()
-	for _, s := range m.secrets {
-		msg = redact.Literal(msg, s)
-	}
-	msg = redact.String(msg) // also without tokens
-	msg = textutil.Truncate(msg, maxSampleLn)
+	msg := textutil.Truncate(m.secrets.Redact(err.Error()), maxSampleLn)
 	m.samplesMu.Lock()
 	defer m.samplesMu.Unlock()
 	if len(m.samples) >= maxSamples {

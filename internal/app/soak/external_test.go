@@ -82,7 +82,9 @@ func TestSoakExternalTarget(t *testing.T) {
 	// out its 40 s of paced load, and the judge looks for a trend, which
 	// a steady load beside it does not make.
 	t.Parallel()
+	// The two soaks beside each other too: 40 s each of waiting.
 	t.Run("pyservice fixed is flat", func(t *testing.T) {
+		t.Parallel()
 		if _, err := pyservice.Check(); err != nil {
 			testenv.Missing(t, "%v", err)
 		}
@@ -111,6 +113,7 @@ func TestSoakExternalTarget(t *testing.T) {
 		}
 	})
 	t.Run("a rare leak grows", func(t *testing.T) {
+		t.Parallel()
 		p, err := runner.ParseProfile([]byte(testProfile), "soak test profile")
 		if err != nil {
 			t.Fatal(err)
