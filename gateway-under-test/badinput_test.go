@@ -14,6 +14,7 @@ import (
 	"github.com/leakbench/leakbench/fixtures"
 	gateway "github.com/leakbench/leakbench/gateway-under-test"
 	"github.com/leakbench/leakbench/gateway-under-test/upstream"
+	"github.com/leakbench/leakbench/scenarios/stack"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -60,7 +61,7 @@ type unsized struct{ io.Reader }
 // within a second, which a sequence of bad requests is.
 func TestBadInput(t *testing.T) {
 	// Serial (no t.Parallel): asserts no session idle in transaction for 500 ms, which a starved gateway goroutine can exceed; it must not share the CPU with other tests.
-	env := startStack(t, fixtures.Config{NoGateway: true})
+	env := startStack(t, stack.Config{NoGateway: true})
 	failing := startUpstream(t, upstream.Config{FailureRate: 1})
 	s := startSampler(t, env, 100*time.Millisecond)
 	for _, v := range gateway.Variants {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/scenarios/stack"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -20,7 +20,7 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkFixedToolsCall -benchtime 2000x ./gateway-under-test/
 func BenchmarkFixedToolsCall(b *testing.B) {
-	env := startStack(b, fixtures.Config{Variant: "fixed", Users: 40, GatewayPoolSize: 20, PgBouncerPoolSize: 20})
+	env := startStack(b, stack.Config{Variant: "fixed", Users: 40, GatewayPoolSize: 20, PgBouncerPoolSize: 20})
 	ctx := context.Background()
 	const perCPU = 4
 	n := perCPU * runtime.GOMAXPROCS(0)

@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/fixtures"
 	gateway "github.com/leakbench/leakbench/gateway-under-test"
 	"github.com/leakbench/leakbench/scenarios/engine"
 	"github.com/leakbench/leakbench/scenarios/scenariofile"
+	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
 // TestWaitForCapturedRun plays, with leakbench's engine on a real local
@@ -17,7 +17,7 @@ import (
 // caller's latest run (the fallback without run_id) is still running.
 func TestWaitForCapturedRun(t *testing.T) {
 	// Serial (no t.Parallel): a run of 700 ms must still be running a step after it started; it must not share the CPU with other tests.
-	env := startStack(t, fixtures.Config{NoGateway: true})
+	env := startStack(t, stack.Config{NoGateway: true})
 	gw := startGateway(t, env, gateway.Config{RunDelay: 700 * time.Millisecond, PollInterval: 100 * time.Millisecond})
 	p, err := scenariofile.Parse([]byte(`
 timeout: 10s

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/fixtures"
 	gateway "github.com/leakbench/leakbench/gateway-under-test"
+	"github.com/leakbench/leakbench/scenarios/stack"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -67,7 +67,7 @@ func (rt *recordingTransport) RoundTrip(r *http.Request) (*http.Response, error)
 func TestConformanceGoSDKClient(t *testing.T) {
 	// Parallel: it waits on the gateway and asserts no timing.
 	t.Parallel()
-	env := startStack(t, fixtures.Config{NoGateway: true})
+	env := startStack(t, stack.Config{NoGateway: true})
 	modes := []struct{ stateless, json, legacy bool }{
 		{false, false, false}, {false, true, false}, {false, false, true}, {false, true, true},
 		{true, false, false}, {true, true, false}, {true, false, true}, {true, true, true},

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/fixtures"
 	gateway "github.com/leakbench/leakbench/gateway-under-test"
 	"github.com/leakbench/leakbench/scenarios/mcp"
+	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
 // TestEngineClient checks that leakbench's own load engine (the lean MCP
@@ -17,7 +17,7 @@ import (
 func TestEngineClient(t *testing.T) {
 	// Parallel: it waits on the gateway and asserts no timing.
 	t.Parallel()
-	env := startStack(t, fixtures.Config{NoGateway: true})
+	env := startStack(t, stack.Config{NoGateway: true})
 	for _, mode := range []struct{ stateless, json bool }{{false, false}, {false, true}, {true, false}, {true, true}} {
 		t.Run(fmt.Sprintf("stateless=%v/json=%v", mode.stateless, mode.json), func(t *testing.T) {
 			gw := startGateway(t, env, gateway.Config{Stateless: mode.stateless, JSONResponse: mode.json, PageSize: 3})

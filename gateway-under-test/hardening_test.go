@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/fixtures"
 	gateway "github.com/leakbench/leakbench/gateway-under-test"
+	"github.com/leakbench/leakbench/scenarios/stack"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -71,7 +71,7 @@ func startUpload(t *testing.T, mcpURL, token string, sent int, chunked bool) net
 // long as the client cared to keep the connection open.
 func TestSlowBodyIsCutOff(t *testing.T) {
 	// Serial (no t.Parallel): counts the process's handler goroutines against a baseline; it must not share the CPU with other tests.
-	env := startStack(t, fixtures.Config{NoGateway: true})
+	env := startStack(t, stack.Config{NoGateway: true})
 	gw := startGateway(t, env, gateway.Config{Variant: "fixed", BodyReadTimeout: 300 * time.Millisecond})
 	acquires := scrape(t, gw.MetricsURL())["mcp_gateway_db_pool_acquires_total"]
 	base := handlerGoroutines()
@@ -116,7 +116,7 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 // one session per aborted upload.
 func TestAbortedUploadStartsNoScoping(t *testing.T) {
 	// Serial (no t.Parallel): counts the process's handler goroutines against a baseline; it must not share the CPU with other tests.
-	env := startStack(t, fixtures.Config{NoGateway: true})
+	env := startStack(t, stack.Config{NoGateway: true})
 	s := startSampler(t, env, 100*time.Millisecond)
 	for _, v := range gateway.Variants {
 		t.Run(string(v), func(t *testing.T) {
@@ -170,7 +170,7 @@ func TestAbortedUploadStartsNoScoping(t *testing.T) {
 // over a new connection.
 func TestLongRequestsOutliveTheTimeouts(t *testing.T) {
 	// Serial (no t.Parallel): a client stalled past the 200 ms body timeout would be cut off; it must not share the CPU with other tests.
-	env := startStack(t, fixtures.Config{NoGateway: true})
+	env := startStack(t, stack.Config{NoGateway: true})
 	gw := startGateway(t, env, gateway.Config{Variant: "fixed", BodyReadTimeout: 200 * time.Millisecond, IdleTimeout: 300 * time.Millisecond})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/scenarios/stack"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -39,7 +40,7 @@ func abortReports(t *testing.T, ctx context.Context, env *fixtures.Env, n int, a
 // clients speaking version give up on a slow report after 300 ms.
 func commitInFinallyLoad(t *testing.T, variant, version string) (*fixtures.Env, *sampler) {
 	const timeout = 3 * time.Second
-	env := startStack(t, fixtures.Config{Variant: variant, IdleInTxTimeout: timeout})
+	env := startStack(t, stack.Config{Variant: variant, IdleInTxTimeout: timeout})
 	s := startSampler(t, env, 100*time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

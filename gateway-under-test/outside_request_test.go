@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/leakbench/leakbench/fixtures"
 	gateway "github.com/leakbench/leakbench/gateway-under-test"
+	"github.com/leakbench/leakbench/scenarios/stack"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -28,7 +29,7 @@ func outsideRequestLoad(t *testing.T, variant string) (*fixtures.Env, *gateway.G
 	// Pools larger than the leak (about 11 sessions), so that the load is
 	// not held up: each leaked session pins a PgBouncer server connection
 	// too, and with them all taken the next query waits for the kills.
-	env := startStack(t, fixtures.Config{NoGateway: true, IdleInTxTimeout: outsideTimeout, PgBouncerPoolSize: 30})
+	env := startStack(t, stack.Config{NoGateway: true, IdleInTxTimeout: outsideTimeout, PgBouncerPoolSize: 30})
 	gw := startGateway(t, env, gateway.Config{Variant: variant, TokenUsage: true, JSONResponse: true, PoolSize: 20})
 	s := startSampler(t, env, 100*time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -132,7 +133,7 @@ func TestSessionOutsideRequestLeaks(t *testing.T) {
 func TestSessionOutsideRequestAtHumanPace(t *testing.T) {
 	// Serial (no t.Parallel): its requests are paced by the clock, 1.5 s apart against the usage write's second; it must not share the CPU with other tests.
 	skipShort(t)
-	env := startStack(t, fixtures.Config{NoGateway: true, IdleInTxTimeout: outsideTimeout})
+	env := startStack(t, stack.Config{NoGateway: true, IdleInTxTimeout: outsideTimeout})
 	gw := startGateway(t, env, gateway.Config{Variant: "session-outside-request", JSONResponse: true, Stateless: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/scenarios/stack"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -38,7 +38,7 @@ func TestSQLCommentOnTheStack(t *testing.T) {
 		header = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 		meta   = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	)
-	env := startStack(t, fixtures.Config{Variant: "commit-in-finally", IdleInTxTimeout: 3 * time.Second})
+	env := startStack(t, stack.Config{Variant: "commit-in-finally", IdleInTxTimeout: 3 * time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "leakbench-test", Version: "0"}, nil)

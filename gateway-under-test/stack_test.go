@@ -23,6 +23,7 @@ import (
 	gateway "github.com/leakbench/leakbench/gateway-under-test"
 	"github.com/leakbench/leakbench/gateway-under-test/upstream"
 	"github.com/leakbench/leakbench/internal/testing/pgshared"
+	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
 // bearerTransport adds a bearer token to every request.
@@ -55,7 +56,7 @@ func skipShort(t testing.TB) {
 // database of its own with cfg's idle_in_transaction_session_timeout, its
 // own PgBouncer, upstream and gateway. It skips when the servers are not
 // installed.
-func startStack(t testing.TB, cfg fixtures.Config) *fixtures.Env {
+func startStack(t testing.TB, cfg stack.Config) *fixtures.Env {
 	t.Helper()
 	skipShort(t)
 	if cfg.Users == 0 {

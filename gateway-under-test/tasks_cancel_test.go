@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/fixtures"
 	gateway "github.com/leakbench/leakbench/gateway-under-test"
+	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
 // TestTaskCancelAndAbandon: one client cancels its task at once, another
@@ -16,7 +16,7 @@ import (
 // declare the extension waits synchronously and holds nothing after.
 func TestTaskCancelAndAbandon(t *testing.T) {
 	// Serial (no t.Parallel): asserts connections held until shortly before the task TTL and released after it; it must not share the CPU with other tests.
-	env := startStack(t, fixtures.Config{NoGateway: true})
+	env := startStack(t, stack.Config{NoGateway: true})
 	const ttl = 3 * time.Second
 	for _, variant := range []string{"fixed", "held-while-polling"} {
 		t.Run(variant, func(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/fixtures"
 	gateway "github.com/leakbench/leakbench/gateway-under-test"
+	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
 const (
@@ -61,7 +61,7 @@ func (r taskLoadResult) poolAtMax() int {
 // pollIntervalMs, until it ends or until 1.5 s before its TTL. A watcher
 // samples the gateway's pool and tasks on /metrics meanwhile.
 func tasksLoad(t *testing.T, variant string) (*gateway.Gateway, *sampler, *rawClient, taskLoadResult) {
-	env := startStack(t, fixtures.Config{NoGateway: true, IdleInTxTimeout: 5 * time.Second})
+	env := startStack(t, stack.Config{NoGateway: true, IdleInTxTimeout: 5 * time.Second})
 	gw := startGateway(t, env, gateway.Config{Variant: variant, PoolSize: taskPool, PoolTimeout: time.Second,
 		RunDelay: taskRunDelay, PollInterval: taskPoll, TaskTTL: taskTTL})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

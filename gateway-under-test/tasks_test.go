@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/fixtures"
 	gateway "github.com/leakbench/leakbench/gateway-under-test"
+	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
 // TestTasksProtocol drives the Tasks extension (SEP-2663) on the fixed
@@ -20,7 +20,7 @@ import (
 // errors; /metrics counts it all.
 func TestTasksProtocol(t *testing.T) {
 	// Serial (no t.Parallel): asserts the task completes before its 3 s TTL and expires after it; it must not share the CPU with other tests.
-	env := startStack(t, fixtures.Config{NoGateway: true})
+	env := startStack(t, stack.Config{NoGateway: true})
 	const ttl = 3 * time.Second
 	const poll = 100 * time.Millisecond
 	gw := startGateway(t, env, gateway.Config{RunDelay: time.Second, PollInterval: poll, TaskTTL: ttl})

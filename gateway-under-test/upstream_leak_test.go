@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
 const (
@@ -49,7 +50,7 @@ func upstreamCalls(t *testing.T, env *fixtures.Env, latencyMS int) (failed int, 
 // whose upstream answers within the idle-in-transaction timeout, then calls
 // whose upstream is slower than it.
 func upstreamLoad(t *testing.T, variant string) (env *fixtures.Env, fast, slow []episode, slowFailed int, slowErrs []string) {
-	env = startStack(t, fixtures.Config{Variant: variant, IdleInTxTimeout: upstreamTimeout})
+	env = startStack(t, stack.Config{Variant: variant, IdleInTxTimeout: upstreamTimeout})
 	s := startSampler(t, env, 100*time.Millisecond)
 	if failed, errs := upstreamCalls(t, env, upstreamFast); failed != 0 {
 		t.Errorf("%d calls with a %d ms upstream failed: %v", failed, upstreamFast, errs)

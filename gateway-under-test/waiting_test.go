@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/scenarios/stack"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -33,7 +34,7 @@ const (
 // than the gateway has pooled connections (6 > 4) each start a run and wait
 // for it. While they wait, a watcher samples the gateway's pool on /metrics.
 func waitingLoad(t *testing.T, variant string) (*fixtures.Env, *sampler, waitingResult) {
-	env := startStack(t, fixtures.Config{Variant: variant, GatewayPoolSize: waitPool, PgBouncerPoolSize: 10,
+	env := startStack(t, stack.Config{Variant: variant, GatewayPoolSize: waitPool, PgBouncerPoolSize: 10,
 		RunDelay: waitRunDelay, GatewayPoolTimeout: 2 * time.Second, IdleInTxTimeout: 5 * time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

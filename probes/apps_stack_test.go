@@ -7,8 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
+	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
 // TestBackendsByApplication: each sample groups the database's client
@@ -18,7 +18,7 @@ import (
 func TestBackendsByApplication(t *testing.T) {
 	// Parallel: it waits for the probe to see backends; its one clock check allows seconds.
 	t.Parallel()
-	env := startStack(t, fixtures.Config{NoGateway: true, IdleInTxTimeout: -1})
+	env := startStack(t, stack.Config{NoGateway: true, IdleInTxTimeout: -1})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	open := func(app string) *pgx.Conn {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
 // BenchmarkSample measures the probe at max_connections 100 and 1000 with
@@ -38,7 +39,7 @@ func BenchmarkSample(b *testing.B) {
 			// connections open, which count against max_connections too.
 			// Its own server: up to 1000 connections, and the
 			// postmaster's CPU is what it measures.
-			env := startOwnStack(b, fixtures.Config{MaxConnections: maxConns, PgBouncerPoolSize: 5, IdleInTxTimeout: -1, Users: 10})
+			env := startOwnStack(b, stack.Config{MaxConnections: maxConns, PgBouncerPoolSize: 5, IdleInTxTimeout: -1, Users: 10})
 			ctx := context.Background()
 			open := maxConns * 9 / 10
 			openConnections(b, ctx, env.PostgresDSN, open)

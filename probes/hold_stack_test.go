@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/lib/jsonl"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
+	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
 // TestHoldOnPostgres: sessions that each hold a transaction for a known
@@ -21,7 +21,7 @@ import (
 // reset in the middle is seen, its window left out and counted, and the
 // hold still comes out right. The server's connection limits are read.
 func TestHoldOnPostgres(t *testing.T) {
-	env := startStack(t, fixtures.Config{NoGateway: true})
+	env := startStack(t, stack.Config{NoGateway: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	const (

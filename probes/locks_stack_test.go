@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
+	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
 // TestLockCascade: a session stuck idle in transaction (the root) holds
@@ -29,7 +29,7 @@ import (
 // wants, and every other episode, records none.
 func TestLockCascade(t *testing.T) {
 	// Serial (no t.Parallel): it asserts the summed lock waits within half a second per waiter of the clock.
-	env := startStack(t, fixtures.Config{IdleInTxTimeout: 10 * time.Second, Users: 10})
+	env := startStack(t, stack.Config{IdleInTxTimeout: 10 * time.Second, Users: 10})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	runDir := t.TempDir()

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/probes"
 	"github.com/leakbench/leakbench/reports"
+	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
 // The values the test sessions' statements carry, as drivers that
@@ -31,7 +31,7 @@ func TestQueryTextsOnStack(t *testing.T) {
 	// The sessions stay idle in transaction until the deferred ROLLBACK,
 	// after the report is rendered: the timeout must outlast that on a
 	// loaded machine (under -race it took more than 5 s).
-	env := probes.StartStackForTest(t, fixtures.Config{IdleInTxTimeout: time.Minute, Users: 10})
+	env := probes.StartStackForTest(t, stack.Config{IdleInTxTimeout: time.Minute, Users: 10})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	t.Setenv(reports.StepSummaryEnv, "")

@@ -24,6 +24,7 @@ import (
 	"github.com/leakbench/leakbench/internal/testing/testenv"
 	"github.com/leakbench/leakbench/probes/poolmetrics"
 	"github.com/leakbench/leakbench/probes/querytext"
+	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
 // stuckSQL is the statement the test sessions sit idle after: the
@@ -42,7 +43,7 @@ const (
 // (pgshared: TestMain): a database of its own, cloned from a seeded
 // template, with its own PgBouncer and gateway. The probe watches one
 // database, so stacks on one server do not see each other's sessions.
-func startStack(tb testing.TB, cfg fixtures.Config) *fixtures.Env {
+func startStack(tb testing.TB, cfg stack.Config) *fixtures.Env {
 	tb.Helper()
 	if testing.Short() {
 		tb.Skip("integration test: starts PostgreSQL and PgBouncer")
@@ -56,7 +57,7 @@ func startStack(tb testing.TB, cfg fixtures.Config) *fixtures.Env {
 // that does to the server what others must not see: crash-restarts it,
 // terminates backends by application name, or measures the postmaster's
 // CPU.
-func startOwnStack(tb testing.TB, cfg fixtures.Config) *fixtures.Env {
+func startOwnStack(tb testing.TB, cfg stack.Config) *fixtures.Env {
 	tb.Helper()
 	if testing.Short() {
 		tb.Skip("integration test: starts PostgreSQL and PgBouncer")
@@ -215,7 +216,7 @@ func TestPollerOnStack(t *testing.T) {
 	// restarts the whole server, and "probe connection terminated"
 	// terminates backends by application name. Serial: "accuracy" and
 	// "pool exhaustion" assert spans and waits against the clock.
-	env := startOwnStack(t, fixtures.Config{IdleInTxTimeout: stackTimeout, PgBouncerPoolSize: stackPoolSize, Users: 10})
+	env := startOwnStack(t, stack.Config{IdleInTxTimeout: stackTimeout, PgBouncerPoolSize: stackPoolSize, Users: 10})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	observer := connect(t, ctx, env.PostgresDSN)

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
+	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
 // TestTimeoutHolds: sessions held idle in transaction until a short
@@ -29,7 +29,7 @@ func TestTimeoutHolds(t *testing.T) {
 		// gives it too).
 		episodesFile = "episodes.jsonl"
 	)
-	env := startStack(t, fixtures.Config{IdleInTxTimeout: timeout, PgBouncerPoolSize: sessions + 2, Users: 2})
+	env := startStack(t, stack.Config{IdleInTxTimeout: timeout, PgBouncerPoolSize: sessions + 2, Users: 2})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	observer := connect(t, ctx, env.PostgresDSN)

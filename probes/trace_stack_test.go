@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/probes/querytext"
+	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
 // TestTraceGroundTruth: sessions through PgBouncer in transaction mode sit
@@ -22,7 +22,7 @@ import (
 // cut at track_activity_query_size — and are counted, not errors.
 func TestTraceGroundTruth(t *testing.T) {
 	// Serial (no t.Parallel): it compares the probe's spans with the clock's ground truth.
-	env := startStack(t, fixtures.Config{IdleInTxTimeout: stackTimeout, PgBouncerPoolSize: 30, Users: 10})
+	env := startStack(t, stack.Config{IdleInTxTimeout: stackTimeout, PgBouncerPoolSize: 30, Users: 10})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	runDir := t.TempDir()

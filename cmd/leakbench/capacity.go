@@ -8,8 +8,8 @@ import (
 
 	"github.com/leakbench/leakbench/gateway-under-test"
 	"github.com/leakbench/leakbench/internal/app/capacity"
-	"github.com/leakbench/leakbench/internal/app/runner"
 	capreport "github.com/leakbench/leakbench/reports/capacity"
+	"github.com/leakbench/leakbench/scenarios/profiles"
 )
 
 // listFlag collects a repeated flag's values.
@@ -20,7 +20,7 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 func cmdCapacity(ctx context.Context, c *cli, args []string) error {
 	fs := c.flagSet("capacity")
-	ld := addLoadFlags(fs, "capacity", "built-in profile (its capacity: section sets the search): "+strings.Join(runner.ProfileNames(), ", ")) // load.go
+	ld := addLoadFlags(fs, "capacity", "built-in profile (its capacity: section sets the search): "+strings.Join(profiles.Names(), ", ")) // load.go
 	var variants listFlag
 	fs.Var(&variants, "variant", "gateway `VARIANT` to search (repeat for two: before, then after; default: the profile's signoff pair); known: "+gateway.VariantNames())
 	out := fs.String("out", "", "output directory (required): summary.json, report.md, report.html, junit.xml, plots/, and each stage's run directory")

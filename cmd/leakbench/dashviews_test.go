@@ -17,6 +17,7 @@ import (
 	"github.com/leakbench/leakbench/fixtures/fixturetest"
 	"github.com/leakbench/leakbench/internal/app/dashboard"
 	"github.com/leakbench/leakbench/internal/testing/mcptest"
+	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
 // urlWriter is a command's stderr that hands over the dashboard's URL
@@ -184,7 +185,7 @@ func localPostgres(t *testing.T) *fixtures.Env {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	return fixturetest.StartLocal(t, ctx, fixtures.Config{NoGateway: true, Users: 1, IdleInTxTimeout: -1})
+	return fixturetest.StartLocal(t, ctx, stack.Config{NoGateway: true, Users: 1, IdleInTxTimeout: -1})
 }
 
 // TestProbeDashboardDatabase: probe --dashboard: the page shows the

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/examples/pyservice"
-	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/fixtures/fixturetest"
 	"github.com/leakbench/leakbench/internal/testing/testenv"
+	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
 // doorsScenario is a short healthy load on the Python service: fewer
@@ -50,7 +50,7 @@ func TestOwnServiceDoors(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	env := fixturetest.StartLocal(t, ctx, fixtures.Config{NoGateway: true, Users: 1, IdleInTxTimeout: -1})
+	env := fixturetest.StartLocal(t, ctx, stack.Config{NoGateway: true, Users: 1, IdleInTxTimeout: -1})
 	db, err := pyservice.SeedDatabase(ctx, env.PostgresDSN, env.ProbeDSN, "pyservice", 10)
 	if err != nil {
 		t.Fatal(err)

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/app/runner"
 	"github.com/leakbench/leakbench/scenarios/plan"
+	"github.com/leakbench/leakbench/scenarios/profiles"
 	"github.com/leakbench/leakbench/scenarios/scenariofile"
 )
 
@@ -60,12 +60,12 @@ func (l *loadFlags) overrides() plan.Overrides {
 // bad -e value, a missing or unreadable scenario file, or a shortcut the
 // plan cannot take are usage errors (exit 2), before any load; a file
 // that does not parse is not (exit 1).
-func (l *loadFlags) load() (runner.Profile, error) {
+func (l *loadFlags) load() (profiles.Profile, error) {
 	vars, err := scenariofile.ParseVars(l.vars)
 	if err != nil {
-		return runner.Profile{}, fmt.Errorf("%w: -e: %w", errUsage, err)
+		return profiles.Profile{}, fmt.Errorf("%w: -e: %w", errUsage, err)
 	}
-	var p runner.Profile
+	var p profiles.Profile
 	if l.scenario != "" {
 		if err := readable(l.scenario); err != nil {
 			return p, fmt.Errorf("%w: --scenario: read scenario file: %w", errUsage, err)
@@ -73,7 +73,7 @@ func (l *loadFlags) load() (runner.Profile, error) {
 		// A file that does not parse is no usage error: git bisect skips
 		// a commit whose scenario it cannot read (exit 125), where a usage
 		// error would stop the bisect.
-		if p, err = runner.LoadProfileWith(l.scenario, scenariofile.Options{Vars: vars}); err != nil {
+		if p, err = profiles.LoadWith(l.scenario, scenariofile.Options{Vars: vars}); err != nil {
 			return p, err
 		}
 	} else {
@@ -107,7 +107,7 @@ func readable(path string) error {
 }
 
 // apply applies the shortcuts to p's plan.
-func (l *loadFlags) apply(p *runner.Profile) error {
+func (l *loadFlags) apply(p *profiles.Profile) error {
 	o := l.overrides()
 	if o.IsZero() {
 		return nil

@@ -14,11 +14,12 @@ import (
 	"github.com/leakbench/leakbench/internal/app/render"
 	"github.com/leakbench/leakbench/internal/app/runner"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
+	"github.com/leakbench/leakbench/scenarios/profiles"
 )
 
 func cmdRun(ctx context.Context, c *cli, args []string) (err error) {
 	fs := c.flagSet("run")
-	ld := addLoadFlags(fs, "ci", "built-in profile: "+strings.Join(runner.ProfileNames(), ", "), "vus", "duration", "iterations") // load.go
+	ld := addLoadFlags(fs, "ci", "built-in profile: "+strings.Join(profiles.Names(), ", "), "vus", "duration", "iterations") // load.go
 	variant := fs.String("variant", "fixed", "gateway variant to run against; known: "+gateway.VariantNames())
 	out := fs.String("out", "", "run directory to write (required)")
 	force := fs.Bool("force", false, "replace the contents of a non-empty --out directory")
@@ -175,7 +176,7 @@ func cmdRun(ctx context.Context, c *cli, args []string) (err error) {
 // openBaseline finds run --baseline REF before any load: a baseline that
 // is not a run, or is of another scenario than p's, is a usage error
 // naming what differs (unless force). nil when no baseline was asked for.
-func openBaseline(c *cli, ref string, p runner.Profile, force bool) (*render.BaselineRun, error) {
+func openBaseline(c *cli, ref string, p profiles.Profile, force bool) (*render.BaselineRun, error) {
 	if ref == "" {
 		return nil, nil
 	}

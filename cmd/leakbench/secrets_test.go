@@ -16,8 +16,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/fixtures/fixturetest"
-
-	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
 // filesContaining lists the files under dir whose content holds s.
@@ -105,7 +104,7 @@ func TestRunDirectoryHoldsNoSecret(t *testing.T) {
 	bin := buildCLI(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	env := fixturetest.StartLocal(t, ctx, fixtures.Config{Variant: "fixed", Users: 4, IdleInTxTimeout: 5 * time.Second})
+	env := fixturetest.StartLocal(t, ctx, stack.Config{Variant: "fixed", Users: 4, IdleInTxTimeout: 5 * time.Second})
 	const (
 		metricsPW = "metrics-userinfo-9021"
 		apiKey    = "query-api-key-5512"

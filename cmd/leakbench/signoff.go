@@ -15,11 +15,12 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	capreport "github.com/leakbench/leakbench/reports/capacity"
 	"github.com/leakbench/leakbench/reports/verdict"
+	"github.com/leakbench/leakbench/scenarios/profiles"
 )
 
 func cmdSignoff(ctx context.Context, c *cli, args []string) (err error) {
 	fs := c.flagSet("signoff")
-	ld := addLoadFlags(fs, "ci", "built-in profile: "+strings.Join(runner.ProfileNames(), ", ")+" (ci: both runs in about 90 s on 2 cores), or "+runner.AllProfile+": every pattern's in turn ("+strings.Join(runner.AllPatterns, ", ")+"), one report and one verdict", "vus", "duration", "iterations") // load.go
+	ld := addLoadFlags(fs, "ci", "built-in profile: "+strings.Join(profiles.Names(), ", ")+" (ci: both runs in about 90 s on 2 cores), or "+runner.AllProfile+": every pattern's in turn ("+strings.Join(runner.AllPatterns, ", ")+"), one report and one verdict", "vus", "duration", "iterations") // load.go
 	out := fs.String("out", "", "directory for the run directories (before/, after/) and the comparison (required)")
 	force := fs.Bool("force", false, "replace the contents of a non-empty --out directory")
 	env := fs.String("env", "auto", envHelp+"; a fresh stack for each run")
@@ -207,18 +208,18 @@ func signoffAll(ctx context.Context, c *cli, o runner.SignoffOptions) error {
 }
 
 // loadProfile reads --scenario FILE when given, else the built-in --profile.
-func loadProfile(name, file string) (runner.Profile, error) {
+func loadProfile(name, file string) (profiles.Profile, error) {
 	if file != "" {
-		return runner.LoadProfile(file)
+		return profiles.Load(file)
 	}
-	p, err := runner.LookupProfile(name)
+	p, err := profiles.Lookup(name)
 	if err != nil {
 		return p, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	return p, nil
 }
 
-func overrideVariants(p *runner.Profile, before, after string) error {
+func overrideVariants(p *profiles.Profile, before, after string) error {
 	for _, v := range []string{before, after} {
 		if v == "" {
 			continue

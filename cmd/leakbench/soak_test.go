@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/app/runner"
+	"github.com/leakbench/leakbench/scenarios/profiles"
 )
 
 // TestSoakSettings: a profile's soak: section sets the soak's settings,
 // a flag the user gave wins over it, what neither sets takes the flags'
 // defaults; a slope for a kind that does not exist is a usage error.
 func TestSoakSettings(t *testing.T) {
-	p, err := runner.ParseProfile([]byte("soak:\n  warmup: 45s\n  cool_down: 20s\n  slopes: {connections: 12}\nscenarios:\n  s: {executor: constant-vus, vus: 1, duration: 1m, flow: [tools/list]}\n"), "soak.yaml")
+	p, err := profiles.Parse([]byte("soak:\n  warmup: 45s\n  cool_down: 20s\n  slopes: {connections: 12}\nscenarios:\n  s: {executor: constant-vus, vus: 1, duration: 1m, flow: [tools/list]}\n"), "soak.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

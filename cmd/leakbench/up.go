@@ -7,6 +7,7 @@ import (
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/gateway-under-test"
 	"github.com/leakbench/leakbench/internal/app/servers"
+	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
 func cmdUp(ctx context.Context, c *cli, args []string) error {
@@ -64,7 +65,7 @@ private network from images leakbench builds itself (see 'leakbench images');
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	return servers.Up(ctx, servers.UpOptions{
-		Stack:    fixtures.Config{Variant: *variant, Users: *users, IdleInTxTimeout: *iit, LogDir: *logDir},
+		Stack:    stack.Config{Variant: *variant, Users: *users, IdleInTxTimeout: *iit, LogDir: *logDir},
 		Provider: *provider, External: ext, Ports: ports, JSON: *asJSON, ShowSecrets: *showSecrets,
 		Stdout: c.stdout, Stderr: c.stderr,
 	})

@@ -25,6 +25,7 @@ import (
 
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/testing/testenv"
+	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
 var (
@@ -407,7 +408,7 @@ thresholds:
 
 func startStack(t *testing.T, ctx context.Context, variant string) *fixtures.Env {
 	t.Helper()
-	env, err := fixtures.StartLocal(ctx, fixtures.Config{Variant: variant, Users: 10, IdleInTxTimeout: 3 * time.Second})
+	env, err := fixtures.StartLocal(ctx, stack.Config{Variant: variant, Users: 10, IdleInTxTimeout: 3 * time.Second})
 	t.Cleanup(func() {
 		if err := env.Close(); err != nil {
 			t.Errorf("close the %s stack: %v", variant, err)

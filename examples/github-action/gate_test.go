@@ -15,6 +15,7 @@ import (
 	"github.com/leakbench/leakbench/examples/pyservice"
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/testing/testenv"
+	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
 // The example workflow's scenario and seed for the Python service,
@@ -61,7 +62,7 @@ func startPyBuilds(t *testing.T, ctx context.Context, variants ...string) []pyBu
 	if _, err := pyservice.Check(); err != nil {
 		testenv.Missing(t, "%v", err)
 	}
-	env, err := fixtures.StartLocal(ctx, fixtures.Config{NoGateway: true, Users: 1, IdleInTxTimeout: -1})
+	env, err := fixtures.StartLocal(ctx, stack.Config{NoGateway: true, Users: 1, IdleInTxTimeout: -1})
 	t.Cleanup(func() {
 		if err := env.Close(); err != nil {
 			t.Errorf("stop the stack: %v", err)

@@ -16,11 +16,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/internal/testing/testenv"
 	"github.com/leakbench/leakbench/scenarios/engine"
 	"github.com/leakbench/leakbench/scenarios/scenariofile"
+	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
 // The load of the waiting tests: waiters users, each starting a run that
@@ -34,8 +34,8 @@ const (
 	runLength   = 3 * time.Second
 )
 
-// stack is what every subtest shares: PostgreSQL and the service's database.
-type stack struct {
+// shared is what every subtest shares: PostgreSQL and the service's database.
+type shared struct {
 	dsn      string // the service's role on its database, directly (no PgBouncer)
 	probeDSN string // pg_monitor only
 	tokens   []string
@@ -56,7 +56,7 @@ func TestPyService(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	env := fixturetest.StartLocal(t, ctx, fixtures.Config{NoGateway: true, Users: 1})
+	env := fixturetest.StartLocal(t, ctx, stack.Config{NoGateway: true, Users: 1})
 	dsn, err := CreateDatabase(ctx, env.PostgresDSN, "pyservice")
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +65,7 @@ func TestPyService(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := &stack{dsn: dsn, probeDSN: env.ProbeDSN, tokens: tokens, emails: map[string]string{}}
+	st := &shared{dsn: dsn, probeDSN: env.ProbeDSN, tokens: tokens, emails: map[string]string{}}
 	for i, tok := range tokens {
 		st.emails[tok] = UserEmail(i)
 	}
@@ -97,7 +97,7 @@ scenarios:
           check: ["structuredContent.status == done"]
 `, waiters, runLength.Seconds())
 
-func testWaiting(t *testing.T, st *stack, variant string) {
+func testWaiting(t *testing.T, st *shared, variant string) {
 	svc, gtPath := startService(t, st, Options{Variant: variant, PoolSize: poolSize, PoolTimeout: poolTimeout})
 	w := watch(t, st.probeDSN)
 	res := runPlan(t, svc, st, waitingPlan)
@@ -198,7 +198,7 @@ scenarios:
           check: ["structuredContent.status == 200"]
 `, upstreamUsers, upstreamDelay.Seconds())
 
-func testUpstream(t *testing.T, st *stack, variant string) {
+func testUpstream(t *testing.T, st *shared, variant string) {
 	svc, gtPath := startService(t, st, Options{Variant: variant, PoolSize: poolSize, PoolTimeout: poolTimeout})
 	w := watch(t, st.probeDSN)
 	res := runPlan(t, svc, st, upstreamPlan)
@@ -250,7 +250,7 @@ func testUpstream(t *testing.T, st *stack, variant string) {
 
 // testNoApplicationName: the service's connections carry no
 // application_name when told so.
-func testNoApplicationName(t *testing.T, st *stack) {
+func testNoApplicationName(t *testing.T, st *shared) {
 	svc, _ := startService(t, st, Options{NoApplicationName: true})
 	runPlan(t, svc, st, `scenarios:
   one: {executor: per-vu-iterations, vus: 1, iterations: 1, flow: [{tools/call: {name: whoami}}]}
@@ -279,7 +279,7 @@ func testNoApplicationName(t *testing.T, st *stack) {
 
 // --- the service and the engine -------------------------------------------------
 
-func startService(t *testing.T, st *stack, opts Options) (*Service, string) {
+func startService(t *testing.T, st *shared, opts Options) (*Service, string) {
 	t.Helper()
 	gt := filepath.Join(t.TempDir(), "groundtruth.jsonl")
 	opts.DSN, opts.GroundTruth = st.dsn, gt
@@ -313,7 +313,7 @@ func closeService(t *testing.T, svc *Service) {
 	}
 }
 
-func runPlan(t *testing.T, svc *Service, st *stack, yaml string) *rundir.LoadResult {
+func runPlan(t *testing.T, svc *Service, st *shared, yaml string) *rundir.LoadResult {
 	t.Helper()
 	pl, err := scenariofile.Parse([]byte(yaml), "pyservice.yaml")
 	if err != nil {
@@ -369,7 +369,7 @@ func checkEveryCheckout(t *testing.T, cos []Checkout) {
 // idle in transaction on the query starting with prefix lies within one
 // checkout of that backend in the ground truth, for a request of tool by
 // the user whose token the query shows.
-func checkEpisodesAgainstGroundTruth(t *testing.T, st *stack, snaps []snapshot, cos []Checkout, prefix, tool string) {
+func checkEpisodesAgainstGroundTruth(t *testing.T, st *shared, snaps []snapshot, cos []Checkout, prefix, tool string) {
 	t.Helper()
 	const slack = 20 * time.Millisecond
 	n := 0

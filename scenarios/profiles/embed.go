@@ -1,10 +1,15 @@
-// Package profiles holds leakbench's built-in sign-off profiles: scenario
-// files (see scenarios/examples/annotated.yaml) with three more top-level
-// sections — stack, probe and signoff — that say what to start, how to
-// watch it, and which gateway variants to compare. The whole file is read
-// by one set of rules (package plan): keys in any spelling (max_connections
-// = maxConnections = max-connections), every error naming its line. Copy
-// one, edit it, and pass it with `leakbench signoff --scenario FILE`.
+// Package profiles is the profile format and leakbench's built-in
+// profiles. A profile is a scenario file (see
+// scenarios/examples/annotated.yaml) with top-level sections of its own —
+// stack, probe, signoff, faults, recovery, capacity and soak — that say what
+// to start, how to watch it, which gateway variants to compare and how the
+// other commands use it. Parse, Load and Lookup read one into a Profile:
+// the scenario by package scenariofile, the profile's sections by the same
+// rules (each key in one spelling, an older spelling read with a warning
+// naming the key; every error naming its line). The built-in ones are
+// embedded; copy one, edit it, and pass it with `leakbench signoff
+// --scenario FILE`. The package links no container stack and no gateway
+// (internal/testing/layers), so that every format reader can use it.
 package profiles
 
 import (

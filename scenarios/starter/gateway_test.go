@@ -9,6 +9,7 @@ import (
 
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/testing/testenv"
+	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
 // startStack starts the reference stack (PostgreSQL, PgBouncer, the
@@ -21,7 +22,7 @@ func startStack(t *testing.T) *fixtures.Env {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	env, err := fixtures.StartLocal(ctx, fixtures.Config{Users: 5, GatewayPoolSize: 5, PgBouncerPoolSize: 5, LogDir: t.TempDir()})
+	env, err := fixtures.StartLocal(ctx, stack.Config{Users: 5, GatewayPoolSize: 5, PgBouncerPoolSize: 5, LogDir: t.TempDir()})
 	t.Cleanup(func() {
 		if err := env.Close(); err != nil {
 			t.Errorf("close stack: %v", err)

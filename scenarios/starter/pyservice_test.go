@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/examples/pyservice"
-	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/fixtures/fixturetest"
 	"github.com/leakbench/leakbench/internal/testing/testenv"
+	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
 // TestInitPythonService: against the Python example service (FastAPI,
@@ -27,7 +27,7 @@ func TestInitPythonService(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	env := fixturetest.StartLocal(t, ctx, fixtures.Config{NoGateway: true, Users: 1})
+	env := fixturetest.StartLocal(t, ctx, stack.Config{NoGateway: true, Users: 1})
 	dsn, err := pyservice.CreateDatabase(ctx, env.PostgresDSN, "pyservice")
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	capreport "github.com/leakbench/leakbench/reports/capacity"
 	"github.com/leakbench/leakbench/reports/sizing"
+	"github.com/leakbench/leakbench/scenarios/profiles"
 )
 
 // Sentinel outcomes a caller turns into exit codes.
@@ -29,7 +30,7 @@ var (
 
 // Options configures a capacity search.
 type Options struct {
-	Profile runner.Profile
+	Profile profiles.Profile
 	Spec    Spec
 	// Variants are the reference gateway's variants to search, each on a
 	// stack of its own, in order (two: before and after); none with

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/fixtures"
-	"github.com/leakbench/leakbench/internal/app/runner"
 	"github.com/leakbench/leakbench/internal/testing/testenv"
+	"github.com/leakbench/leakbench/scenarios/profiles"
 )
 
 // TestE2ELongCapacityProfile plays the built-in capacity profile (make
@@ -18,7 +18,7 @@ import (
 // the leaky variant's capacity and the fixed one's, each on its own local
 // stack; the fix must raise it.
 func TestE2ELongCapacityProfile(t *testing.T) {
-	p, err := runner.LookupProfile("capacity")
+	p, err := profiles.Lookup("capacity")
 	if err != nil {
 		t.Fatal(err)
 	}

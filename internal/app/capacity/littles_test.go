@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/fixtures"
-	"github.com/leakbench/leakbench/internal/app/runner"
 	"github.com/leakbench/leakbench/internal/testing/testenv"
 	"github.com/leakbench/leakbench/reports"
 	capreport "github.com/leakbench/leakbench/reports/capacity"
 	"github.com/leakbench/leakbench/scenarios/plan"
+	"github.com/leakbench/leakbench/scenarios/profiles"
 )
 
 // littleProfile is a capacity search on the reference gateway's fixed
@@ -91,7 +91,7 @@ func TestE2ECapacityMatchesLittlesLaw(t *testing.T) {
 	} {
 		name := fmt.Sprintf("P=%d,h=%s,z=%s", tc.pool, tc.h, tc.z)
 		t.Run(name, func(t *testing.T) {
-			p, err := runner.ParseProfile([]byte(littleProfile(tc.pool, tc.h, tc.z)), "little.yaml")
+			p, err := profiles.Parse([]byte(littleProfile(tc.pool, tc.h, tc.z)), "little.yaml")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/app/runner"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	capreport "github.com/leakbench/leakbench/reports/capacity"
+	"github.com/leakbench/leakbench/scenarios/profiles"
 )
 
 // TestSearchFindsTheKnee plays the search against a service that holds
@@ -81,31 +81,31 @@ scenarios:
 // TestResolveRefusesBadInput: every bad capacity: section is an error
 // naming what is wrong, before anything starts.
 func TestResolveRefusesBadInput(t *testing.T) {
-	p, err := runner.ParseProfile([]byte(specPlan), "spec.yaml")
+	p, err := profiles.Parse([]byte(specPlan), "spec.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ok := runner.CapacitySection{Start: 5, Max: 100, Stage: 4 * time.Second, ErrorRate: "0.01"}
+	ok := profiles.CapacitySection{Start: 5, Max: 100, Stage: 4 * time.Second, ErrorRate: "0.01"}
 	if s, err := Resolve(ok, p.Plan); err != nil || s.Factor != 2 || s.ResolutionFrac != 0.1 || len(s.Thresholds) != 1 {
 		t.Fatalf("a good section: %+v, %v", s, err)
 	}
 	for _, tc := range []struct {
 		name string
-		edit func(*runner.CapacitySection)
+		edit func(*profiles.CapacitySection)
 		want string
 	}{
-		{"a metric that does not exist", func(c *runner.CapacitySection) {
+		{"a metric that does not exist", func(c *profiles.CapacitySection) {
 			c.Thresholds = map[string][]string{"mcp_req_latency{name:echo}": {"p(95)<100"}}
 		}, `unknown metric "mcp_req_latency"`},
-		{"a bad expression", func(c *runner.CapacitySection) { c.Thresholds = map[string][]string{"mcp_req_duration": {"p95<100"}} }, "unknown aggregation"},
-		{"min above max", func(c *runner.CapacitySection) { c.Min = 500 }, "min 500 is above max 100"},
-		{"a stage too short to settle", func(c *runner.CapacitySection) { c.Stage = time.Second }, "cannot be seen to settle"},
-		{"an unknown load", func(c *runner.CapacitySection) { c.Load = "qps" }, `load "qps": want users or rate`},
-		{"rate on a constant-vus scenario", func(c *runner.CapacitySection) { c.Load = LoadRate }, "steps a constant-arrival-rate scenario"},
-		{"a bad pool limit", func(c *runner.CapacitySection) { c.Pool = "dry" }, `pool "dry"`},
-		{"a bad error rate", func(c *runner.CapacitySection) { c.ErrorRate = "2" }, `error_rate "2"`},
-		{"a bad resolution", func(c *runner.CapacitySection) { c.Resolution = "0%" }, `resolution "0%"`},
-		{"a bad factor", func(c *runner.CapacitySection) { c.Factor = 1 }, "factor 1"},
+		{"a bad expression", func(c *profiles.CapacitySection) { c.Thresholds = map[string][]string{"mcp_req_duration": {"p95<100"}} }, "unknown aggregation"},
+		{"min above max", func(c *profiles.CapacitySection) { c.Min = 500 }, "min 500 is above max 100"},
+		{"a stage too short to settle", func(c *profiles.CapacitySection) { c.Stage = time.Second }, "cannot be seen to settle"},
+		{"an unknown load", func(c *profiles.CapacitySection) { c.Load = "qps" }, `load "qps": want users or rate`},
+		{"rate on a constant-vus scenario", func(c *profiles.CapacitySection) { c.Load = LoadRate }, "steps a constant-arrival-rate scenario"},
+		{"a bad pool limit", func(c *profiles.CapacitySection) { c.Pool = "dry" }, `pool "dry"`},
+		{"a bad error rate", func(c *profiles.CapacitySection) { c.ErrorRate = "2" }, `error_rate "2"`},
+		{"a bad resolution", func(c *profiles.CapacitySection) { c.Resolution = "0%" }, `resolution "0%"`},
+		{"a bad factor", func(c *profiles.CapacitySection) { c.Factor = 1 }, "factor 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := ok
@@ -117,7 +117,7 @@ func TestResolveRefusesBadInput(t *testing.T) {
 		})
 	}
 	// A --min the stages cannot climb to is refused before anything runs.
-	s, err := Resolve(runner.CapacitySection{Start: 10, Factor: 2, MaxStages: 3, Min: 500, Stage: 4 * time.Second, ErrorRate: "0.01"}, p.Plan)
+	s, err := Resolve(profiles.CapacitySection{Start: 10, Factor: 2, MaxStages: 3, Min: 500, Stage: 4 * time.Second, ErrorRate: "0.01"}, p.Plan)
 	if err != nil {
 		t.Fatal(err)
 	}

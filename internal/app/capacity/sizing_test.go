@@ -13,6 +13,7 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/internal/testing/pgshared"
 	"github.com/leakbench/leakbench/reports/sizing"
+	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
 // sizedProfile is two short stages of users calling generate_report,
@@ -50,7 +51,7 @@ func TestCapacitySizesForTargetRate(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	env := pgshared.Start(t, ctx, fixtures.Config{GatewayPoolSize: 4})
+	env := pgshared.Start(t, ctx, stack.Config{GatewayPoolSize: 4})
 	p, sp := resolveProfile(t, sizedProfile, "sized.yaml")
 	rate, replicas := 37.5, 3
 	out := t.TempDir()

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/app/runner"
 	"github.com/leakbench/leakbench/scenarios/plan"
+	"github.com/leakbench/leakbench/scenarios/profiles"
 )
 
 // What a search steps.
@@ -81,7 +81,7 @@ const (
 // Resolve checks section (the profile's, flags already written over it)
 // against the profile's plan and returns the search it asks for. Every
 // problem is an error wrapping ErrSpec that names the key.
-func Resolve(sec runner.CapacitySection, p *plan.Plan) (Spec, error) {
+func Resolve(sec profiles.CapacitySection, p *plan.Plan) (Spec, error) {
 	s := Spec{Load: orStr(sec.Load, LoadUsers), Start: sec.Start, Max: sec.Max, Factor: sec.Factor,
 		Stage: sec.Stage, MaxStages: sec.MaxStages, Min: sec.Min, Pool: orStr(sec.Pool, PoolAny), StuckSessions: -1, ErrorRate: -1, Generator: true}
 	bad := func(format string, a ...any) (Spec, error) {

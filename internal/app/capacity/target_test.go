@@ -26,6 +26,7 @@ import (
 	capreport "github.com/leakbench/leakbench/reports/capacity"
 	"github.com/leakbench/leakbench/scenarios/engine"
 	"github.com/leakbench/leakbench/scenarios/engine/reqindex"
+	"github.com/leakbench/leakbench/scenarios/profiles"
 )
 
 // cliff serves the canned MCP endpoint, but fails every tools/call with
@@ -112,9 +113,9 @@ func tokens(n int) []string {
 
 // resolveProfile parses the profile yaml (named name) and resolves its
 // capacity: section.
-func resolveProfile(t *testing.T, yaml, name string) (runner.Profile, Spec) {
+func resolveProfile(t *testing.T, yaml, name string) (profiles.Profile, Spec) {
 	t.Helper()
-	p, err := runner.ParseProfile([]byte(yaml), name)
+	p, err := profiles.Parse([]byte(yaml), name)
 	if err != nil {
 		t.Fatal(err)
 	}

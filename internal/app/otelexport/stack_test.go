@@ -19,6 +19,7 @@ import (
 	"github.com/leakbench/leakbench/internal/app/runner"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/internal/testing/testenv"
+	"github.com/leakbench/leakbench/scenarios/profiles"
 )
 
 // leakyProfileYAML: the token-scoping leak (#1885) under a short load, with
@@ -53,7 +54,7 @@ scenarios:
 // stack with x exporting, and returns the run directory and its summary.
 func runLeaky(t *testing.T, x *Exporter, log *bytes.Buffer) (string, *rundir.Summary) {
 	t.Helper()
-	p, err := runner.ParseProfile([]byte(leakyProfileYAML), "leaky.yaml")
+	p, err := profiles.Parse([]byte(leakyProfileYAML), "leaky.yaml")
 	if err != nil {
 		t.Fatalf("parse profile: %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/redact"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/reports"
+	"github.com/leakbench/leakbench/scenarios/profiles"
 )
 
 // AllProfile is the --profile name that signs off every pattern in turn.
@@ -24,10 +25,10 @@ const AllProfile = "all"
 var AllPatterns = []string{"ci", "waiting", "polling", "upstream", "outside"}
 
 // AllProfiles loads the profiles of AllPatterns.
-func AllProfiles() ([]Profile, error) {
-	var ps []Profile
+func AllProfiles() ([]profiles.Profile, error) {
+	var ps []profiles.Profile
 	for _, name := range AllPatterns {
-		p, err := LookupProfile(name)
+		p, err := profiles.Lookup(name)
 		if err != nil {
 			return nil, err
 		}
@@ -37,13 +38,13 @@ func AllProfiles() ([]Profile, error) {
 }
 
 // SignoffAllOptions configures SignoffAll. Its SignoffOptions apply to
-// every pattern's sign-off; their Profile is ignored and Out is the
+// every pattern's sign-off; their profiles.Profile is ignored and Out is the
 // combined report's directory.
 type SignoffAllOptions struct {
 	SignoffOptions
 	// Profiles replace AllProfiles when set (tests use short ones). Their
 	// names must differ: each names its subdirectory.
-	Profiles []Profile
+	Profiles []profiles.Profile
 }
 
 // SignoffAll signs off every pattern in turn: each profile's sign-off into

@@ -12,6 +12,7 @@ import (
 
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/testing/testenv"
+	"github.com/leakbench/leakbench/scenarios/profiles"
 )
 
 // TestSignoffAllGoesOnAfterAFailure: a pattern whose sign-off cannot be
@@ -24,7 +25,7 @@ func TestSignoffAllGoesOnAfterAFailure(t *testing.T) {
 	second := bad
 	second.Name = "second"
 	out := t.TempDir()
-	m, err := SignoffAll(context.Background(), SignoffAllOptions{SignoffOptions: SignoffOptions{Out: out, Env: "local"}, Profiles: []Profile{bad, second}})
+	m, err := SignoffAll(context.Background(), SignoffAllOptions{SignoffOptions: SignoffOptions{Out: out, Env: "local"}, Profiles: []profiles.Profile{bad, second}})
 	if errors.Is(err, fixtures.ErrMissingBinary) {
 		testenv.Missing(t, "PostgreSQL or PgBouncer not installed: %v", err)
 	}
@@ -40,7 +41,7 @@ func TestSignoffAllGoesOnAfterAFailure(t *testing.T) {
 
 	dup := bad
 	dup.Name = "first"
-	if _, err := SignoffAll(context.Background(), SignoffAllOptions{SignoffOptions: SignoffOptions{Out: t.TempDir()}, Profiles: []Profile{bad, dup}}); err == nil {
+	if _, err := SignoffAll(context.Background(), SignoffAllOptions{SignoffOptions: SignoffOptions{Out: t.TempDir()}, Profiles: []profiles.Profile{bad, dup}}); err == nil {
 		t.Errorf("two patterns named first: want an error, each names its directory")
 	}
 }
@@ -49,27 +50,27 @@ func TestSignoffAllGoesOnAfterAFailure(t *testing.T) {
 // their own pattern with fixed, and the stack knobs they rely on are read.
 func TestPatternProfiles(t *testing.T) {
 	want := map[string]string{"ci": "commit-in-finally", "waiting": "held-while-waiting", "polling": "held-while-polling", "upstream": "held-across-upstream", "outside": "session-outside-request"}
-	profiles, err := AllProfiles()
+	all, err := AllProfiles()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range profiles {
+	for _, p := range all {
 		if p.VariantBefore != want[p.Name] || p.VariantAfter != "fixed" {
 			t.Errorf("profile %s compares %s with %s, want %s with fixed", p.Name, p.VariantBefore, p.VariantAfter, want[p.Name])
 		}
 	}
-	if slices.Contains(AllPatterns, "incident") || slices.Contains(ProfileNames(), AllProfile) {
-		t.Errorf("--profile all is the patterns but incident, and no file may be called all.yaml: %v, %v", AllPatterns, ProfileNames())
+	if slices.Contains(AllPatterns, "incident") || slices.Contains(profiles.Names(), AllProfile) {
+		t.Errorf("--profile all is the patterns but incident, and no file may be called all.yaml: %v, %v", AllPatterns, profiles.Names())
 	}
-	out, err := LookupProfile("outside")
+	out, err := profiles.Lookup("outside")
 	if err != nil || !out.Stack.GatewayTokenUsage {
 		t.Errorf("outside: the fixed run must record token usage too (stack.gateway_token_usage): %+v, %v", out.Stack, err)
 	}
-	w, err := LookupProfile("waiting")
+	w, err := profiles.Lookup("waiting")
 	if err != nil || w.Stack.GatewayPoolSize != 20 || w.Stack.RunDelay != 5*time.Second || w.Stack.GatewayPoolTimeout != 5*time.Second {
 		t.Errorf("waiting: stack knobs not read: %+v, %v", w.Stack, err)
 	}
-	p, err := ParseProfile([]byte("stack:\n  upstream_latency: 3s\n  gateway-token-usage: true\nscenarios:\n  a: {executor: constant-vus, vus: 1, duration: 1s, flow: [ping]}\n"), "knobs.yaml")
+	p, err := profiles.Parse([]byte("stack:\n  upstream_latency: 3s\n  gateway-token-usage: true\nscenarios:\n  a: {executor: constant-vus, vus: 1, duration: 1s, flow: [ping]}\n"), "knobs.yaml")
 	if err != nil || p.Stack.UpstreamLatency != 3*time.Second || !p.Stack.GatewayTokenUsage {
 		t.Errorf("stack.upstream_latency / gateway_token_usage not read: %+v, %v", p.Stack, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/redact"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/scenarios/plan"
+	"github.com/leakbench/leakbench/scenarios/profiles"
 )
 
 // Docker shards: with Options.Shards > 1 on the docker provider, the load
@@ -141,13 +142,13 @@ func playShards(ctx context.Context, p *plan.Plan, n int, env *fixtures.Env, tar
 }
 
 // planLength is how long p's load lasts at most: its last scenario's end
-// (loadLength, faultcheck.go) and the longest graceful stop after it.
+// (profiles.LoadLength) and the longest graceful stop after it.
 func planLength(p *plan.Plan) time.Duration {
 	var stop time.Duration
 	for _, s := range p.Scenarios {
 		stop = max(stop, s.GracefulStop.D())
 	}
-	return loadLength(p) + stop
+	return profiles.LoadLength(p) + stop
 }
 
 // copyIfThere copies a file, if it exists, atomically.

@@ -13,6 +13,8 @@ import (
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/testing/mcptest"
 	"github.com/leakbench/leakbench/internal/testing/testenv"
+	"github.com/leakbench/leakbench/scenarios/profiles"
+	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
 // headersScenario sends a credential-like header with every request: the
@@ -48,12 +50,12 @@ func TestDockerShardsSendSecretHeaders(t *testing.T) {
 	if err := fixtures.DockerAvailable(ctx); err != nil {
 		testenv.Missing(t, "no Docker engine answers: %v", err)
 	}
-	p, err := ParseProfile([]byte(headersScenario), "headers.yaml")
+	p, err := profiles.Parse([]byte(headersScenario), "headers.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var log strings.Builder
-	env, err := fixtures.Start(ctx, fixtures.Config{Variant: "fixed", Users: 2}, fixtures.StartOptions{Provider: fixtures.ProviderDocker, Log: &log})
+	env, err := fixtures.Start(ctx, stack.Config{Variant: "fixed", Users: 2}, fixtures.StartOptions{Provider: fixtures.ProviderDocker, Log: &log})
 	t.Cleanup(func() {
 		if err := env.Close(); err != nil {
 			t.Errorf("close the stack: %v", err)

@@ -12,6 +12,7 @@ import (
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/internal/testing/testenv"
+	"github.com/leakbench/leakbench/scenarios/profiles"
 )
 
 const shardsProfile = `
@@ -45,7 +46,7 @@ func TestDockerShards(t *testing.T) {
 	if err := fixtures.DockerAvailable(ctx); err != nil {
 		testenv.Missing(t, "no Docker engine answers: %v", err)
 	}
-	p, err := ParseProfile([]byte(shardsProfile), "shards.yaml")
+	p, err := profiles.Parse([]byte(shardsProfile), "shards.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func TestDockerShards(t *testing.T) {
 // TestShardsNeedDocker: --shards on another provider is refused before
 // anything starts.
 func TestShardsNeedDocker(t *testing.T) {
-	p, err := ParseProfile([]byte(shardsProfile), "shards.yaml")
+	p, err := profiles.Parse([]byte(shardsProfile), "shards.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,7 @@ func TestE2ELongIncidentProfile(t *testing.T) {
 // before run must leak, with the leaked sessions killed by the timeout.
 // It returns the comparison, for a test's own checks.
 func signoffBuiltin(t *testing.T, name string, limit time.Duration) *reports.Comparison {
-	p, err := LookupProfile(name)
+	p, err := profiles.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}

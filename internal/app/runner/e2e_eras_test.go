@@ -14,6 +14,7 @@ import (
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/testing/testenv"
 	"github.com/leakbench/leakbench/scenarios/plan"
+	"github.com/leakbench/leakbench/scenarios/profiles"
 )
 
 // TestE2ECIProfileIn2025Era signs off the ci profile with its users pinned to
@@ -22,7 +23,7 @@ import (
 // which plays it in the profile's own 2026-07-28 (auto): the leak and its
 // fix must show in both eras, and the summary must say which was spoken.
 func TestE2ECIProfileIn2025Era(t *testing.T) {
-	p, err := LookupProfile("ci")
+	p, err := profiles.Lookup("ci")
 	if err != nil {
 		t.Fatal(err)
 	}

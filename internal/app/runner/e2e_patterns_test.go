@@ -16,6 +16,7 @@ import (
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/testing/testenv"
 	"github.com/leakbench/leakbench/reports"
+	"github.com/leakbench/leakbench/scenarios/profiles"
 )
 
 // TestE2EPatternProfiles signs off every pattern with its real
@@ -25,7 +26,7 @@ import (
 // the combined report is checked. About 4–5 minutes on a 2-core machine;
 // LEAKBENCH_TEST_PATTERNS=waiting,outside signs off only those.
 func TestE2EPatternProfiles(t *testing.T) {
-	profiles, err := AllProfiles()
+	all, err := AllProfiles()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,22 +37,22 @@ func TestE2EPatternProfiles(t *testing.T) {
 	}
 	if only := os.Getenv("LEAKBENCH_TEST_PATTERNS"); only != "" {
 		keep := strings.Split(only, ",")
-		profiles = slices.DeleteFunc(profiles, func(p Profile) bool { return !slices.Contains(keep, p.Name) })
+		all = slices.DeleteFunc(all, func(p profiles.Profile) bool { return !slices.Contains(keep, p.Name) })
 	}
 	out := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(len(profiles))*3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(len(all))*3*time.Minute)
 	defer cancel()
 	start := time.Now()
-	m, err := SignoffAll(ctx, SignoffAllOptions{SignoffOptions: SignoffOptions{Out: out, Version: "test", Env: "local"}, Profiles: profiles})
+	m, err := SignoffAll(ctx, SignoffAllOptions{SignoffOptions: SignoffOptions{Out: out, Version: "test", Env: "local"}, Profiles: all})
 	if errors.Is(err, fixtures.ErrMissingBinary) {
 		testenv.Missing(t, "PostgreSQL or PgBouncer not installed (run `make deps`): %v", err)
 	}
 	if err != nil {
 		t.Fatalf("sign-off of every pattern: %v", err)
 	}
-	t.Logf("all %d patterns took %s", len(profiles), time.Since(start).Round(time.Second))
-	if len(m.Patterns) != len(profiles) {
-		t.Fatalf("%d patterns signed off, want %d", len(m.Patterns), len(profiles))
+	t.Logf("all %d patterns took %s", len(all), time.Since(start).Round(time.Second))
+	if len(m.Patterns) != len(all) {
+		t.Fatalf("%d patterns signed off, want %d", len(m.Patterns), len(all))
 	}
 	for _, p := range m.Patterns {
 		t.Run(p.Name, func(t *testing.T) {
@@ -85,11 +86,11 @@ func TestE2EPatternProfiles(t *testing.T) {
 	}
 	var back reports.MultiSignoff
 	raw, err := os.ReadFile(filepath.Join(out, "compare.json"))
-	if err != nil || json.Unmarshal(raw, &back) != nil || back.Kind != reports.MultiKind || len(back.Patterns) != len(profiles) || !back.Pass {
+	if err != nil || json.Unmarshal(raw, &back) != nil || back.Kind != reports.MultiKind || len(back.Patterns) != len(all) || !back.Pass {
 		t.Errorf("combined compare.json: %v, %+v", err, back)
 	}
 	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
-	for _, p := range profiles {
+	for _, p := range all {
 		if !strings.Contains(string(md), "\n## "+p.Name+"\n") {
 			t.Errorf("combined report.md has no section for %s", p.Name)
 		}

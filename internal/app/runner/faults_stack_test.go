@@ -15,6 +15,7 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/jsonl"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/internal/testing/testenv"
+	"github.com/leakbench/leakbench/scenarios/profiles"
 )
 
 // TestFaultsOnTheStack plays a timeline of every kind of fault on a local
@@ -27,7 +28,7 @@ func TestFaultsOnTheStack(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: a local stack under load with faults")
 	}
-	p, err := ParseProfile([]byte(`
+	p, err := profiles.Parse([]byte(`
 stack: {idle_in_transaction_session_timeout: 5s, users: 20}
 probe: {interval: 100ms, stuck_after: 2s, drain: 0s}
 faults:
@@ -101,7 +102,7 @@ func TestServerRestartFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: a local stack under load, its servers restarted")
 	}
-	p, err := ParseProfile([]byte(`
+	p, err := profiles.Parse([]byte(`
 stack: {idle_in_transaction_session_timeout: 5s, users: 10}
 probe: {interval: 100ms, stuck_after: 1s, drain: 0s}
 faults:

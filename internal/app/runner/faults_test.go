@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leakbench/leakbench/scenarios/faults"
 	"github.com/leakbench/leakbench/scenarios/plan"
 	"github.com/leakbench/leakbench/scenarios/profiles"
 )
@@ -16,14 +17,14 @@ const faultScen = "scenarios:\n  a: {executor: constant-vus, vus: 1, duration: 2
 // are read with it; bad ones are plan errors naming the file and line,
 // before anything starts.
 func TestProfileFaults(t *testing.T) {
-	p, err := ParseProfile([]byte("faults:\n  - {at: 2s, for: 3s, link: db, toxic: latency, latency: 100ms, jitter: 10ms}\n  - {at: 6s, action: terminate_backends, fraction: 0.5}\nrecovery:\n  recovery_seconds: [\"max<10\"]\n"+faultScen), "p.yaml")
+	p, err := profiles.Parse([]byte("faults:\n  - {at: 2s, for: 3s, link: db, toxic: latency, latency: 100ms, jitter: 10ms}\n  - {at: 6s, action: terminate_backends, fraction: 0.5}\nrecovery:\n  recovery_seconds: [\"max<10\"]\n"+faultScen), "p.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(p.Faults) != 2 || p.Faults[0].Latency != 100*time.Millisecond || p.Faults[0].Line != 2 || p.Faults[1].Fraction != 0.5 || p.Faults[1].Line != 3 {
 		t.Errorf("faults %+v", p.Faults)
 	}
-	if got := faultLinks(p); len(got) != 1 || got[0] != "db" {
+	if got := faults.Links(p.Faults); len(got) != 1 || got[0] != "db" {
 		t.Errorf("fault links %v, want [db]", got)
 	}
 	if len(p.RecoverySeconds) != 1 {
@@ -38,14 +39,14 @@ func TestProfileFaults(t *testing.T) {
 		{"faults:\n  - {at: 2s, for: 1s, link: db, toxic: latency}\nrecovery:\n  recovery_seconds: [\"rate<1\"]\n", `p.yaml: recovery.recovery_seconds: "rate<1": recovery times take max, min, avg, med or p(N)`},
 		{"recovery:\n  recovery_seconds: [\"max<3\"]\n", "p.yaml: recovery.recovery_seconds: thresholds on recovery need a faults: timeline"},
 	} {
-		_, err := ParseProfile([]byte(tt.yaml+faultScen), "p.yaml")
+		_, err := profiles.Parse([]byte(tt.yaml+faultScen), "p.yaml")
 		if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, plan.ErrInvalidPlan) {
 			t.Errorf("%q:\n got %v\nwant …%s…", tt.yaml, err, tt.want)
 		}
 	}
 	// The built-in faults profile reads, and has its fault on the db link.
 	data, _ := profiles.Read("faults")
-	fp, err := ParseProfile(data, "faults.yaml")
+	fp, err := profiles.Parse(data, "faults.yaml")
 	if err != nil || len(fp.Faults) == 0 || fp.Faults[0].Link != "db" || fp.Stack.GatewayRequestTimeout == 0 {
 		t.Errorf("built-in faults profile: %+v, %v", fp.Faults, err)
 	}

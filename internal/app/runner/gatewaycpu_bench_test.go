@@ -18,6 +18,7 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/scenarios/engine"
 	"github.com/leakbench/leakbench/scenarios/plan"
+	"github.com/leakbench/leakbench/scenarios/profiles"
 )
 
 // BenchmarkEngineOnGateway plays the incident profile's load — 3,000
@@ -41,7 +42,7 @@ func BenchmarkEngineOnGateway(b *testing.B) {
 	if _, err := exec.LookPath("go"); err != nil {
 		b.Skip("go toolchain not on PATH: the gateway runs as a leakbench binary built here")
 	}
-	p, err := LookupProfile("incident")
+	p, err := profiles.Lookup("incident")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/fixtures/fixturetest"
+	"github.com/leakbench/leakbench/scenarios/profiles"
+	"github.com/leakbench/leakbench/scenarios/stack"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/leakbench/leakbench/examples/pyservice"
@@ -65,7 +67,7 @@ func startOwnServiceStack(t *testing.T) *ownService {
 	defer cancel()
 	// The service's own database has no idle_in_transaction_session_timeout:
 	// the report must say "off".
-	env := fixturetest.StartLocal(t, ctx, fixtures.Config{NoGateway: true, Users: 1, IdleInTxTimeout: -1})
+	env := fixturetest.StartLocal(t, ctx, stack.Config{NoGateway: true, Users: 1, IdleInTxTimeout: -1})
 	db, err := pyservice.SeedDatabase(ctx, env.PostgresDSN, env.ProbeDSN, "pyservice", 30)
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +95,7 @@ func runOwnServiceWith(t *testing.T, st *ownService, variant, name, probeDSN, pr
 			t.Error(err)
 		}
 	}()
-	p, err := ParseProfile([]byte(profile), "own.yaml")
+	p, err := profiles.Parse([]byte(profile), "own.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,8 @@ import (
 	"github.com/leakbench/leakbench/scenarios/engine"
 	"github.com/leakbench/leakbench/scenarios/faults"
 	"github.com/leakbench/leakbench/scenarios/plan"
+	"github.com/leakbench/leakbench/scenarios/profiles"
+	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
 // ErrInterrupted is returned when the run's context was cancelled (Ctrl-C);
@@ -33,7 +35,7 @@ var ErrInterrupted = errors.New("run interrupted")
 
 // Options configures one run.
 type Options struct {
-	Profile Profile
+	Profile profiles.Profile
 	// Variant is the gateway variant to start.
 	Variant string
 	// Name labels the run in reports ("before", "after").
@@ -117,7 +119,7 @@ func Run(ctx context.Context, o Options) (sum *rundir.Summary, err error) {
 	stackCfg := p.Stack
 	stackCfg.Variant = o.Variant
 	stackCfg.LogDir = filepath.Join(o.Dir, "logs")
-	stackCfg.FaultLinks = faultLinks(p) // the links the faults: timeline uses; none: no proxy
+	stackCfg.FaultLinks = faults.Links(p.Faults) // the links the faults: timeline uses; none: no proxy
 	stackCfg.RestartServers = slices.ContainsFunc(p.Faults, func(s faults.Spec) bool { return s.Server() != "" })
 	var dbAddr string // the probed PostgreSQL's host:port, for the episodes' spans
 	sum = &rundir.Summary{Name: o.Name, Profile: p.Name, Started: time.Now().UTC(), EndReason: rundir.EndFailed,
@@ -381,7 +383,7 @@ func fillEnvironment(e *rundir.Environment, env *fixtures.Env) {
 
 // writeConfig records the resolved configuration. Tokens and DSNs are not
 // part of it (their fields are excluded from JSON), so no secret lands here.
-func writeConfig(dir string, o Options, stack fixtures.Config) error {
+func writeConfig(dir string, o Options, stack stack.Config) error {
 	prof, err := o.Profile.Record()
 	if err != nil {
 		return err
@@ -411,7 +413,7 @@ func scrapeTargets(env *fixtures.Env) []poolmetrics.Target {
 
 // sentTokens are the bearer tokens the run's users send, as the engine
 // picks them: the stack's (or --tokens-file's), else the plan's.
-func sentTokens(env *fixtures.Env, p Profile) []string {
+func sentTokens(env *fixtures.Env, p profiles.Profile) []string {
 	if len(env.Tokens) > 0 {
 		return env.Tokens
 	}

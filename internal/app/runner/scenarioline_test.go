@@ -10,6 +10,7 @@ import (
 
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/reports/table"
+	"github.com/leakbench/leakbench/scenarios/profiles"
 )
 
 var updateScenarioLines = flag.Bool("update-scenario-lines", false, "rewrite testdata/scenario-line-*.txt")
@@ -21,7 +22,7 @@ var updateScenarioLines = flag.Bool("update-scenario-lines", false, "rewrite tes
 // the application layer (internal/testing/layers).
 func TestScenarioLineOfProfiles(t *testing.T) {
 	for _, name := range []string{"ci", "incident"} {
-		p, err := LookupProfile(name)
+		p, err := profiles.Lookup(name)
 		if err != nil {
 			t.Fatal(err)
 		}

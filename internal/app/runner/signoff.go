@@ -18,11 +18,12 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/reports"
 	"github.com/leakbench/leakbench/reports/verdict"
+	"github.com/leakbench/leakbench/scenarios/profiles"
 )
 
 // SignoffOptions configures a before/after sign-off.
 type SignoffOptions struct {
-	Profile Profile
+	Profile profiles.Profile
 	Out     string
 	Force   bool
 	Log     io.Writer

@@ -17,6 +17,7 @@ import (
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/testing/testenv"
 	"github.com/leakbench/leakbench/reports"
+	"github.com/leakbench/leakbench/scenarios/profiles"
 )
 
 // shortProfileYAML is the CI profile cut down for a test: the whole loop,
@@ -47,9 +48,9 @@ scenarios:
             steps: [{ tools/call: { name: generate_report, arguments: { seconds: 2 }, abortAfter: 900ms } }]
 `
 
-func shortProfile(t *testing.T) Profile {
+func shortProfile(t *testing.T) profiles.Profile {
 	t.Helper()
-	p, err := ParseProfile([]byte(shortProfileYAML), "short.yaml")
+	p, err := profiles.Parse([]byte(shortProfileYAML), "short.yaml")
 	if err != nil {
 		t.Fatalf("parse short profile: %v", err)
 	}
@@ -146,7 +147,7 @@ func assertNoSecrets(t *testing.T, dir string, users int) {
 }
 
 func TestParseProfile(t *testing.T) {
-	p, err := LookupProfile("ci")
+	p, err := profiles.Lookup("ci")
 	if err != nil {
 		t.Fatalf("built-in ci profile: %v", err)
 	}
@@ -156,8 +157,8 @@ func TestParseProfile(t *testing.T) {
 	if len(p.Plan.Scenarios) == 0 {
 		t.Fatalf("ci profile has no scenario")
 	}
-	for _, name := range ProfileNames() {
-		p, err := LookupProfile(name)
+	for _, name := range profiles.Names() {
+		p, err := profiles.Lookup(name)
 		if err != nil {
 			t.Errorf("built-in profile %s: %v", name, err)
 			continue
@@ -166,7 +167,7 @@ func TestParseProfile(t *testing.T) {
 			t.Errorf("built-in profile %s is incomplete: %+v", name, p)
 		}
 	}
-	if inc, err := LookupProfile("incident"); err != nil || inc.Stack.IdleInTxTimeout != 120*time.Second || inc.Stack.Users < 3000 {
+	if inc, err := profiles.Lookup("incident"); err != nil || inc.Stack.IdleInTxTimeout != 120*time.Second || inc.Stack.Users < 3000 {
 		t.Errorf("incident profile must keep the incident's 120 s timeout and 3,000 users: %+v, %v", inc.Stack, err)
 	}
 	bad := []struct{ name, yaml, want string }{
@@ -180,14 +181,14 @@ func TestParseProfile(t *testing.T) {
 	}
 	// One set of rules for the whole file: any key spelling, in the
 	// profile's sections too.
-	spelled, err := ParseProfile([]byte("probe:\n  stuckAfter: 3s\nstack:\n  idle-in-transaction-session-timeout: 4s\n"+
+	spelled, err := profiles.Parse([]byte("probe:\n  stuckAfter: 3s\nstack:\n  idle-in-transaction-session-timeout: 4s\n"+
 		"scenarios:\n  a: {executor: constant-vus, vus: 1, duration: 1s, flow: [ping]}\n"), "short.yaml")
 	if err != nil || spelled.Probe.StuckAfter != 3*time.Second || spelled.Stack.IdleInTxTimeout != 4*time.Second {
 		t.Errorf("sections in other spellings: %+v %+v, %v", spelled.Probe, spelled.Stack, err)
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseProfile([]byte(tt.yaml), "short.yaml")
+			_, err := profiles.Parse([]byte(tt.yaml), "short.yaml")
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want one mentioning %q", err, tt.want)
 			}

@@ -18,6 +18,8 @@ import (
 	"github.com/leakbench/leakbench/internal/testing/testenv"
 	"github.com/leakbench/leakbench/reports"
 	"github.com/leakbench/leakbench/reports/verdict"
+	"github.com/leakbench/leakbench/scenarios/profiles"
+	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
 // build is one running build of the Python service, on a database of its
@@ -40,7 +42,7 @@ func startBuilds(t *testing.T, variants ...string) []build {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	env := fixturetest.StartLocal(t, ctx, fixtures.Config{NoGateway: true, Users: 1, IdleInTxTimeout: -1})
+	env := fixturetest.StartLocal(t, ctx, stack.Config{NoGateway: true, Users: 1, IdleInTxTimeout: -1})
 	var out []build
 	for i, v := range variants {
 		name := "build" + string(rune('a'+i))
@@ -66,7 +68,7 @@ func startBuilds(t *testing.T, variants ...string) []build {
 // --before-target … --after-target … --mode MODE` does.
 func signoffBuilds(t *testing.T, before, after build, mode verdict.Mode) (string, *reports.Comparison) {
 	t.Helper()
-	p, err := ParseProfile([]byte(ownServiceProfile), "own.yaml")
+	p, err := profiles.Parse([]byte(ownServiceProfile), "own.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +130,7 @@ func TestSignoffTwoBuilds(t *testing.T) {
 	}
 
 	// run --baseline: the fixed build's run is the baseline of the others.
-	p, err := ParseProfile([]byte(ownServiceProfile), "own.yaml")
+	p, err := profiles.Parse([]byte(ownServiceProfile), "own.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +204,7 @@ func TestSignoffTargetNotAnswering(t *testing.T) {
 	}
 	dead := "http://" + l.Addr().String() + "/mcp"
 	l.Close()
-	p, err := ParseProfile([]byte(ownServiceProfile), "own.yaml")
+	p, err := profiles.Parse([]byte(ownServiceProfile), "own.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

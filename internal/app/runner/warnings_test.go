@@ -8,6 +8,7 @@ import (
 
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/testing/mcptest"
+	"github.com/leakbench/leakbench/scenarios/profiles"
 )
 
 // TestRunPrintsPlanWarnings: a ping step under protocolVersion auto (it
@@ -21,7 +22,7 @@ func TestRunPrintsPlanWarnings(t *testing.T) {
 	}{{"auto", "auto", true}, {"pinned", "2025-06-18", false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			file := "scenarios:\n  s:\n    executor: constant-vus\n    vus: 1\n    duration: 300ms\n    protocolVersion: " + tc.version + "\n    flow:\n      - tools/list\n      - ping\n"
-			p, err := ParseProfile([]byte(file), "ping.yaml")
+			p, err := profiles.Parse([]byte(file), "ping.yaml")
 			if err != nil {
 				t.Fatal(err)
 			}

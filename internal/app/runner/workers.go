@@ -13,6 +13,7 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/redact"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/scenarios/plan"
+	"github.com/leakbench/leakbench/scenarios/profiles"
 )
 
 // Worker processes (Options.Workers, leakbench run --workers N|auto): the
@@ -149,7 +150,7 @@ func playWorkers(ctx context.Context, o Options, env *fixtures.Env, sum *rundir.
 	return res, err
 }
 
-func hasScenarioData(p Profile) bool {
+func hasScenarioData(p profiles.Profile) bool {
 	for _, s := range p.Plan.Scenarios {
 		if s.Data != nil {
 			return true

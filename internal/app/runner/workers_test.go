@@ -18,6 +18,7 @@ import (
 	"github.com/leakbench/leakbench/reports"
 	"github.com/leakbench/leakbench/reports/verdict"
 	"github.com/leakbench/leakbench/scenarios/plan"
+	"github.com/leakbench/leakbench/scenarios/profiles"
 )
 
 // workerEnv makes this test binary a worker process (leakbench worker's
@@ -61,7 +62,7 @@ scenarios:
 // recorded in summary.json with their source addresses.
 func TestRunWithWorkers(t *testing.T) {
 	srv := mcptest.Start(t, mcptest.Options{})
-	p, err := ParseProfile([]byte(workersProfile), "w.yaml")
+	p, err := profiles.Parse([]byte(workersProfile), "w.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestRunWithWorkers(t *testing.T) {
 // TestWorkersRefused: what workers cannot do is refused before anything
 // starts (bad input: leakbench exits 2), with the reason.
 func TestWorkersRefused(t *testing.T) {
-	p, err := ParseProfile([]byte(workersProfile), "w.yaml")
+	p, err := profiles.Parse([]byte(workersProfile), "w.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +125,7 @@ func TestWorkersRefused(t *testing.T) {
 // TestSignoffWithWorkers: a sign-off of two builds of your own service
 // plays each run's load as workers, each run recording them.
 func TestSignoffWithWorkers(t *testing.T) {
-	p, err := ParseProfile([]byte(workersProfile), "w.yaml")
+	p, err := profiles.Parse([]byte(workersProfile), "w.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +165,7 @@ func TestBudgetInProcess(t *testing.T) {
 	if users > plan.MaxUsers {
 		t.Skipf("the open-file limit here (%d) takes more users than a plan may have (%d) to exceed", l.OpenFiles, plan.MaxUsers)
 	}
-	p, err := ParseProfile([]byte(fmt.Sprintf("scenarios:\n  s: {executor: constant-vus, vus: %d, duration: 1s, listen: true, flow: [ping]}\n", users)), "big.yaml")
+	p, err := profiles.Parse([]byte(fmt.Sprintf("scenarios:\n  s: {executor: constant-vus, vus: %d, duration: 1s, listen: true, flow: [ping]}\n", users)), "big.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,11 +12,12 @@ import (
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/app/runner"
 	"github.com/leakbench/leakbench/internal/lib/redact"
+	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
 // UpOptions configures leakbench up.
 type UpOptions struct {
-	Stack fixtures.Config
+	Stack stack.Config
 	// Provider starts the stack: auto, docker, local or external.
 	Provider string
 	// External are the user's endpoints for the external provider.

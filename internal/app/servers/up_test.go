@@ -6,11 +6,12 @@ import (
 	"testing"
 
 	"github.com/leakbench/leakbench/fixtures"
+	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
 // leakbench up masks passwords and tokens unless --show-secrets.
 func TestDescribeEnvMasksSecrets(t *testing.T) {
-	env := &fixtures.Env{Provider: "local", Config: fixtures.Config{Variant: "fixed"},
+	env := &fixtures.Env{Provider: "local", Config: stack.Config{Variant: "fixed"},
 		GatewayURL: "http://127.0.0.1:8080/mcp", ProbeDSN: "postgres://probe:s3cret@127.0.0.1:5432/app",
 		Tokens: []string{"tok-abcdef"}}
 	tests := []struct {

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/fixtures"
-	"github.com/leakbench/leakbench/internal/app/runner"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/internal/testing/testenv"
 	judge "github.com/leakbench/leakbench/reports/soak"
+	"github.com/leakbench/leakbench/scenarios/profiles"
 )
 
 // TestE2ELongSoakProfile plays the built-in soak profile with leakbench
@@ -21,7 +21,7 @@ import (
 // (commit-in-finally-rare) is judged growing with its culprit named, the
 // fixed variant flat.
 func TestE2ELongSoakProfile(t *testing.T) {
-	p, err := runner.LookupProfile("soak")
+	p, err := profiles.Lookup("soak")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,10 +13,11 @@ import (
 	"github.com/leakbench/leakbench/examples/pyservice"
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/fixtures/fixturetest"
-	"github.com/leakbench/leakbench/internal/app/runner"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/internal/testing/testenv"
 	judge "github.com/leakbench/leakbench/reports/soak"
+	"github.com/leakbench/leakbench/scenarios/profiles"
+	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
 // pyserviceSoak is a healthy constant load on the Python service: fewer
@@ -48,7 +49,7 @@ var soakSettings = rundir.SoakSettings{Baseline: 3 * time.Second, Warmup: 8 * ti
 // --target URL --probe-dsn …` does.
 func soakExternal(t *testing.T, profile string, ext fixtures.External) (*rundir.Summary, error) {
 	t.Helper()
-	p, err := runner.ParseProfile([]byte(profile), "soak test profile")
+	p, err := profiles.Parse([]byte(profile), "soak test profile")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +91,7 @@ func TestSoakExternalTarget(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		env := fixturetest.StartLocal(t, ctx, fixtures.Config{NoGateway: true, Users: 1, IdleInTxTimeout: -1})
+		env := fixturetest.StartLocal(t, ctx, stack.Config{NoGateway: true, Users: 1, IdleInTxTimeout: -1})
 		db, err := pyservice.SeedDatabase(ctx, env.PostgresDSN, env.ProbeDSN, "pyservice", 10)
 		if err != nil {
 			t.Fatal(err)
@@ -114,7 +115,7 @@ func TestSoakExternalTarget(t *testing.T) {
 	})
 	t.Run("a rare leak grows", func(t *testing.T) {
 		t.Parallel()
-		p, err := runner.ParseProfile([]byte(testProfile), "soak test profile")
+		p, err := profiles.Parse([]byte(testProfile), "soak test profile")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,7 +162,7 @@ func TestSoakTargetNotAnswering(t *testing.T) {
 	}
 	dead := "http://" + l.Addr().String() + "/mcp"
 	l.Close()
-	p, err := runner.ParseProfile([]byte(pyserviceSoak), "soak test profile")
+	p, err := profiles.Parse([]byte(pyserviceSoak), "soak test profile")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/reports"
 	judge "github.com/leakbench/leakbench/reports/soak"
+	"github.com/leakbench/leakbench/scenarios/profiles"
 )
 
 // ErrGrowing is returned when a resource of the service grew under the
@@ -37,7 +38,7 @@ var ErrNotJudged = errors.New("soak: not judged")
 type Options struct {
 	// Profile's plan is the constant load; its stack and probe settings
 	// are the run's.
-	Profile runner.Profile
+	Profile profiles.Profile
 	// Variant is the reference gateway's variant.
 	Variant string
 	// Dir is the run directory; Force clears an earlier one.

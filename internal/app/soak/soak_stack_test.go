@@ -12,12 +12,12 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/fixtures"
-	"github.com/leakbench/leakbench/internal/app/runner"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/internal/testing/testenv"
 	judge "github.com/leakbench/leakbench/reports/soak"
 	"github.com/leakbench/leakbench/scenarios/engine"
 	"github.com/leakbench/leakbench/scenarios/engine/reqindex"
+	"github.com/leakbench/leakbench/scenarios/profiles"
 )
 
 // testProfile is a scaled-down soak: 30 users for 40 s against a local
@@ -55,7 +55,7 @@ func TestSoakRareLeakAndFixed(t *testing.T) {
 		t.Skip("integration test: two local stacks under a 40 s load each")
 	}
 	t.Parallel() // beside TestSoakExternalTarget, and its two soaks beside each other: see there
-	p, err := runner.ParseProfile([]byte(testProfile), "soak test profile")
+	p, err := profiles.Parse([]byte(testProfile), "soak test profile")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 // from their JSON).
 //
 // What it records of the stack, the plan and the faults is the JSON their
-// owners wrote (fixtures.Config, plan.Plan, faults.Spec), kept as it is:
+// owners wrote (stack.Config, plan.Plan, faults.Spec), kept as it is:
 // the run directory is a leaf that links none of them. StackFacts reads
 // the stack's figures the reports use.
 type Config struct {
@@ -25,7 +25,7 @@ type Config struct {
 	Variant string        `json:"variant"`
 	Profile ProfileRecord `json:"profile"`
 	// Stack is the stack as started: the profile's with the variant set
-	// (fixtures.Config's JSON).
+	// (stack.Config's JSON).
 	Stack   json.RawMessage `json:"stack"`
 	Version string          `json:"leakbench_version"`
 }
@@ -36,7 +36,7 @@ type Config struct {
 type ProfileRecord struct {
 	Name string `json:"name"`
 	File string `json:"file"`
-	// Stack is the profile's stack (fixtures.Config's JSON).
+	// Stack is the profile's stack (stack.Config's JSON).
 	Stack json.RawMessage `json:"stack"`
 	// Plan is the profile's plan, without tokens (plan.Plan's JSON, the
 	// scenario file's shape; scenariofile.ReadRecorded reads it back).

@@ -73,11 +73,12 @@ var stackPackages = []string{
 	module + "/fixtures",
 }
 
-// TestLibrariesLinkNoStack: the run directory, the probes, the reports and
-// the engine name no testcontainers, moby, toxiproxy, go-sdk, fixtures or
+// TestLibrariesLinkNoStack: the run directory, the probes, the reports,
+// the engine and the profile format (profiles, stack) name no
+// testcontainers, moby, toxiproxy, go-sdk, fixtures or
 // gateway package among their dependencies.
 func TestLibrariesLinkNoStack(t *testing.T) {
-	pkgs := []string{"internal/lib/rundir", "probes", "reports", "scenarios/engine"}
+	pkgs := []string{"internal/lib/rundir", "probes", "reports", "scenarios/engine", "scenarios/profiles", "scenarios/stack"}
 	args := make([]string, len(pkgs))
 	for i, p := range pkgs {
 		args[i] = "./" + p

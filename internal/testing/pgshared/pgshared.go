@@ -10,7 +10,7 @@
 //
 //	func TestSomething(t *testing.T) {
 //		t.Parallel()
-//		env := pgshared.Start(t, fixtures.Config{IdleInTxTimeout: 3 * time.Second})
+//		env := pgshared.Start(t, stack.Config{IdleInTxTimeout: 3 * time.Second})
 //		…
 //	}
 //
@@ -32,6 +32,7 @@ import (
 
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/testing/testenv"
+	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
 // shared is the package's cluster, started on first use.
@@ -125,7 +126,7 @@ func cluster() (*fixtures.Cluster, error) {
 // start: Missing when PostgreSQL or PgBouncer is not installed, a failure
 // otherwise. Stacks on the cluster share its log (Env.PostgresLogFile; see
 // fixtures.Cluster.LogFile) and, for the same seed data, their tokens.
-func Start(tb testing.TB, ctx context.Context, cfg fixtures.Config) *fixtures.Env {
+func Start(tb testing.TB, ctx context.Context, cfg stack.Config) *fixtures.Env {
 	tb.Helper()
 	c, err := cluster()
 	if errors.Is(err, fixtures.ErrMissingBinary) {

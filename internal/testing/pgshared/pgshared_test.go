@@ -10,6 +10,7 @@ import (
 
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/testing/pgshared"
+	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
 func TestMain(m *testing.M) { pgshared.Run(m) }
@@ -35,8 +36,8 @@ func TestStacksShareTheServerNotTheirData(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	a := pgshared.Start(t, ctx, fixtures.Config{NoGateway: true, IdleInTxTimeout: time.Second, Users: 3, MaxConnections: 50, PgBouncerPoolSize: 5})
-	b := pgshared.Start(t, ctx, fixtures.Config{NoGateway: true, IdleInTxTimeout: -1, Users: 3, PgBouncerPoolSize: 5})
+	a := pgshared.Start(t, ctx, stack.Config{NoGateway: true, IdleInTxTimeout: time.Second, Users: 3, MaxConnections: 50, PgBouncerPoolSize: 5})
+	b := pgshared.Start(t, ctx, stack.Config{NoGateway: true, IdleInTxTimeout: -1, Users: 3, PgBouncerPoolSize: 5})
 	if a.Database == b.Database || a.AppDSN == b.AppDSN || a.PostgresLogFile != b.PostgresLogFile {
 		t.Fatalf("stacks %q (%s) and %q (%s): want two databases and PgBouncers on one server log", a.Database, a.AppDSN, b.Database, b.AppDSN)
 	}
@@ -101,7 +102,7 @@ func TestStacksShareTheServerNotTheirData(t *testing.T) {
 // TestRestartIsRefused: a stack on a shared cluster cannot stop the
 // server under the others; the refusal comes before anything starts.
 func TestRestartIsRefused(t *testing.T) {
-	env, err := new(fixtures.Cluster).Start(context.Background(), fixtures.Config{NoGateway: true, RestartServers: true})
+	env, err := new(fixtures.Cluster).Start(context.Background(), stack.Config{NoGateway: true, RestartServers: true})
 	if err == nil {
 		env.Close()
 		t.Fatal("a stack on a shared cluster accepted RestartServers")

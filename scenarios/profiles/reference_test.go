@@ -1,4 +1,4 @@
-package runner
+package profiles
 
 import (
 	"os"
@@ -12,11 +12,11 @@ import (
 
 // TestScenarioReferenceListsProfileSections: the profile's own sections
 // (stack, probe, signoff, faults, recovery, capacity, soak — the very
-// sections ParseProfile decodes) and every key of each are in the
+// sections Parse decodes) and every key of each are in the
 // scenario file's reference, and the reference's top level lists nothing
 // the parser refuses.
 func TestScenarioReferenceListsProfileSections(t *testing.T) {
-	doc, err := os.ReadFile("../../../docs/reference/scenario.md")
+	doc, err := os.ReadFile("../../docs/reference/scenario.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,17 +46,17 @@ func TestScenarioReferenceListsProfileSections(t *testing.T) {
 // ships are written in the one spelling of every key (no deprecation
 // warning), so that a reader copies the right one.
 func TestShippedFilesSpellKeysOnce(t *testing.T) {
-	files := []string{"../../../scenarios/examples/annotated.yaml"}
-	for _, n := range ProfileNames() {
+	files := []string{"../../scenarios/examples/annotated.yaml"}
+	for _, n := range Names() {
 		files = append(files, "profile "+n)
 	}
 	for _, f := range files {
 		var p Profile
 		var err error
 		if name, ok := strings.CutPrefix(f, "profile "); ok {
-			p, err = LookupProfile(name)
+			p, err = Lookup(name)
 		} else {
-			p, err = LoadProfile(f)
+			p, err = Load(f)
 		}
 		if err != nil {
 			t.Errorf("%s: %v", f, err)

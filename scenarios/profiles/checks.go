@@ -1,4 +1,4 @@
-package runner
+package profiles
 
 import (
 	"fmt"
@@ -15,15 +15,12 @@ type recoverySection struct {
 	RecoverySeconds []string `yaml:"recovery_seconds"` // e.g. ["max<10"]
 }
 
-// faultLinks are the stack links p's faults put toxics on.
-func faultLinks(p Profile) []string { return faults.Links(p.Faults) }
-
 // checkFaults checks p's faults timeline and recovery thresholds against
 // its plan before anything starts; errors name the file and line.
 func checkFaults(filename string, pl *plan.Plan, p Profile) error {
 	var msgs []string
 	if len(p.Faults) > 0 {
-		for _, pr := range faults.Validate(p.Faults, loadLength(pl)) {
+		for _, pr := range faults.Validate(p.Faults, LoadLength(pl)) {
 			msgs = append(msgs, fmt.Sprintf("%s:%d: faults[%d]: %s", filename, pr.Line, pr.Index, pr.Msg))
 		}
 	}
@@ -41,9 +38,9 @@ func checkFaults(filename string, pl *plan.Plan, p Profile) error {
 	return nil
 }
 
-// loadLength is how long the plan's load runs: its last scenario's end
+// LoadLength is how long the plan's load runs: its last scenario's end
 // (0 when it cannot be told).
-func loadLength(pl *plan.Plan) time.Duration {
+func LoadLength(pl *plan.Plan) time.Duration {
 	c, err := plan.Compile(pl)
 	if err != nil {
 		return 0

@@ -1,7 +1,4 @@
-// Package runner plays one scenario against one stack with the probes beside
-// it and records everything into a run directory; Signoff does it twice —
-// leaky variant, then fixed — and compares.
-package runner
+package profiles
 
 import (
 	"encoding/json"
@@ -9,12 +6,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/scenarios/faults"
 	"github.com/leakbench/leakbench/scenarios/plan"
-	"github.com/leakbench/leakbench/scenarios/profiles"
 	"github.com/leakbench/leakbench/scenarios/scenariofile"
+	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
 // Profile is a complete, reproducible sign-off recipe: a scenario plus what
@@ -23,9 +19,9 @@ import (
 type Profile struct {
 	Name  string
 	File  string
-	Stack fixtures.Config
+	Stack stack.Config
 	Plan  *plan.Plan
-	Probe ProbeSettings
+	Probe rundir.ProbeSettings
 	// VariantBefore and VariantAfter are the gateway variants compared.
 	VariantBefore string
 	VariantAfter  string
@@ -35,7 +31,7 @@ type Profile struct {
 	// ("max<10"), from the profile's recovery section.
 	RecoverySeconds []string
 	// Capacity is the profile's capacity: section, for leakbench
-	// capacity (capacityspec.go); a plain run ignores it.
+	// capacity (capacity.go); a plain run ignores it.
 	Capacity CapacitySection
 	// Soak is the profile's soak: section (baseline, warmup, cool_down,
 	// min_points, min_r2, slopes), leakbench soak's settings where its
@@ -65,24 +61,18 @@ func (p Profile) Record() (rundir.ProfileRecord, error) {
 	return r, nil
 }
 
-// ProbeSettings say how the probes watch a run (rundir.ProbeSettings).
-type ProbeSettings = rundir.ProbeSettings
-
 type signoffSection struct {
 	VariantBefore string `yaml:"variant_before"`
 	VariantAfter  string `yaml:"variant_after"`
 }
 
-// ProfileNames lists the built-in profiles.
-func ProfileNames() []string { return profiles.Names() }
-
-// LookupProfile loads a built-in profile by name.
-func LookupProfile(name string) (Profile, error) {
-	data, ok := profiles.Read(name)
+// Lookup loads a built-in profile by name.
+func Lookup(name string) (Profile, error) {
+	data, ok := Read(name)
 	if !ok {
-		return Profile{}, fmt.Errorf("unknown profile %q (built in: %s; or give a file with --scenario)", name, strings.Join(profiles.Names(), ", "))
+		return Profile{}, fmt.Errorf("unknown profile %q (built in: %s; or give a file with --scenario)", name, strings.Join(Names(), ", "))
 	}
-	p, err := ParseProfile(data, "profile "+name)
+	p, err := Parse(data, "profile "+name)
 	if err != nil {
 		return Profile{}, err
 	}
@@ -90,14 +80,14 @@ func LookupProfile(name string) (Profile, error) {
 	return p, nil
 }
 
-// LoadProfile reads a profile (or plain scenario) file.
-func LoadProfile(path string) (Profile, error) {
-	return LoadProfileWith(path, scenariofile.Options{})
+// Load reads a profile (or plain scenario) file.
+func Load(path string) (Profile, error) {
+	return LoadWith(path, scenariofile.Options{})
 }
 
-// LoadProfileWith reads a profile (or plain scenario) file, its ${KEY}
+// LoadWith reads a profile (or plain scenario) file, its ${KEY}
 // filled from o (the command line's -e values, then the environment).
-func LoadProfileWith(path string, o scenariofile.Options) (Profile, error) {
+func LoadWith(path string, o scenariofile.Options) (Profile, error) {
 	p, err := profileFrom(path, func(sections ...scenariofile.Section) (*plan.Plan, error) {
 		return scenariofile.LoadWith(path, o, sections...)
 	})
@@ -108,11 +98,11 @@ func LoadProfileWith(path string, o scenariofile.Options) (Profile, error) {
 	return p, nil
 }
 
-// ParseProfile parses a profile: a scenario file whose stack, probe and
+// Parse parses a profile: a scenario file whose stack, probe and
 // signoff sections are decoded by the scenario parser too, by the same
 // rules (any key spelling, every error naming its line). A plain scenario
 // file is a profile with defaults.
-func ParseProfile(data []byte, filename string) (Profile, error) {
+func Parse(data []byte, filename string) (Profile, error) {
 	return profileFrom(filename, func(sections ...scenariofile.Section) (*plan.Plan, error) {
 		return scenariofile.Parse(data, filename, sections...)
 	})
@@ -132,7 +122,7 @@ func profileSections(p *Profile, signoff *signoffSection, recovery *recoverySect
 // the profile's own sections.
 func profileFrom(filename string, parse func(...scenariofile.Section) (*plan.Plan, error)) (Profile, error) {
 	p := Profile{File: filename, VariantBefore: "commit-in-finally", VariantAfter: "fixed",
-		Probe: ProbeSettings{Interval: 100 * time.Millisecond, StuckAfter: time.Second, Drain: 10 * time.Second}}
+		Probe: rundir.ProbeSettings{Interval: 100 * time.Millisecond, StuckAfter: time.Second, Drain: 10 * time.Second}}
 	var signoff signoffSection
 	var recovery recoverySection
 	pl, err := parse(profileSections(&p, &signoff, &recovery)...)
