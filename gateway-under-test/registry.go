@@ -25,14 +25,9 @@ WHERE tools.team_id = ANY($1) ORDER BY tools.name LIMIT 1000`
 WHERE tools.name = $1 AND tools.team_id = ANY($2) ORDER BY tools.team_id LIMIT 1`
 )
 
-// registryToolSchema is the input schema of every registered tool.
-var registryToolSchema = map[string]any{
-	"type": "object",
-	"properties": map[string]any{
-		"input": map[string]any{"type": "string", "description": "free text for the tool (at most 1000 characters)"},
-	},
-	"additionalProperties": false,
-}
+// registryToolSchema is the input schema of every registered tool, as
+// tools/list sends it (marshaled once: wiretools.go says why).
+var registryToolSchema = json.RawMessage(`{"additionalProperties":false,"properties":{"input":{"description":"free text for the tool (at most 1000 characters)","type":"string"}},"type":"object"}`)
 
 // registryMiddleware serves what differs per caller, from the database on
 // every request as a gateway with a tool registry does: tools/list (the
@@ -40,11 +35,12 @@ var registryToolSchema = map[string]any{
 // tools/call of a registered tool, and resources/list (the caller's teams'
 // documents). Everything else, and every built-in tool, goes to go-sdk.
 func (g *Gateway) registryMiddleware(builtin map[string]bool) mcp.Middleware {
+	wire := &wireTools{}
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			switch r := req.(type) {
 			case *mcp.ListToolsRequest:
-				return g.listTools(ctx, next, r, builtin)
+				return g.listTools(ctx, next, r, builtin, wire)
 			case *mcp.CallToolRequest:
 				if r.Params != nil && !builtin[r.Params.Name] {
 					return g.callRegistryTool(ctx, next, r)
@@ -59,7 +55,7 @@ func (g *Gateway) registryMiddleware(builtin map[string]bool) mcp.Middleware {
 
 // listTools merges the built-in tools with the caller's registered tools,
 // ordered by name, and returns the page after the cursor.
-func (g *Gateway) listTools(ctx context.Context, next mcp.MethodHandler, req *mcp.ListToolsRequest, builtin map[string]bool) (mcp.Result, error) {
+func (g *Gateway) listTools(ctx context.Context, next mcp.MethodHandler, req *mcp.ListToolsRequest, builtin map[string]bool, wire *wireTools) (mcp.Result, error) {
 	var params mcp.ListToolsParams // the request as sent, its _meta included
 	if req.Params != nil {
 		params = *req.Params
@@ -80,7 +76,9 @@ func (g *Gateway) listTools(ctx context.Context, next mcp.MethodHandler, req *mc
 		if first == nil {
 			first = page
 		}
-		all = append(all, page.Tools...)
+		for _, t := range page.Tools {
+			all = append(all, wire.of(t))
+		}
 		if params.Cursor = page.NextCursor; params.Cursor == "" {
 			break
 		}

@@ -97,6 +97,7 @@ func BenchmarkEngineOnGateway(b *testing.B) {
 	for b.Loop() {
 		runCtx, stop := context.WithCancel(ctx)
 		done := make(chan outcome, 1)
+		gStart := procstat.Of(gw.Process.Pid)
 		go func() {
 			res, err := engine.RunPlan(runCtx, &pl, engine.RunOptions{Target: pl.Target, Tokens: env.Tokens})
 			done <- outcome{res, err}
@@ -111,11 +112,16 @@ func BenchmarkEngineOnGateway(b *testing.B) {
 			b.Fatalf("the run failed: %v", o.err)
 		}
 		res := o.res
+		gEnd := procstat.Of(gw.Process.Pid)
 		wall := t1.Sub(t0).Seconds()
 		b.ReportMetric(float64(users), "users")
 		b.ReportMetric((c1-c0).Seconds()/wall, "engine-cores")
 		b.ReportMetric((g1-g0).Seconds()/wall, "gateway-cores")
 		b.ReportMetric(float64(res.Requests)/res.Ended.Sub(res.Started).Seconds(), "req/s")
+		// The gateway's CPU per request over the whole run, ramp
+		// included: what serving one request costs it, whatever the
+		// rate the machine allowed.
+		b.ReportMetric(float64((gEnd-gStart).Microseconds())/float64(max(res.Requests, 1)), "gateway-µs-cpu/req")
 		// Stopping the run abandons the requests in flight: kind
 		// "canceled", which Failures leaves out.
 		rate := float64(res.Failures) / float64(max(res.Requests, 1))
