@@ -33,9 +33,13 @@ deps:
 # package that waits for the docker images another is building must not
 # hold one of two slots. The static binary is built once here and handed
 # to every package (LEAKBENCH_BINARY): the tests that run the CLI or put it
-# in the gateway image would otherwise each link their own.
+# in the gateway image would otherwise each link their own. Four tests at
+# a time within a package (-parallel; Go's default is GOMAXPROCS, two
+# here): the tests that call t.Parallel are the ones that mostly wait —
+# on a soak's clock, on a stack, on a service — and the CPU-sensitive ones
+# stay serial.
 test: deps build
-	LEAKBENCH_BINARY=$(CURDIR)/$(BIN) $(GO) test -count=1 -p 3 -timeout 15m $(PKGS)
+	LEAKBENCH_BINARY=$(CURDIR)/$(BIN) $(GO) test -count=1 -p 3 -parallel 4 -timeout 15m $(PKGS)
 
 # test-short runs only what needs no server (seconds).
 test-short:

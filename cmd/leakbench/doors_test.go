@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/examples/pyservice"
+	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/fixtures/fixturetest"
 	"github.com/leakbench/leakbench/internal/testing/testenv"
 	"github.com/leakbench/leakbench/scenarios/stack"
@@ -39,7 +40,9 @@ scenarios:
 // the second judged against the first (--baseline); signoff of its leaky
 // build (held-while-waiting) before and the fixed one after, --mode fix,
 // the sides sharing the probe flags; soak --target with -e for the
-// scenario's length. Each door is about 15 s.
+// scenario's length. Each door is about 15 s; they run side by side, each
+// on a database and a service of its own, so that no door's probe sees
+// another's sessions (the leaky build's held ones above all).
 func TestOwnServiceDoors(t *testing.T) {
 	t.Parallel() // waits on its servers or subprocesses, not on the CPU
 	if testing.Short() {
@@ -48,34 +51,16 @@ func TestOwnServiceDoors(t *testing.T) {
 	if _, err := pyservice.Check(); err != nil {
 		testenv.Missing(t, "%v", err)
 	}
+	// Not deferred: the doors run after this function returns.
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
 	env := fixturetest.StartLocal(t, ctx, stack.Config{NoGateway: true, Users: 1, IdleInTxTimeout: -1})
-	db, err := pyservice.SeedDatabase(ctx, env.PostgresDSN, env.ProbeDSN, "pyservice", 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dsn, tokens := db.DSN, db.Tokens
-	svc, err := pyservice.Start(context.Background(), pyservice.Options{DSN: dsn, Variant: pyservice.Fixed, PoolSize: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := svc.Close(); err != nil {
-			t.Error(err)
-		}
-	}()
-	dir := t.TempDir()
-	files := map[string]string{"tokens": strings.Join(tokens, "\n") + "\n", "dsn": db.ProbeDSN + "\n", "s.yaml": doorsScenario}
-	for name, body := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	own := []string{"--target", svc.URL, "--tokens-file", filepath.Join(dir, "tokens"), "--probe-dsn-file", filepath.Join(dir, "dsn"), "--scenario", filepath.Join(dir, "s.yaml")}
 	noEnv := map[string]string{}
 
 	t.Run("run --baseline", func(t *testing.T) {
+		t.Parallel()
+		d := startDoor(t, ctx, env, "door_baseline")
+		dir, own := d.dir, d.own
 		base, again := filepath.Join(dir, "base"), filepath.Join(dir, "again")
 		if code, _, stderr := runCLI(t, noEnv, append([]string{"run", "--quiet", "--out", base}, own...)...); code != exitOK {
 			t.Fatalf("the baseline run: exit %d\n%s", code, stderr)
@@ -99,7 +84,10 @@ func TestOwnServiceDoors(t *testing.T) {
 	})
 
 	t.Run("signoff --before-target --after-target --mode fix", func(t *testing.T) {
-		leaky, err := pyservice.Start(context.Background(), pyservice.Options{DSN: dsn, Variant: pyservice.HeldWhileWaiting, PoolSize: 10})
+		t.Parallel()
+		d := startDoor(t, ctx, env, "door_signoff")
+		dir, svc := d.dir, d.svc
+		leaky, err := pyservice.Start(context.Background(), pyservice.Options{DSN: d.dsn, Variant: pyservice.HeldWhileWaiting, PoolSize: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,6 +108,9 @@ func TestOwnServiceDoors(t *testing.T) {
 	})
 
 	t.Run("soak --target", func(t *testing.T) {
+		t.Parallel()
+		d := startDoor(t, ctx, env, "door_soak")
+		dir, own := d.dir, d.own
 		out := filepath.Join(dir, "soak")
 		code, _, stderr := runCLI(t, noEnv, append([]string{"soak", "--quiet", "--out", out, "-e", "SECONDS=10s",
 			"--baseline", "1s", "--warmup", "2s", "--cool-down", "3s", "--min-points", "5"}, own...)...)
@@ -133,4 +124,39 @@ func TestOwnServiceDoors(t *testing.T) {
 			t.Errorf("no soak of the external service in summary.json (%v): %.400s", err, raw)
 		}
 	})
+}
+
+// door is one door's own service: the Python example's fixed build on a
+// database of its own, and the files and flags that point leakbench at it.
+type door struct {
+	svc *pyservice.Service
+	dsn string   // the service's own DSN (another build may share it)
+	dir string   // tokens, dsn and s.yaml, and the door's output
+	own []string // --target … --tokens-file … --probe-dsn-file … --scenario …
+}
+
+func startDoor(t *testing.T, ctx context.Context, env *fixtures.Env, name string) door {
+	t.Helper()
+	db, err := pyservice.SeedDatabase(ctx, env.PostgresDSN, env.ProbeDSN, name, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := pyservice.Start(context.Background(), pyservice.Options{DSN: db.DSN, Variant: pyservice.Fixed, PoolSize: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := svc.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	dir := t.TempDir()
+	files := map[string]string{"tokens": strings.Join(db.Tokens, "\n") + "\n", "dsn": db.ProbeDSN + "\n", "s.yaml": doorsScenario}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	own := []string{"--target", svc.URL, "--tokens-file", filepath.Join(dir, "tokens"), "--probe-dsn-file", filepath.Join(dir, "dsn"), "--scenario", filepath.Join(dir, "s.yaml")}
+	return door{svc: svc, dsn: db.DSN, dir: dir, own: own}
 }

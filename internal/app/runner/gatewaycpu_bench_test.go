@@ -59,7 +59,7 @@ func BenchmarkEngineOnGateway(b *testing.B) {
 		b.Fatal(err)
 	}
 	bin := filepath.Join(b.TempDir(), "leakbench")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/leakbench").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "../../../cmd/leakbench").CombinedOutput(); err != nil {
 		b.Fatalf("build leakbench: %v\n%s", err, out)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

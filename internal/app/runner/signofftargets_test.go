@@ -31,8 +31,9 @@ type build struct {
 }
 
 // startBuilds starts the Python service's variants side by side on one
-// local PostgreSQL, each on its own database and port.
-func startBuilds(t *testing.T, variants ...string) []build {
+// local PostgreSQL, each on its own database (named after prefix: the
+// package's tests share one cluster) and port.
+func startBuilds(t *testing.T, prefix string, variants ...string) []build {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("integration test: PostgreSQL and the Python service under load")
@@ -45,7 +46,7 @@ func startBuilds(t *testing.T, variants ...string) []build {
 	env := fixturetest.StartLocal(t, ctx, stack.Config{NoGateway: true, Users: 1, IdleInTxTimeout: -1})
 	var out []build
 	for i, v := range variants {
-		name := "build" + string(rune('a'+i))
+		name := prefix + "_build" + string(rune('a'+i))
 		db, err := pyservice.SeedDatabase(ctx, env.PostgresDSN, env.ProbeDSN, name, 30)
 		if err != nil {
 			t.Fatal(err)
@@ -64,15 +65,14 @@ func startBuilds(t *testing.T, variants ...string) []build {
 	return out
 }
 
-// signoffBuilds signs off before against after, as `leakbench signoff
-// --before-target … --after-target … --mode MODE` does.
-func signoffBuilds(t *testing.T, before, after build, mode verdict.Mode) (string, *reports.Comparison) {
+// signoffBuilds signs off before against after into out, as `leakbench
+// signoff --before-target … --after-target … --mode MODE` does.
+func signoffBuilds(t *testing.T, out string, before, after build, mode verdict.Mode) (string, *reports.Comparison) {
 	t.Helper()
 	p, err := profiles.Parse([]byte(ownServiceProfile), "own.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(t.TempDir(), "signoff")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmp, err := Signoff(ctx, SignoffOptions{Profile: p, Out: out, Version: "test", Mode: mode,
@@ -90,43 +90,61 @@ func headline(t *testing.T, dir string) string {
 }
 
 // TestSignoffTwoBuilds signs off the user's own running builds — the
-// Python service's leaky and fixed variants, three at once on their own
-// ports and databases — in both modes, and judges runs against a stored
+// Python service's leaky and fixed variants, two for each sign-off, each on
+// its own port and database — in both modes, and judges runs against a stored
 // baseline as run --baseline does: fix passes leaky → fixed and fails
 // fixed → leaky; regression passes fixed → fixed and fails fixed → leaky,
 // naming what regressed.
 func TestSignoffTwoBuilds(t *testing.T) {
 	t.Parallel() // waits on its servers and the clock, not on the CPU
-	b := startBuilds(t, pyservice.HeldWhileWaiting, pyservice.Fixed, pyservice.Fixed)
-	leaky, fixed, fixed2 := b[0], b[1], b[2]
-
-	fixOut, cmp := signoffBuilds(t, leaky, fixed, verdict.ModeFix)
-	t.Logf("fix, leaky → fixed: %s", headline(t, fixOut))
-	if !cmp.Pass || cmp.Mode != verdict.ModeFix || !strings.HasPrefix(headline(t, fixOut), "# leakbench sign-off (fix): PASS") {
-		t.Errorf("fix, leaky → fixed: pass %v, checks %+v", cmp.Pass, cmp.Checks)
-	}
-	// Each side is labelled by its name, its run directory by its side.
-	if md := string(readFileT(t, filepath.Join(fixOut, rundir.ReportFile))); !strings.Contains(md, "| | before (`held-while-waiting`) | after (`fixed`) |") {
-		t.Errorf("the sign-off's table does not name the builds:\n%s", md)
-	}
-
-	regOut, cmp := signoffBuilds(t, fixed, leaky, verdict.ModeRegression)
-	t.Logf("regression, fixed → leaky: %s", headline(t, regOut))
-	failed := strings.Join(cmp.FailedChecks(), "; ")
-	if cmp.Pass || !strings.Contains(failed, "after holds no session where before held none") || !strings.Contains(failed, "after pins no pool where before did not") ||
-		!strings.HasPrefix(headline(t, regOut), "# leakbench regression check: FAIL — after regressed: ") {
-		t.Errorf("regression, fixed → leaky: pass %v, failed %q", cmp.Pass, failed)
-	}
-	// The same two runs, asked the fix question the other way round.
-	fixBack, err := render.CompareMode(t.TempDir(), filepath.Join(regOut, "before"), filepath.Join(regOut, "after"), render.CompareOptions{Mode: verdict.ModeFix})
-	if err != nil || fixBack.Pass {
-		t.Errorf("fix, fixed → leaky: %v, pass %v", err, fixBack != nil && fixBack.Pass)
-	}
-
-	okOut, cmp := signoffBuilds(t, fixed, fixed2, verdict.ModeRegression)
-	t.Logf("regression, fixed → fixed: %s", headline(t, okOut))
-	if !cmp.Pass {
-		t.Errorf("regression, fixed → fixed: failed %q: %+v", cmp.FailedChecks(), cmp.Checks)
+	// The three sign-offs side by side, each on builds of its own: a
+	// build shared by two sign-offs at once would show each the other's
+	// load and sessions. Their run directories are the parent's, read by
+	// the run --baseline checks after them.
+	dir := t.TempDir()
+	fixOut, regOut, okOut := filepath.Join(dir, "fix"), filepath.Join(dir, "regression"), filepath.Join(dir, "same")
+	t.Run("sign-offs", func(t *testing.T) {
+		t.Run("fix, leaky to fixed", func(t *testing.T) {
+			t.Parallel()
+			b := startBuilds(t, "fix", pyservice.HeldWhileWaiting, pyservice.Fixed)
+			_, cmp := signoffBuilds(t, fixOut, b[0], b[1], verdict.ModeFix)
+			t.Logf("fix, leaky → fixed: %s", headline(t, fixOut))
+			if !cmp.Pass || cmp.Mode != verdict.ModeFix || !strings.HasPrefix(headline(t, fixOut), "# leakbench sign-off (fix): PASS") {
+				t.Errorf("fix, leaky → fixed: pass %v, checks %+v", cmp.Pass, cmp.Checks)
+			}
+			// Each side is labelled by its name, its run directory by its side.
+			if md := string(readFileT(t, filepath.Join(fixOut, rundir.ReportFile))); !strings.Contains(md, "| | before (`held-while-waiting`) | after (`fixed`) |") {
+				t.Errorf("the sign-off's table does not name the builds:\n%s", md)
+			}
+		})
+		t.Run("regression, fixed to leaky", func(t *testing.T) {
+			t.Parallel()
+			b := startBuilds(t, "reg", pyservice.Fixed, pyservice.HeldWhileWaiting)
+			_, cmp := signoffBuilds(t, regOut, b[0], b[1], verdict.ModeRegression)
+			t.Logf("regression, fixed → leaky: %s", headline(t, regOut))
+			failed := strings.Join(cmp.FailedChecks(), "; ")
+			if cmp.Pass || !strings.Contains(failed, "after holds no session where before held none") || !strings.Contains(failed, "after pins no pool where before did not") ||
+				!strings.HasPrefix(headline(t, regOut), "# leakbench regression check: FAIL — after regressed: ") {
+				t.Errorf("regression, fixed → leaky: pass %v, failed %q", cmp.Pass, failed)
+			}
+			// The same two runs, asked the fix question the other way round.
+			fixBack, err := render.CompareMode(t.TempDir(), filepath.Join(regOut, "before"), filepath.Join(regOut, "after"), render.CompareOptions{Mode: verdict.ModeFix})
+			if err != nil || fixBack.Pass {
+				t.Errorf("fix, fixed → leaky: %v, pass %v", err, fixBack != nil && fixBack.Pass)
+			}
+		})
+		t.Run("regression, fixed to fixed", func(t *testing.T) {
+			t.Parallel()
+			b := startBuilds(t, "same", pyservice.Fixed, pyservice.Fixed)
+			_, cmp := signoffBuilds(t, okOut, b[0], b[1], verdict.ModeRegression)
+			t.Logf("regression, fixed → fixed: %s", headline(t, okOut))
+			if !cmp.Pass {
+				t.Errorf("regression, fixed → fixed: failed %q: %+v", cmp.FailedChecks(), cmp.Checks)
+			}
+		})
+	})
+	if t.Failed() {
+		return // the baselines below need all three sign-offs
 	}
 
 	// run --baseline: the fixed build's run is the baseline of the others.
