@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"testing"
 
@@ -68,5 +69,65 @@ func TestRegistryToolSchemaAsBefore(t *testing.T) {
 	}
 	if !bytes.Equal(registryToolSchema, want) {
 		t.Errorf("registryToolSchema\n%s\nwant\n%s", registryToolSchema, want)
+	}
+}
+
+// BenchmarkToolsListEncoding: what encoding one tools/list answer of the
+// gateway's built-in tools costs, as go-sdk keeps them (schemas as
+// *jsonschema.Schema, marshaled by reflection every time) and as the
+// gateway now sends them (wireTools: marshaled once). The tools are the
+// gateway's own, taken from a real tools/list over go-sdk's in-memory
+// transport.
+func BenchmarkToolsListEncoding(b *testing.B) {
+	g := &Gateway{}
+	server := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "0"}, nil)
+	g.addTools(server, map[string]bool{})
+	var tools []*mcp.Tool
+	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if list, ok := res.(*mcp.ListToolsResult); ok {
+				tools = list.Tools
+			}
+			return res, err
+		}
+	})
+	ctx := context.Background()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := server.Connect(ctx, st, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := cs.ListTools(ctx, nil); err != nil || len(tools) == 0 {
+		b.Fatalf("tools/list: %v, %d tools", err, len(tools))
+	}
+	var w wireTools
+	for _, c := range []struct {
+		name string
+		list func() []*mcp.Tool
+	}{
+		{"go-sdk", func() []*mcp.Tool { return tools }},
+		{"wire", func() []*mcp.Tool { // as listTools does: a cache lookup per tool
+			out := make([]*mcp.Tool, len(tools))
+			for i, t := range tools {
+				out[i] = w.of(t)
+			}
+			return out
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := json.Marshal(&mcp.ListToolsResult{Tools: c.list()}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

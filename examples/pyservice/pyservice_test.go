@@ -372,9 +372,15 @@ func checkEveryCheckout(t *testing.T, cos []Checkout) {
 func checkEpisodesAgainstGroundTruth(t *testing.T, st *shared, snaps []snapshot, cos []Checkout, prefix, tool string) {
 	t.Helper()
 	const slack = 20 * time.Millisecond
+	// The spans that are the variant's holds: those of a second or more
+	// (the holds last the run's 3 s or the upstream's 2 s). Any request's
+	// transaction can be seen idle between two statements for a moment
+	// on a loaded machine — a DELETE's token lookup was, for 205 ms,
+	// while make test ran beside it — and that is not the hold checked.
+	const held = time.Second
 	n := 0
 	for _, ep := range episodes(snaps) {
-		if !strings.HasPrefix(ep.query, prefix) || ep.last.Sub(ep.start) < 200*time.Millisecond {
+		if !strings.HasPrefix(ep.query, prefix) || ep.last.Sub(ep.start) < held {
 			continue
 		}
 		n++
