@@ -292,7 +292,17 @@ func testAccuracy(t *testing.T, ctx context.Context, env *fixtures.Env, observer
 		_, state := backendState(t, ctx, observer, leaked.pid)
 		return state == ""
 	})
-	time.Sleep(3 * interval) // let the probe notice
+	// PostgreSQL counts the fatal session end when the backend has
+	// exited, which can come after it left pg_stat_activity on a loaded
+	// machine; the probe reads pg_stat_database once a second, so it
+	// confirms the timeout only with a read after that (the assertion on
+	// TimeoutUnconfirmed below). Wait for the count, then for a read.
+	waitFor(t, 5*time.Second, "pg_stat_database to count the timeout's fatal session end", func() bool {
+		var fatal int64
+		err := observer.QueryRow(ctx, "SELECT sessions_fatal FROM pg_stat_database WHERE datname = current_database()").Scan(&fatal)
+		return err == nil && fatal >= 1
+	})
+	time.Sleep(time.Second + 3*interval) // let the probe notice
 	if m := httpGet(t, p.MetricsURL()); !strings.Contains(m, `leakbench_probe_episodes_total{end_reason="timeout"} 1`) {
 		t.Errorf("/metrics: no timeout episode:\n%s", m)
 	}
