@@ -232,14 +232,34 @@ func (v *vu) serve(soft, hard context.Context, jobs chan time.Time, idle chan<- 
 	for {
 		select {
 		case <-soft.Done():
+			v.dropPending(jobs)
 			return
 		case due := <-jobs:
+			if soft.Err() != nil {
+				// Handed its iteration just before the scenario ended,
+				// the user did not get to start it (a loaded machine, or
+				// the race detector, schedules it late): it is dropped,
+				// so that iterations and dropped ones add up to the
+				// schedule, as k6's dropped_iterations do.
+				v.sr.sc.dropped.Add(1)
+				return
+			}
 			v.iterate(soft, hard, due)
 			if v.retired || hard.Err() != nil {
 				return
 			}
 			idle <- v
 		}
+	}
+}
+
+// dropPending counts as dropped an iteration handed to this user that it
+// never started: the scenario ended first.
+func (v *vu) dropPending(jobs chan time.Time) {
+	select {
+	case <-jobs:
+		v.sr.sc.dropped.Add(1)
+	default:
 	}
 }
 
