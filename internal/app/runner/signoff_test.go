@@ -3,8 +3,10 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -196,15 +198,26 @@ func TestParseProfile(t *testing.T) {
 	}
 }
 
-// freeAddr returns a loopback address no one listens on.
+// freeAddr returns a loopback address no one listens on, for a listener
+// the run under test opens seconds later. Its port is below the kernel's
+// ephemeral range (ip_local_port_range, 32768–60999 by default): a port
+// from :0 is one the stacks this run starts first, and the tests beside
+// it, may be given meanwhile for their own listeners and connections —
+// CI's race step once saw the sign-off's metrics address taken so.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 100 {
+		port := 20000 + rand.IntN(12000)
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue // in use: another
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		return addr
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Fatal("no free loopback port in 20000–31999 after 100 tries")
+	return ""
 }
 
 // scrapeWhileRunning scrapes url every 250 ms until ctx ends; the function
