@@ -28,23 +28,14 @@ deps:
 
 # test runs the unit tests and the integration tests on real PostgreSQL,
 # PgBouncer and Docker (a few minutes). The full sign-offs of the built-in
-# profiles are make e2e's. Four packages at a time on two cores: most of
+# profiles are make e2e's. Three packages at a time on two cores: most of
 # the integration tests wait (on servers, on the image build's lock), and a
 # package that waits for the docker images another is building must not
 # hold one of two slots. The static binary is built once here and handed
 # to every package (LEAKBENCH_BINARY): the tests that run the CLI or put it
-# in the gateway image would otherwise each link their own. Four tests at
-# a time within a package (-parallel; Go's default is GOMAXPROCS, two
-# here): the tests that call t.Parallel are the ones that mostly wait —
-# on a soak's clock, on a stack, on a service — and the CPU-sensitive ones
-# stay serial. go test starts packages in the order they are named, so
-# the longest are named first (TEST_FIRST, longest first as measured):
-# in alphabetical order runner, probes and the engine started last and
-# ran alone at the end.
-TEST_FIRST := ./cmd/leakbench ./gateway-under-test ./internal/app/runner ./probes ./examples/github-action \
-	./internal/app/capacity ./scenarios/engine ./internal/app/soak ./fixtures ./internal/app/dashboard
+# in the gateway image would otherwise each link their own.
 test: deps build
-	LEAKBENCH_BINARY=$(CURDIR)/$(BIN) $(GO) test -count=1 -p 4 -parallel 4 -timeout 15m $(TEST_FIRST) $(PKGS)
+	LEAKBENCH_BINARY=$(CURDIR)/$(BIN) $(GO) test -count=1 -p 3 -timeout 15m $(PKGS)
 
 # test-short runs only what needs no server (seconds).
 test-short:
