@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/lib/gcheadroom"
 	"github.com/leakbench/leakbench/internal/lib/redact"
 	"github.com/leakbench/leakbench/scenarios/engine"
 	"github.com/leakbench/leakbench/scenarios/engine/live"
@@ -66,6 +67,10 @@ func Serve(ctx context.Context, in io.Reader, logw io.Writer) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// Many waiting users make a large live heap that allocates slowly:
+	// GOGC's 100% would let as much again in garbage sit in memory
+	// (package gcheadroom).
+	go gcheadroom.Run(ctx, gcheadroom.Default())
 	go func() {
 		// Nothing more is sent: the end of input is the parent's stop.
 		_, _ = io.Copy(io.Discard, br)
