@@ -23,6 +23,10 @@ type scenarioRun struct {
 	vus        sync.WaitGroup
 	start      time.Time
 
+	// stoppedCh is closed once every user has stopped (usersStopped).
+	stoppedOnce sync.Once
+	stoppedCh   chan struct{}
+
 	// An externally-controlled scenario's target users, set by Scale
 	// (external.go), which signals scaled; over once it has ended.
 	scaleMu   sync.Mutex
@@ -39,6 +43,19 @@ func (sr *scenarioRun) userStarted() {
 func (sr *scenarioRun) userStopped() {
 	sr.sc.userStopped()
 	sr.e.m.all.userStopped()
+}
+
+// usersStopped is closed once every user of the scenario has stopped.
+// One goroutine waits for them, for every caller: run waits for it to
+// close before it returns, so that no waiter outlives the run (a second
+// waiter, woken with the first, could — TestHandRolledServer saw it).
+// Called once the executor has started its users (or from run, after it).
+func (sr *scenarioRun) usersStopped() <-chan struct{} {
+	sr.stoppedOnce.Do(func() {
+		sr.stoppedCh = make(chan struct{})
+		go func() { sr.vus.Wait(); close(sr.stoppedCh) }()
+	})
+	return sr.stoppedCh
 }
 
 // run waits for the scenario's start time, plays it under its executor,
@@ -66,8 +83,7 @@ func (sr *scenarioRun) run(runSoft, runHard context.Context) {
 		sr.externallyControlled() // external.go
 	}
 	sr.softStop()
-	done := make(chan struct{})
-	go func() { sr.vus.Wait(); close(done) }()
+	done := sr.usersStopped()
 	t := time.NewTimer(sr.cs.GracefulStop.D())
 	defer t.Stop()
 	select {
@@ -85,8 +101,7 @@ func (sr *scenarioRun) constantVUs(limit int64, d time.Duration) {
 		sr.vus.Go(func() { newVU(sr, sr.vuBase+i, 0).life(sr.soft, sr.hard, limit) })
 	}
 	// The scenario may end before d: every user done or retired.
-	done := make(chan struct{})
-	go func() { sr.vus.Wait(); close(done) }()
+	done := sr.usersStopped()
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
