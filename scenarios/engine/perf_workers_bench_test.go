@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -31,6 +32,8 @@ const benchWorkerEnv = "LEAKBENCH_BENCH_WORKER"
 // their requests summed; x-floor is its ratio to the floor's in the same
 // run (issue #43 asks for at most 1.15 on two processors). The absolute
 // figures move with the machine; the ratio is the engine's.
+// LEAKBENCH_CPUPROFILE=FILE profiles each worker's steady window into
+// FILE.0, FILE.1, … (the last workers window's).
 func BenchmarkEngineOverFloorWorkers(b *testing.B) {
 	load := newActiveLoad(b)
 	n := envInt("LEAKBENCH_ENGINE_WORKERS", 2)
@@ -148,9 +151,11 @@ func benchWorker() bool {
 		done <- res
 	}()
 	time.Sleep(ramp + 2*time.Second) // everyone in, past the handshake
+	stopProfile := startWorkerProfile(seg)
 	c0, r0 := cpuSplit(), e.totals().requests
 	time.Sleep(hold)
 	c1, r1 := cpuSplit(), e.totals().requests
+	stopProfile()
 	cancel()
 	res := <-done
 	if res.Failures != 0 {
@@ -159,4 +164,24 @@ func benchWorker() bool {
 	}
 	fmt.Printf("WINDOW %d %d\n", r1-r0, (c1.total() - c0.total()).Nanoseconds())
 	return true
+}
+
+// startWorkerProfile profiles a worker's steady window into
+// LEAKBENCH_CPUPROFILE suffixed with the worker's index (…prof.0, …prof.1),
+// when it is set; it returns the function that stops it.
+func startWorkerProfile(seg plan.Segment) func() {
+	path := os.Getenv("LEAKBENCH_CPUPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(fmt.Sprintf("%s.%d", path, seg.Index))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
 }
