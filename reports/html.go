@@ -150,7 +150,7 @@ func newView(runs []*Run, title string) *htmlView {
 		}
 		if l := r.Summary.Load; l != nil {
 			for _, k := range errorKinds(l) {
-				hr.Errors = append(hr.Errors, htmlRow{Label: k, Values: []string{fmt.Sprint(l.ErrorsByKind[k])}})
+				hr.Errors = append(hr.Errors, htmlRow{Label: k, Values: []string{fmt.Sprint(l.ErrorsByKind[k]) + firstErrorText(l, k)}})
 			}
 			hr.Samples = l.ErrorSamples
 			hr.HTTP = htmlHTTPSteps(l)

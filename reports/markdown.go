@@ -181,8 +181,18 @@ func writeErrors(b *strings.Builder, s *rundir.Summary) {
 	}
 	b.WriteString("\n## Errors by kind\n\n")
 	for _, k := range kinds {
-		fmt.Fprintf(b, "- %s: %d\n", k, s.Load.ErrorsByKind[k])
+		fmt.Fprintf(b, "- %s: %d%s\n", k, s.Load.ErrorsByKind[k], firstErrorText(s.Load, k))
 	}
+}
+
+// firstErrorText says when the load first saw a failure of kind, and with
+// how many users: where refusals or timeouts began ("" when not recorded).
+func firstErrorText(l *rundir.LoadResult, kind string) string {
+	f, ok := l.FirstErrors[kind]
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf(" (first at %.1f s of the load, %d users active)", f.ElapsedSeconds, f.ActiveUsers)
 }
 
 func writeEnvironment(b *strings.Builder, s *rundir.Summary) {

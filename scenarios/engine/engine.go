@@ -389,6 +389,7 @@ func (e *engine) result(ended time.Time) *rundir.LoadResult {
 		Scenarios:         make(map[string]rundir.ScenarioResult, len(e.runs)),
 	}
 	r.Interrupted = r.EndReason == EndInterrupted
+	r.FirstErrors = e.m.firstErrors(e.started)
 	for _, k := range mcp.Kinds {
 		r.ErrorsByKind[k] = 0
 	}

@@ -141,6 +141,38 @@ type metrics struct {
 	secrets   *redact.Secrets // masked in samples: the users' tokens
 
 	checks *checkStats // answers.go
+
+	// firstAt is when a failure of each kind was first recorded (Unix
+	// nanoseconds; 0: never), firstUsers the users active then.
+	firstAt, firstUsers [mcp.NumKinds]atomic.Int64
+}
+
+// noteFirst records the first failure of kind ki: one load a failure
+// after the first, so that a run failing every request pays nothing.
+func (m *metrics) noteFirst(ki int) {
+	if m.firstAt[ki].Load() != 0 {
+		return
+	}
+	if m.firstAt[ki].CompareAndSwap(0, time.Now().UnixNano()) {
+		m.firstUsers[ki].Store(m.all.active.Load())
+	}
+}
+
+// firstErrors is what noteFirst recorded, measured from started.
+func (m *metrics) firstErrors(started time.Time) map[string]rundir.FirstError {
+	var out map[string]rundir.FirstError
+	for ki, name := range mcp.Kinds {
+		ns := m.firstAt[ki].Load()
+		if ns == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string]rundir.FirstError{}
+		}
+		at := time.Unix(0, ns).UTC()
+		out[name] = rundir.FirstError{At: at, ElapsedSeconds: max(at.Sub(started).Seconds(), 0), ActiveUsers: m.firstUsers[ki].Load()}
+	}
+	return out
 }
 
 func newMetrics(scenarios int, secrets []string) *metrics {
@@ -236,6 +268,7 @@ func (m *metrics) record(sh *shard, k seriesKey, d time.Duration, err error) {
 			if isHTTP {
 				sc.httpFailures.Add(1)
 			}
+			m.noteFirst(ki)
 			m.sample(err)
 		}
 	}

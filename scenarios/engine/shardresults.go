@@ -64,7 +64,7 @@ func (e *engine) state(res *rundir.LoadResult, startAt time.Time) (*rundir.Serie
 		Segment: e.segment.String(), Plan: res.Plan, StartAt: startAt,
 		Started: res.Started, Ended: res.Ended, EndReason: res.EndReason,
 		PeakUsers: e.m.all.peak.Load(), MinUsers: max(e.m.all.vusMin.Load(), 0),
-		Checks: res.Checks, ErrorSamples: res.ErrorSamples,
+		Checks: res.Checks, ErrorSamples: res.ErrorSamples, FirstErrors: res.FirstErrors,
 	}
 	all := e.m.collect(nil)
 	hists := make([]*hdrhistogram.Histogram, 0, len(all)+1)
@@ -310,7 +310,28 @@ func merge(shards []*Shard) (*engine, *rundir.LoadResult, error) {
 	res.Plan = recorded
 	res.Config = configOf(cp)
 	res.Generator = mergeGenerators(shards, e.gen.lateness())
+	res.FirstErrors = mergeFirstErrors(shards, res.Started)
 	return e, res, nil
+}
+
+// mergeFirstErrors is, for each kind, the earliest shard's first failure,
+// measured from the merged run's start. Its ActiveUsers are that shard's
+// own: package merge replaces them with every shard's in that second.
+func mergeFirstErrors(shards []*Shard, started time.Time) map[string]rundir.FirstError {
+	var out map[string]rundir.FirstError
+	for _, sh := range shards {
+		for kind, f := range sh.State.FirstErrors {
+			if cur, ok := out[kind]; ok && !f.At.Before(cur.At) {
+				continue
+			}
+			if out == nil {
+				out = map[string]rundir.FirstError{}
+			}
+			f.ElapsedSeconds = max(f.At.Sub(started).Seconds(), 0)
+			out[kind] = f
+		}
+	}
+	return out
 }
 
 // latenessTag tags a shard's lateness histogram in histograms.hlog.

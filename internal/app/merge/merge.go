@@ -216,7 +216,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		sum.EndReason = rundir.EndFailed
 		sum.Error = fmt.Sprintf("merged %d of %d shards: %s", len(shards), n, problemList(out.Problems))
 	}
-	if res.ScaleChanges, err = mergeLoad(o.Out, shards, res.Started); err != nil {
+	if res.ScaleChanges, err = mergeLoad(o.Out, shards, res.Started, res.FirstErrors); err != nil {
 		return out, err
 	}
 	if err := mergeRequests(o.Out, shards); err != nil {
@@ -319,7 +319,10 @@ func late(shards []*engine.Shard, skew time.Duration) []Problem {
 // histograms of that second merged (load.hlog; exact), or, when a shard
 // has none (an older leakbench), the largest of the shards' (an upper
 // bound; exact percentiles of the whole run are in summary.json).
-func mergeLoad(out string, shards []*engine.Shard, started time.Time) ([]rundir.ScaleChange, error) {
+//
+// Each kind's first failure in first gets the users every shard had
+// active in its second (a shard knows only its own).
+func mergeLoad(out string, shards []*engine.Shard, started time.Time, first map[string]rundir.FirstError) ([]rundir.ScaleChange, error) {
 	bySec := map[int64]*rundir.LoadPoint{}
 	// Each shard was scaled through its own dashboard: the run's changes
 	// are all of theirs, in time order.
@@ -362,6 +365,12 @@ func mergeLoad(out string, shards []*engine.Shard, started time.Time) ([]rundir.
 	}
 	if err := exactPercentiles(out, shards, started, bySec); err != nil {
 		return nil, err
+	}
+	for kind, f := range first {
+		if m := bySec[secondOf(f.At, started)]; m != nil {
+			f.ActiveUsers = m.ActiveUsers
+			first[kind] = f
+		}
 	}
 	sort.SliceStable(changes, func(i, j int) bool { return changes[i].Time.Before(changes[j].Time) })
 	secs := make([]int64, 0, len(bySec))

@@ -76,6 +76,11 @@ type LoadResult struct {
 	Failures     int64            `json:"failures"`
 	Aborted      int64            `json:"aborted"`
 	ErrorsByKind map[string]int64 `json:"errors_by_kind"`
+	// FirstErrors says, for each kind of failure the load saw, when it
+	// was first seen and how many users were playing then: where refused
+	// connections (or timeouts, 5xx, …) began. Absent when nothing failed,
+	// and in results from before it was recorded.
+	FirstErrors map[string]FirstError `json:"first_errors,omitempty"`
 	// Iterations counts completed passes through a flow;
 	// DroppedIterations those an arrival-rate executor could not start
 	// for want of a free user.
@@ -293,4 +298,15 @@ func (t Threshold) ObservedString() string {
 		return "n/a"
 	}
 	return strconv.FormatFloat(t.Observed, 'g', 6, 64)
+}
+
+// FirstError is when the load first saw a failure of one kind.
+type FirstError struct {
+	At time.Time `json:"at"`
+	// ElapsedSeconds is At since the load started.
+	ElapsedSeconds float64 `json:"elapsed_seconds"`
+	// ActiveUsers is how many users were playing at At: the process's
+	// own count, or in a merged run (shards, workers) every shard's in
+	// that second of the merged load.jsonl.
+	ActiveUsers int64 `json:"active_users"`
 }

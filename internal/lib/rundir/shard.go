@@ -31,6 +31,8 @@ type SeriesState struct {
 	Checks    []CheckResult    `json:"checks,omitempty"`
 	// ErrorSamples are the run's error samples (LoadResult.ErrorSamples).
 	ErrorSamples []string `json:"error_samples"`
+	// FirstErrors are the shard's own (LoadResult.FirstErrors).
+	FirstErrors map[string]FirstError `json:"first_errors,omitempty"`
 	// Generator is the shard's own self-check, and LatenessTag the tag of
 	// its lateness histogram in histograms.hlog, so that a merge states
 	// the shards' lateness exactly (absent in shards written before it).
