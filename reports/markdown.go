@@ -192,6 +192,10 @@ func firstErrorText(l *rundir.LoadResult, kind string) string {
 	if !ok {
 		return ""
 	}
+	if f.ActiveUsers == 0 {
+		// Not known: a merge whose shards left no load.jsonl.
+		return fmt.Sprintf(" (first at %.1f s of the load)", f.ElapsedSeconds)
+	}
 	return fmt.Sprintf(" (first at %.1f s of the load, %d users active)", f.ElapsedSeconds, f.ActiveUsers)
 }
 

@@ -315,8 +315,9 @@ func merge(shards []*Shard) (*engine, *rundir.LoadResult, error) {
 }
 
 // mergeFirstErrors is, for each kind, the earliest shard's first failure,
-// measured from the merged run's start. Its ActiveUsers are that shard's
-// own: package merge replaces them with every shard's in that second.
+// measured from the merged run's start. Its ActiveUsers are left unknown
+// (0): a shard's own count is not the run's, and package merge sets every
+// shard's in that second from the merged load.jsonl.
 func mergeFirstErrors(shards []*Shard, started time.Time) map[string]rundir.FirstError {
 	var out map[string]rundir.FirstError
 	for _, sh := range shards {
@@ -328,6 +329,7 @@ func mergeFirstErrors(shards []*Shard, started time.Time) map[string]rundir.Firs
 				out = map[string]rundir.FirstError{}
 			}
 			f.ElapsedSeconds = max(f.At.Sub(started).Seconds(), 0)
+			f.ActiveUsers = 0
 			out[kind] = f
 		}
 	}

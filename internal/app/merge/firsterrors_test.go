@@ -28,20 +28,7 @@ func TestRunTakesTheEarliestFirstError(t *testing.T) {
 		{"conn_refused": {At: shardsStart.Add(2400 * time.Millisecond), ElapsedSeconds: 2.4, ActiveUsers: 500}},
 	}
 	for i, f := range firsts {
-		path := filepath.Join(dirs[i], rundir.SeriesFile)
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var st rundir.SeriesState
-		if err := json.Unmarshal(raw, &st); err != nil {
-			t.Fatal(err)
-		}
-		st.FirstErrors = f
-		raw, _ = json.Marshal(st)
-		if err := os.WriteFile(path, raw, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		editSeries(t, dirs[i], func(st *rundir.SeriesState) { st.FirstErrors = f })
 	}
 	out, err := merge.Run(context.Background(), merge.Options{Dirs: dirs, Out: filepath.Join(root, "out")})
 	if err != nil || len(out.Problems) > 0 {
@@ -80,5 +67,38 @@ func TestRunTakesTheEarliestFirstError(t *testing.T) {
 	}
 	if line := "- conn_refused: 7 (first at 2.4 s of the load, 2000 users active)"; !strings.Contains(md.String(), line) {
 		t.Errorf("the summary does not say where refusals began (%q):\n%s", line, md.String())
+	}
+}
+
+// TestRunWithoutLoadKeepsUsersUnknown: shards that left no load.jsonl
+// (an older leakbench, a killed run) give the merge no users for the
+// second of a first failure; a shard's own count is not the run's, so
+// none is stated.
+func TestRunWithoutLoadKeepsUsersUnknown(t *testing.T) {
+	root := t.TempDir()
+	dirs := writeShards(t, root, 2, 5*time.Second)
+	at := shardsStart.Add(2400 * time.Millisecond)
+	for _, dir := range dirs {
+		editSeries(t, dir, func(st *rundir.SeriesState) {
+			st.FirstErrors = map[string]rundir.FirstError{"conn_refused": {At: at, ElapsedSeconds: 2.4, ActiveUsers: 500}}
+		})
+		if err := os.Remove(filepath.Join(dir, rundir.LoadFile)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := merge.Run(context.Background(), merge.Options{Dirs: dirs, Out: filepath.Join(root, "out")})
+	if err != nil || len(out.Problems) > 0 {
+		t.Fatal(err, out.Problems)
+	}
+	if f := out.Summary.Load.FirstErrors["conn_refused"]; !f.At.Equal(at) || f.ActiveUsers != 0 {
+		t.Errorf("merged first refusal %+v, want at %s with users unknown (0)", f, at)
+	}
+	out.Summary.Load.ErrorsByKind["conn_refused"] = 7
+	var md bytes.Buffer
+	if err := reports.WriteSummaryMarkdown(&md, out.Summary); err != nil {
+		t.Fatal(err)
+	}
+	if line := "- conn_refused: 7 (first at 2.4 s of the load)\n"; !strings.Contains(md.String(), line) {
+		t.Errorf("the summary states users it did not see (want %q):\n%s", line, md.String())
 	}
 }

@@ -307,6 +307,7 @@ type FirstError struct {
 	ElapsedSeconds float64 `json:"elapsed_seconds"`
 	// ActiveUsers is how many users were playing at At: the process's
 	// own count, or in a merged run (shards, workers) every shard's in
-	// that second of the merged load.jsonl.
+	// that second of the merged load.jsonl; 0 when not known (shards
+	// that left no load.jsonl): a failure always has a user playing.
 	ActiveUsers int64 `json:"active_users"`
 }
