@@ -14,6 +14,12 @@ import (
 // testCLI is a cli on the test process's own streams and environment.
 func testCLI() *cli { return newCLI(os.Stdout, os.Stderr, os.Getenv) }
 
+// isolatedCLI is a cli on the test process's own streams whose
+// environment is empty: what the machine sets (LEAKBENCH_PROBE_DSN, …)
+// does not change the command, without t.Setenv, which would keep the
+// test from running in parallel.
+func isolatedCLI() *cli { return newCLI(os.Stdout, os.Stderr, func(string) string { return "" }) }
+
 // runCLI runs the command line args in-process, as the binary would, and
 // returns its exit code, stdout and stderr.
 func runCLI(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {

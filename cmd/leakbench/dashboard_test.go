@@ -18,15 +18,15 @@ import (
 // points and the report's link; a bad address is refused before any load
 // (no run directory is written).
 func TestRunDashboard(t *testing.T) {
+	t.Parallel() // isolatedCLI: the machine's LEAKBENCH_ variables do not reach it
 	target := mcptest.Start(t, mcptest.Options{SSE: true}).URL
 	dir := t.TempDir()
 	scen := filepath.Join(dir, "s.yaml")
 	if err := os.WriteFile(scen, []byte("scenarios:\n  s: {executor: constant-vus, vus: 2, duration: 2200ms, flow: [ping, think: 20ms]}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("LEAKBENCH_PROBE_DSN", "") // load only: no database here
 	run := func(out string, extra ...string) error {
-		return cmdRun(context.Background(), testCLI(), append([]string{"--target", target, "--scenario", scen, "--out", filepath.Join(dir, out)}, extra...))
+		return cmdRun(context.Background(), isolatedCLI(), append([]string{"--target", target, "--scenario", scen, "--out", filepath.Join(dir, out)}, extra...))
 	}
 
 	export := filepath.Join(dir, "dash.html")

@@ -63,7 +63,7 @@ type watched struct {
 func watchCommand(t *testing.T, cmd func(context.Context, *cli, []string) error, args ...string) (*watched, error) {
 	t.Helper()
 	stderr := &urlWriter{url: make(chan string, 1)}
-	c := newCLI(os.Stdout, stderr, os.Getenv)
+	c := newCLI(os.Stdout, stderr, func(string) string { return "" }) // as isolatedCLI's
 	done := make(chan error, 1)
 	go func() { done <- cmd(context.Background(), c, append(args, "--dashboard=127.0.0.1:0")) }()
 	var url string
@@ -112,7 +112,7 @@ func dashScenario(t *testing.T, body string) string {
 // the page's points carry both sides, and its panel has both sides'
 // load.
 func TestSignoffDashboardSides(t *testing.T) {
-	t.Setenv("LEAKBENCH_PROBE_DSN", "")
+	t.Parallel() // isolatedCLI: the machine's LEAKBENCH_ variables do not reach it
 	before, after := mcptest.Start(t, mcptest.Options{}).URL, mcptest.Start(t, mcptest.Options{}).URL
 	scen := dashScenario(t, "scenarios:\n  s: {executor: constant-vus, vus: 2, duration: 2500ms, flow: [{tools/call: {name: echo, arguments: {text: x}}}, think: 20ms]}\n")
 	w, err := watchCommand(t, cmdSignoff, "--before-target", before, "--after-target", after, "--mode", "regression",
@@ -140,7 +140,7 @@ func TestSignoffDashboardSides(t *testing.T) {
 // service: each stage plays as a part of the page, and the stage curve
 // has every stage the search judged.
 func TestCapacityDashboardStages(t *testing.T) {
-	t.Setenv("LEAKBENCH_PROBE_DSN", "")
+	t.Parallel() // isolatedCLI: the machine's LEAKBENCH_ variables do not reach it
 	target := mcptest.Start(t, mcptest.Options{}).URL
 	scen := dashScenario(t, `capacity: {load: users, start: 2, max: 4, factor: 2, stage: 4s, resolution: 1, max_stages: 3, error_rate: 0.05, generator: off}
 scenarios:

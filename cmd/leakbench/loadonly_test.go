@@ -17,6 +17,7 @@ import (
 // probe sections; the thresholds decide the exit code; a target that is
 // not there is exit 1 with one message, not a verdict.
 func TestRunLoadOnly(t *testing.T) {
+	t.Parallel() // isolatedCLI: the machine's LEAKBENCH_ variables do not reach it
 	target := mcptest.Start(t, mcptest.Options{SSE: true}).URL
 	dir := t.TempDir()
 	scen := func(threshold string) string {
@@ -27,9 +28,8 @@ func TestRunLoadOnly(t *testing.T) {
 		}
 		return p
 	}
-	t.Setenv("LEAKBENCH_PROBE_DSN", "") // the environment does not make it a probed run
 	out := filepath.Join(dir, "pass")
-	if err := cmdRun(context.Background(), testCLI(), []string{"--target", target, "--scenario", scen(">1"), "--out", out}); err != nil {
+	if err := cmdRun(context.Background(), isolatedCLI(), []string{"--target", target, "--scenario", scen(">1"), "--out", out}); err != nil {
 		t.Fatalf("passing thresholds: %v", err)
 	}
 	raw, err := os.ReadFile(filepath.Join(out, "summary.json"))
@@ -57,13 +57,13 @@ func TestRunLoadOnly(t *testing.T) {
 		t.Error("empty report.md")
 	}
 
-	err = cmdRun(context.Background(), testCLI(), []string{"--target", target, "--scenario", scen("<1"), "--out", filepath.Join(dir, "fail")})
+	err = cmdRun(context.Background(), isolatedCLI(), []string{"--target", target, "--scenario", scen("<1"), "--out", filepath.Join(dir, "fail")})
 	if !errors.Is(err, errVerdict) || !strings.Contains(err.Error(), "mcp_reqs") {
 		t.Fatalf("failing threshold: %v, want the verdict (99)", err)
 	}
 
 	down := "http://" + mcptest.RefusedAddr(t) + "/mcp"
-	err = cmdRun(context.Background(), testCLI(), []string{"--target", down, "--scenario", scen(">1"), "--out", filepath.Join(dir, "down")})
+	err = cmdRun(context.Background(), isolatedCLI(), []string{"--target", down, "--scenario", scen(">1"), "--out", filepath.Join(dir, "down")})
 	if err == nil || errors.Is(err, errVerdict) || errors.Is(err, errUsage) || !strings.Contains(err.Error(), "does not answer") {
 		t.Fatalf("unreachable target: %v", err)
 	}

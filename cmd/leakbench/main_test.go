@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,15 +19,36 @@ import (
 	"github.com/leakbench/leakbench/internal/testing/testenv"
 )
 
-// buildCLI builds the leakbench binary once per test binary.
+// The binary the subprocess tests run: LEAKBENCH_BINARY when set (make
+// test builds it once for every package), else built once per test
+// binary into cliDir, which TestMain removes.
+var (
+	cliOnce sync.Once
+	cliDir  string
+	cliBin  string
+	cliErr  error
+)
+
+// buildCLI returns the leakbench binary for a subprocess test.
 func buildCLI(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "leakbench")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("build leakbench: %v\n%s", err, out)
+	cliOnce.Do(func() {
+		if p := os.Getenv("LEAKBENCH_BINARY"); p != "" {
+			cliBin = p
+			return
+		}
+		if cliDir, cliErr = os.MkdirTemp("", "leakbench-cli-test-"); cliErr != nil {
+			return
+		}
+		cliBin = filepath.Join(cliDir, "leakbench")
+		if out, err := exec.Command("go", "build", "-o", cliBin, ".").CombinedOutput(); err != nil {
+			cliErr = fmt.Errorf("build leakbench: %w\n%s", err, out)
+		}
+	})
+	if cliErr != nil {
+		t.Fatal(cliErr)
 	}
-	return bin
+	return cliBin
 }
 
 func stackDirs(t *testing.T) map[string]bool {

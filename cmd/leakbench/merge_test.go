@@ -35,6 +35,7 @@ thresholds:
 // directory renders as a run, a failed threshold is the verdict (99), and
 // a shard killed mid-run is named and fails the merge (not a verdict).
 func TestMergeShards(t *testing.T) {
+	t.Parallel() // isolatedCLI: the machine's LEAKBENCH_ variables do not reach it
 	srv := mcptest.Start(t, mcptest.Options{})
 	target := srv.URL
 	dir := t.TempDir()
@@ -42,7 +43,6 @@ func TestMergeShards(t *testing.T) {
 	if err := os.WriteFile(scen, fmt.Appendf(nil, shardScenario, "p(99)<10000"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("LEAKBENCH_PROBE_DSN", "")
 	startAt := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339)
 	dirs := make([]string, 3)
 	errs := make([]error, 3)
@@ -50,7 +50,7 @@ func TestMergeShards(t *testing.T) {
 	for i := range dirs {
 		dirs[i] = filepath.Join(dir, fmt.Sprintf("shard-%d", i))
 		wg.Go(func() {
-			errs[i] = cmdRun(context.Background(), testCLI(), []string{"--target", target, "--scenario", scen, "--out", dirs[i],
+			errs[i] = cmdRun(context.Background(), isolatedCLI(), []string{"--target", target, "--scenario", scen, "--out", dirs[i],
 				"--shard", fmt.Sprintf("%d/3", i), "--start-at", startAt})
 		})
 	}
@@ -59,7 +59,7 @@ func TestMergeShards(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "merged")
-	if err := cmdMerge(context.Background(), testCLI(), append(dirs, "--out", out, "--shards", "3", "--wait", "5s")); err != nil {
+	if err := cmdMerge(context.Background(), isolatedCLI(), append(dirs, "--out", out, "--shards", "3", "--wait", "5s")); err != nil {
 		t.Fatalf("merge: %v", err)
 	}
 	var sum rundir.Summary
@@ -91,11 +91,11 @@ func TestMergeShards(t *testing.T) {
 			t.Errorf("merged: %v", err)
 		}
 	}
-	if err := cmdReport(context.Background(), testCLI(), []string{out}); err != nil {
+	if err := cmdReport(context.Background(), isolatedCLI(), []string{out}); err != nil {
 		t.Errorf("report of the merged run: %v", err)
 	}
 	// A merge of merges: the merged series read back as one whole shard.
-	if err := cmdMerge(context.Background(), testCLI(), []string{out, "--out", filepath.Join(dir, "again")}); err != nil {
+	if err := cmdMerge(context.Background(), isolatedCLI(), []string{out, "--out", filepath.Join(dir, "again")}); err != nil {
 		t.Errorf("merge of the merged run: %v", err)
 	}
 
@@ -103,7 +103,7 @@ func TestMergeShards(t *testing.T) {
 	for _, d := range dirs {
 		rewritePlanThreshold(t, d, "0.001")
 	}
-	err = cmdMerge(context.Background(), testCLI(), append(dirs, "--out", filepath.Join(dir, "strict")))
+	err = cmdMerge(context.Background(), isolatedCLI(), append(dirs, "--out", filepath.Join(dir, "strict")))
 	if !errors.Is(err, errVerdict) {
 		t.Errorf("failed threshold: %v, want the verdict", err)
 	}

@@ -21,6 +21,7 @@ import (
 // summary.json and load.jsonl by "command"; one above maxVUs is refused
 // with the reason; missing flags are usage errors.
 func TestScaleCommand(t *testing.T) {
+	t.Parallel() // isolatedCLI: the machine's LEAKBENCH_ variables do not reach it
 	target := mcptest.Start(t, mcptest.Options{SSE: true}).URL
 	dir := t.TempDir()
 	scen := filepath.Join(dir, "s.yaml")
@@ -37,15 +38,14 @@ func TestScaleCommand(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	t.Setenv("LEAKBENCH_PROBE_DSN", "") // load only: no database here
 	out := filepath.Join(dir, "run")
 	done := make(chan error, 1)
 	go func() {
-		done <- cmdRun(context.Background(), testCLI(), []string{"--target", target, "--scenario", scen, "--out", out,
+		done <- cmdRun(context.Background(), isolatedCLI(), []string{"--target", target, "--scenario", scen, "--out", out,
 			"--dashboard=" + addr, "--dashboard-token-file", tokFile})
 	}()
 	scale := func(args ...string) error {
-		return cmdScale(context.Background(), testCLI(), append([]string{"--addr", addr, "--token-file", tokFile}, args...))
+		return cmdScale(context.Background(), isolatedCLI(), append([]string{"--addr", addr, "--token-file", tokFile}, args...))
 	}
 	// Until the load starts the dashboard has nothing to scale.
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
@@ -61,7 +61,7 @@ func TestScaleCommand(t *testing.T) {
 		t.Errorf("--vus 9: %v, want a refusal naming maxVUs", err)
 	}
 	for _, args := range [][]string{{"--vus", "2", "--token-file", ""}, {}} {
-		if err := cmdScale(context.Background(), testCLI(), append([]string{"--addr", addr}, args...)); !errors.Is(err, errUsage) {
+		if err := cmdScale(context.Background(), isolatedCLI(), append([]string{"--addr", addr}, args...)); !errors.Is(err, errUsage) {
 			t.Errorf("scale %q: %v, want a usage error", args, err)
 		}
 	}

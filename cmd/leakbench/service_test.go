@@ -145,7 +145,7 @@ func TestServiceUsageErrors(t *testing.T) {
 // regression mode; a baseline of another scenario is refused before any
 // load (exit 2), unless --force.
 func TestRunBaseline(t *testing.T) {
-	t.Setenv("LEAKBENCH_PROBE_DSN", "")
+	t.Parallel() // isolatedCLI: the machine's LEAKBENCH_ variables do not reach it
 	target := mcptest.Start(t, mcptest.Options{SSE: true}).URL
 	dir := t.TempDir()
 	ctx := context.Background()
@@ -153,28 +153,28 @@ func TestRunBaseline(t *testing.T) {
 	// rates are the schedule's, not the loaded machine's: with closed-loop
 	// users the rate follows latency, and two runs on a busy CI machine
 	// differed by ×0.77 — a "regression" of the machine, not the service.
-	scen := writeRateScenario(t, dir, "s", 2)
+	scen := writeRateScenario(t, dir, "s", 20)
 	base := filepath.Join(dir, "base")
-	if err := cmdRun(ctx, testCLI(), []string{"--target", target, "--scenario", scen, "--out", base}); err != nil {
+	if err := cmdRun(ctx, isolatedCLI(), []string{"--target", target, "--scenario", scen, "--out", base}); err != nil {
 		t.Fatalf("baseline run: %v", err)
 	}
 	out := filepath.Join(dir, "again")
-	if err := cmdRun(ctx, testCLI(), []string{"--target", target, "--scenario", scen, "--out", out, "--baseline", base}); err != nil {
+	if err := cmdRun(ctx, isolatedCLI(), []string{"--target", target, "--scenario", scen, "--out", out, "--baseline", base}); err != nil {
 		t.Fatalf("the same service against its own baseline: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(out, "baseline", "report.md")); err != nil {
 		t.Errorf("no baseline report: %v", err)
 	}
-	other := writeRateScenario(t, dir, "s", 3)
+	other := writeRateScenario(t, dir, "s", 30)
 	refused := filepath.Join(dir, "refused")
-	err := cmdRun(ctx, testCLI(), []string{"--target", target, "--scenario", other, "--out", refused, "--baseline", base})
+	err := cmdRun(ctx, isolatedCLI(), []string{"--target", target, "--scenario", other, "--out", refused, "--baseline", base})
 	if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "users differ") {
 		t.Fatalf("a baseline of another scenario: %v, want a usage error naming the users", err)
 	}
 	if _, err := os.Stat(refused); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the refused run wrote %s", refused)
 	}
-	if err := cmdRun(ctx, testCLI(), []string{"--target", target, "--scenario", other, "--out", refused, "--baseline", base, "--force"}); errors.Is(err, errUsage) {
+	if err := cmdRun(ctx, isolatedCLI(), []string{"--target", target, "--scenario", other, "--out", refused, "--baseline", base, "--force"}); errors.Is(err, errUsage) {
 		t.Errorf("--force: %v", err)
 	}
 }
@@ -183,13 +183,13 @@ func TestRunBaseline(t *testing.T) {
 // regression on two healthy builds (load only) passes and writes both
 // runs and the comparison.
 func TestSignoffTwoTargets(t *testing.T) {
-	t.Setenv("LEAKBENCH_PROBE_DSN", "")
+	t.Parallel() // isolatedCLI: the machine's LEAKBENCH_ variables do not reach it
 	before := mcptest.Start(t, mcptest.Options{SSE: true}).URL
 	after := mcptest.Start(t, mcptest.Options{SSE: true}).URL
 	dir := t.TempDir()
-	scen := writeRateScenario(t, dir, "s", 2) // an open model: the verdict compares the rates
+	scen := writeRateScenario(t, dir, "s", 20) // an open model: the verdict compares the rates
 	out := filepath.Join(dir, "signoff")
-	err := cmdSignoff(context.Background(), testCLI(), []string{"--before-target", before, "--after-target", after, "--mode", "regression",
+	err := cmdSignoff(context.Background(), isolatedCLI(), []string{"--before-target", before, "--after-target", after, "--mode", "regression",
 		"--after-name", "pr", "--scenario", scen, "--out", out})
 	if err != nil {
 		t.Fatalf("signoff: %v", err)
@@ -203,9 +203,14 @@ func TestSignoffTwoTargets(t *testing.T) {
 
 // writeRateScenario writes a load-only scenario of 40 iterations a
 // second for 1 s, with up to vus users to play them.
+//
+// vus users are allocated for 40 arrivals a second: 20 keep the rate up
+// to half a second of latency per arrival. With 2, a run beside other
+// packages' tests lagged (60 ms per request), dropped arrivals and read
+// as a regression of the request rate (×0.75).
 func writeRateScenario(t *testing.T, dir, name string, vus int) string {
 	t.Helper()
-	p := filepath.Join(dir, name+"-rate"+strings.Repeat("x", vus)+".yaml")
+	p := filepath.Join(dir, name+"-rate"+itoa(vus)+".yaml")
 	body := "scenarios:\n  " + name + ": {executor: constant-arrival-rate, rate: 40, timeUnit: 1s, duration: 1s, preAllocatedVUs: " + itoa(vus) + ", flow: [ping, {tools/call: {name: echo, arguments: {text: x}}}]}\n"
 	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 		t.Fatal(err)

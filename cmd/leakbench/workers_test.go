@@ -23,13 +23,18 @@ func TestMain(m *testing.M) {
 		stop()
 		os.Exit(exitCode(err))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if cliDir != "" {
+		_ = os.RemoveAll(cliDir)
+	}
+	os.Exit(code)
 }
 
 // TestRunWorkers: run --workers 2 against your own service is one run
 // directory, one verdict, the workers recorded; bad input is exit 2 with
 // the reason, before anything is written.
 func TestRunWorkers(t *testing.T) {
+	t.Parallel() // isolatedCLI: the machine's LEAKBENCH_ variables do not reach it
 	target := mcptest.Start(t, mcptest.Options{}).URL
 	dir := t.TempDir()
 	scen := filepath.Join(dir, "s.yaml")
@@ -37,9 +42,8 @@ func TestRunWorkers(t *testing.T) {
 	if err := os.WriteFile(scen, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("LEAKBENCH_PROBE_DSN", "")
 	out := filepath.Join(dir, "out")
-	if err := cmdRun(context.Background(), testCLI(), []string{"--target", target, "--scenario", scen, "--workers", "2", "--out", out}); err != nil {
+	if err := cmdRun(context.Background(), isolatedCLI(), []string{"--target", target, "--scenario", scen, "--workers", "2", "--out", out}); err != nil {
 		t.Fatalf("run --workers 2: %v", err)
 	}
 	raw, err := os.ReadFile(filepath.Join(out, "summary.json"))
@@ -69,7 +73,7 @@ func TestRunWorkers(t *testing.T) {
 		{[]string{"--workers", "2", "--source-addrs", "192.0.2.1"}, "192.0.2.1 is not an address of this machine"},
 	} {
 		bad := filepath.Join(dir, "bad")
-		err := cmdRun(context.Background(), testCLI(), append([]string{"--target", target, "--scenario", scen, "--out", bad}, tc.args...))
+		err := cmdRun(context.Background(), isolatedCLI(), append([]string{"--target", target, "--scenario", scen, "--out", bad}, tc.args...))
 		if !errors.Is(err, errUsage) || exitCode(err) != exitUsage || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v; want exit 2 with %q", tc.args, err, tc.want)
 		}
