@@ -72,7 +72,9 @@ test-install:
 # CLI's whole-stack subprocess tests (git bisect run over real runs, a
 # sign-off with --capacity). One
 # package at a time: the Little's law figures must not share the two cores
-# with another package's stacks. e2e-long plays the long ones: incident
+# with another package's stacks. Inside runner and cmd/leakbench the
+# sign-offs run two at a time (go test's -parallel, GOMAXPROCS): they play
+# tens of users and wait on the clock. e2e-long plays the long ones: incident
 # (about 8 minutes), soak (about 10) and capacity before and after (about
 # 2). e2e also runs `leakbench up` as a subprocess (fixtures' TestUp…: the
 # CLI's signals, exit codes and table over whole stacks), the compose

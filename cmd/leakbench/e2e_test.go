@@ -74,6 +74,7 @@ exec "$LEAKBENCH" run --bisect --env local --scenario leakbench.yaml \
 // fourth commit. Each step is a real run on a local PostgreSQL + PgBouncer
 // stack (about 11 s); git tests two or three commits.
 func TestE2EGitBisectFindsTheLeakyCommit(t *testing.T) {
+	t.Parallel() // its runs wait on their stacks and the clock; beside the dashboard's sign-off
 	if testing.Short() {
 		t.Skip("integration test: runs local stacks, 2–4 runs of ~11 s")
 	}
@@ -242,6 +243,7 @@ thresholds:
 // searches both variants' capacity on local stacks into OUT/capacity/ —
 // before, then after — and prints each search's headline.
 func TestE2ESignoffWithCapacity(t *testing.T) {
+	t.Parallel() // 4–8 users on local stacks, waiting on the clock; its verdict is the sign-off's, not a figure's accuracy
 	if testing.Short() {
 		t.Skip("integration test: a sign-off and two capacity searches on local stacks (about a minute)")
 	}

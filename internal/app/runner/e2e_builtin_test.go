@@ -36,7 +36,14 @@ func TestE2EEveryProfileCovered(t *testing.T) {
 	}
 }
 
-func TestE2EFaultsProfile(t *testing.T) { signoffBuiltin(t, "faults", 5*time.Minute) }
+func TestE2EFaultsProfile(t *testing.T) {
+	// Beside the package's other e2e sign-offs: each plays 20–60 users
+	// for 20–30 s and mostly waits on the clock. The CPU-bound accuracy
+	// check (capacity's Little's law) is another package, which make
+	// e2e's -p 1 keeps apart.
+	t.Parallel()
+	signoffBuiltin(t, "faults", 5*time.Minute)
+}
 
 // TestE2ELongIncidentProfile also fails when either side's generator did
 // not keep up: a sign-off whose generator could not keep to its schedule

@@ -23,6 +23,7 @@ import (
 // which plays it in the profile's own 2026-07-28 (auto): the leak and its
 // fix must show in both eras, and the summary must say which was spoken.
 func TestE2ECIProfileIn2025Era(t *testing.T) {
+	t.Parallel() // beside the other e2e sign-offs: see TestE2EFaultsProfile
 	p, err := profiles.Lookup("ci")
 	if err != nil {
 		t.Fatal(err)

@@ -26,6 +26,7 @@ import (
 // the combined report is checked. About 4–5 minutes on a 2-core machine;
 // LEAKBENCH_TEST_PATTERNS=waiting,outside signs off only those.
 func TestE2EPatternProfiles(t *testing.T) {
+	t.Parallel() // beside the other e2e sign-offs: see TestE2EFaultsProfile
 	all, err := AllProfiles()
 	if err != nil {
 		t.Fatal(err)
