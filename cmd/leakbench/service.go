@@ -253,7 +253,7 @@ func (t *targetFlags) options() (runner.TargetOptions, error) {
 	if err != nil {
 		return o, fmt.Errorf("%w: --ca-file: %w", errUsage, err)
 	}
-	o.TLS = tlsConf
+	o.TLS, o.CAFile, o.Insecure = tlsConf, t.caFile, t.insecure
 	tokenURL := t.tokenURL
 	if tokenURL == "" && t.getenv != nil {
 		tokenURL = t.getenv("LEAKBENCH_OAUTH_TOKEN_URL")

@@ -16,6 +16,10 @@ import (
 type TargetOptions struct {
 	// TLS configures an https target (nil: the system roots).
 	TLS *tls.Config
+	// CAFile and Insecure are the settings TLS was built from
+	// (mcp.TLSConfig): worker processes build their own from them.
+	CAFile   string
+	Insecure bool
 	// OAuth, if set, gets bearer tokens with the client-credentials
 	// grant. It holds a secret: never written anywhere.
 	OAuth *mcp.OAuthConfig

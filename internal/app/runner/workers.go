@@ -42,8 +42,10 @@ func (o *Options) checkWorkers() error {
 			return bad("--workers plays the load as processes on this machine, --shards as containers of the stack: give one of them")
 		case !o.Shard.Whole():
 			return bad("--workers with --shard: a shard is not split into workers yet; give one of them")
-		case o.Target.TLS != nil || o.Target.OAuth != nil:
-			return bad("--workers with --ca-file, --insecure-skip-verify or --oauth-*: the workers do not get these settings yet; run without --workers")
+		case o.Target.TLS != nil && o.Target.CAFile == "" && !o.Target.Insecure:
+			// A caller that built its own tls.Config: the workers could
+			// only guess at it.
+			return bad("--workers: the target's TLS settings were given as a configuration, not as --ca-file or --insecure-skip-verify, and a worker process cannot be given one; run without --workers")
 		}
 	}
 	if o.Profile.Plan == nil {
@@ -143,8 +145,12 @@ func playWorkers(ctx context.Context, o Options, env *fixtures.Env, sum *rundir.
 	if cmd == nil {
 		cmd = workers.Self
 	}
+	var tlsSet *workers.TLSSettings
+	if o.Target.CAFile != "" || o.Target.Insecure {
+		tlsSet = &workers.TLSSettings{CAFile: o.Target.CAFile, Insecure: o.Target.Insecure}
+	}
 	res, rec, err := workers.Play(ctx, workers.Options{Command: cmd, Layout: o.layout, PlanJSON: raw, Target: env.GatewayURL,
-		Tokens: env.Tokens, Dir: o.Dir, MaxDuration: planLength(p), Log: prefixed(logw, "["+o.Name+"] "), Progress: progress,
+		Tokens: env.Tokens, TLS: tlsSet, OAuth: workers.NewOAuthSettings(o.Target.OAuth), Dir: o.Dir, MaxDuration: planLength(p), Log: prefixed(logw, "["+o.Name+"] "), Progress: progress,
 		MetricsAddr: o.MetricsAddr, Gatherer: gatherer})
 	sum.Workers = rec
 	return res, err

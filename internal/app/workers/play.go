@@ -58,6 +58,10 @@ type Options struct {
 	// Target is the MCP endpoint; Tokens the users' bearer tokens.
 	Target string
 	Tokens []string
+	// TLS and OAuth are the target's settings as the user gave them
+	// (nil: not used); they go to the workers' standard input only.
+	TLS   *TLSSettings
+	OAuth *OAuthSettings
 	// Dir is the run directory: each worker writes its own run directory
 	// in it (worker-I), its log to logs/worker-I.log, and the merge's
 	// files become the run's.
@@ -213,7 +217,7 @@ func (p *proc) start(o Options, lay *Layout, startAt time.Time, i int, exits cha
 	if err := rundir.Prepare(p.dir, true); err != nil {
 		return err
 	}
-	spec, err := json.Marshal(Spec{Plan: o.PlanJSON, Target: o.Target, Tokens: o.Tokens, Segment: p.seg.String(),
+	spec, err := json.Marshal(Spec{Plan: o.PlanJSON, Target: o.Target, Tokens: o.Tokens, TLS: o.TLS, OAuth: o.OAuth, Segment: p.seg.String(),
 		StartAt: startAt, SourceAddrs: lay.Sources.PerWorker[i], RunDir: p.dir, Live: o.MetricsAddr != ""})
 	if err != nil {
 		return err

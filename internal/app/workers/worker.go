@@ -41,6 +41,10 @@ type Spec struct {
 	// RunDir is where it writes its results (load.jsonl every second,
 	// series.json and histograms.hlog at the end, for the merge).
 	RunDir string `json:"run_dir"`
+	// TLS and OAuth are how the target is reached past a plain
+	// connection, as the user gave them (reach.go); nil: not used.
+	TLS   *TLSSettings   `json:"tls,omitempty"`
+	OAuth *OAuthSettings `json:"oauth,omitempty"`
 	// Live: write the live snapshot (package live's encoding) every
 	// second, one line each, to file descriptor 3, for the parent's
 	// /metrics.
@@ -84,6 +88,10 @@ func Serve(ctx context.Context, in io.Reader, logw io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
+	tlsConf, oauth, err := sp.reach()
+	if err != nil {
+		return err
+	}
 	var sendLive func(func() live.Snapshot)
 	if sp.Live {
 		f := os.NewFile(liveFD, "live")
@@ -96,6 +104,8 @@ func Serve(ctx context.Context, in io.Reader, logw io.Writer) error {
 		Live:        sendLive,
 		Target:      sp.Target,
 		Tokens:      sp.Tokens,
+		TLS:         tlsConf,
+		OAuth:       oauth,
 		RunDir:      sp.RunDir,
 		Segment:     seg,
 		StartAt:     sp.StartAt,
