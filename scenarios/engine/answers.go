@@ -65,7 +65,7 @@ func (v *vu) setupUser(user int) {
 	}
 	if t := cs.DataTable; t != nil {
 		v.tc.Data = t
-		k := user - v.sr.vuBase
+		k := user - v.sr.dataBase // its place in the whole scenario
 		v.dataUser = k
 		switch cs.Data.Mode {
 		case plan.DataRandom:
@@ -95,7 +95,7 @@ func (v *vu) drawRow() {
 		}
 	default: // sequential (plan refuses unique per iteration)
 		k := int64(v.dataUser) % rows
-		v.tc.Row = int((k + (it%rows)*(int64(cs.Users)%rows)) % rows)
+		v.tc.Row = int((k + (it%rows)*(int64(v.sr.dataUsers)%rows)) % rows)
 	}
 }
 

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -22,14 +21,7 @@ import (
 func TestDataPerIteration(t *testing.T) {
 	checkLeaks(t)
 	dir := t.TempDir()
-	var csv strings.Builder
-	csv.WriteString("email\n")
-	for i := range 6 {
-		fmt.Fprintf(&csv, "u%d@x.org\n", i)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "users.csv"), []byte(csv.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeUsersCSV(t, dir, 6)
 	tests := []struct {
 		name, data string
 		vus, iters int
@@ -78,17 +70,20 @@ func TestDataPerIteration(t *testing.T) {
 			if res.Failures != 0 {
 				t.Fatalf("%d requests failed: %q", res.Failures, res.ErrorSamples)
 			}
-			sent := map[string]int{}
-			for _, r := range srv.Requests() {
-				var a struct {
-					Arguments struct{ Text string } `json:"arguments"`
-				}
-				if r.RPCMethod == "tools/call" {
-					_ = json.Unmarshal(r.Params, &a)
-					sent[a.Arguments.Text]++
-				}
-			}
-			tt.check(t, sent)
+			tt.check(t, srv.CallTexts())
 		})
+	}
+}
+
+// writeUsersCSV writes dir/users.csv: a column email, rows u0@x.org …
+func writeUsersCSV(t *testing.T, dir string, rows int) {
+	t.Helper()
+	var csv strings.Builder
+	csv.WriteString("email\n")
+	for i := range rows {
+		fmt.Fprintf(&csv, "u%d@x.org\n", i)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "users.csv"), []byte(csv.String()), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -170,9 +170,10 @@ func RunPlan(ctx context.Context, pl *plan.Plan, opts RunOptions) (*rundir.LoadR
 			return nil, fmt.Errorf("%w: %w", plan.ErrInvalidPlan, err)
 		}
 	}
+	whole := cp
 	cp, bases := opts.Segment.Apply(cp)
 	e := newEngine(cp, p.Tokens, opts)
-	e.useSegment(opts.Segment, bases) // segment.go
+	e.useSegment(opts.Segment, bases, whole) // segment.go
 	defer e.client.CloseIdleConnections()
 	if err := e.preflight(ctx); err != nil {
 		return nil, err
@@ -228,7 +229,7 @@ func newEngine(cp *plan.Compiled, tokens []string, opts RunOptions) *engine {
 	base := 0
 	for i, cs := range cp.Scenarios {
 		sc := &scenario{CompiledScenario: cs, idx: uint16(i), timeout: cs.RequestTimeout, flow: numberSteps(lower(e.m, cs.Flow)), roundTrips: hasRoundTrips(cs.Flow)}
-		e.runs = append(e.runs, &scenarioRun{e: e, cs: sc, sc: e.m.scen[i], vuBase: base, vusTarget: cs.VUs, scaled: make(chan struct{}, 1)})
+		e.runs = append(e.runs, &scenarioRun{e: e, cs: sc, sc: e.m.scen[i], vuBase: base, dataBase: base, dataUsers: cs.Users, vusTarget: cs.VUs, scaled: make(chan struct{}, 1)})
 		base += cs.Users
 		e.total = max(e.total, cs.StartTime.D()+cs.Length)
 	}

@@ -16,6 +16,11 @@ type scenarioRun struct {
 	cs     *scenario
 	sc     *scenCounters
 	vuBase int // user index of its first VU in the run
+	// dataBase and dataUsers are the scenario's first user index and its
+	// users in the whole plan, also in a segment (segment.go): a data
+	// file's rows follow the user's place in the whole scenario, so that
+	// shards and workers hand out the rows one process would.
+	dataBase, dataUsers int
 
 	soft, hard context.Context // soft: start nothing new; hard: abandon requests
 	softStop   context.CancelFunc

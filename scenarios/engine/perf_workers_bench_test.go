@@ -140,9 +140,10 @@ func benchWorker() bool {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	whole := cp
 	cp, bases := seg.Apply(cp)
 	e := newEngine(cp, nil, RunOptions{Segment: seg})
-	e.useSegment(seg, bases)
+	e.useSegment(seg, bases, whole)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan *rundir.LoadResult, 1)
 	go func() {

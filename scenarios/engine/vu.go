@@ -74,8 +74,9 @@ type vu struct {
 	cacheOn bool
 	listen  *listening
 
-	// dataUser is the user's index in its scenario, for the rows a data
-	// file drawn per iteration gives it (answers.go).
+	// dataUser is the user's index in its scenario (in the whole plan,
+	// also in a segment), for the rows a data file drawn per iteration
+	// gives it (answers.go).
 	dataUser int
 }
 

@@ -5,6 +5,7 @@ package plan
 // ({{data.COLUMN}}).
 
 import (
+	"fmt"
 	"path/filepath"
 	"sync"
 
@@ -65,14 +66,28 @@ func (d *DataSource) MarshalJSON() ([]byte, error) {
 	return o.MarshalJSON()
 }
 
+// Path is the file's path: File, joined to the scenario file's directory
+// when it is relative.
+func (d *DataSource) Path() string {
+	if !filepath.IsAbs(d.File) && d.dir != "" {
+		return filepath.Join(d.dir, d.File)
+	}
+	return d.File
+}
+
+// Resolved is a copy of d whose File is its path made absolute (against
+// the working directory when the plan has no scenario file), for a
+// process that reads the plan without the scenario file beside it.
+func (d *DataSource) Resolved() (*DataSource, error) {
+	abs, err := filepath.Abs(d.Path())
+	if err != nil {
+		return nil, fmt.Errorf("data file %s: %w", d.File, err)
+	}
+	return &DataSource{File: abs, Mode: d.Mode, Per: d.Per, line: d.line}, nil
+}
+
 // Table reads the file (once) and returns its rows.
 func (d *DataSource) Table() (*userdata.Table, error) {
-	d.once.Do(func() {
-		path := d.File
-		if !filepath.IsAbs(path) && d.dir != "" {
-			path = filepath.Join(d.dir, path)
-		}
-		d.tbl, d.err = userdata.ReadFile(path)
-	})
+	d.once.Do(func() { d.tbl, d.err = userdata.ReadFile(d.Path()) })
 	return d.tbl, d.err
 }

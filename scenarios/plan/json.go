@@ -177,6 +177,11 @@ func secretHeader(name string) bool {
 // (bind.go).
 const RecordedFile = "plan (JSON)"
 
+// PlayableFile is the file name of a plan sent to a worker process to
+// play (scenariofile.ReadPlayable): as a recorded plan, but its data
+// files are read, from the absolute paths its parent gave them.
+const PlayableFile = "plan (JSON, to play)"
+
 // redactedHeaders is a copy of headers with secret-looking values masked.
 func redactedHeaders(headers map[string]string) map[string]string {
 	out := make(map[string]string, len(headers))

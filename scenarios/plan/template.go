@@ -346,6 +346,9 @@ func (n *Template) AppendJSON(b []byte, c *Vars) []byte {
 		}
 		return append(b, "null"...)
 	case tData:
+		if c.Data == nil { // a recorded plan, whose data file was not read (bind.go)
+			return append(b, "null"...)
+		}
 		cell, raw := c.Data.CellBytes(c.Row, n.parts[0].slot)
 		if raw {
 			return append(b, cell...)
@@ -416,6 +419,9 @@ func (p *tpart) appendText(b []byte, c *Vars) []byte {
 	case fnVar:
 		return append(b, c.Captured[p.slot].Text...)
 	case fnData:
+		if c.Data == nil { // a recorded plan, whose data file was not read (bind.go)
+			return b
+		}
 		cell, _ := c.Data.CellBytes(c.Row, p.slot)
 		return append(b, cell...)
 	}

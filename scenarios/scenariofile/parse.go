@@ -28,6 +28,18 @@ func ReadRecorded(raw []byte) (*plan.Plan, error) {
 	return p, nil
 }
 
+// ReadPlayable reads a plan its parent sent a worker process to play
+// (package workers): JSON as ReadRecorded reads it, with no
+// interpolation, but its data files are read — the parent made their
+// paths absolute — so that its users get their rows.
+func ReadPlayable(raw []byte) (*plan.Plan, error) {
+	p, _, err := parse(raw, plan.PlayableFile, Options{NoInterpolation: true}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("read the plan to play: %w", err)
+	}
+	return p, nil
+}
+
 // Bounds on a scenario file, so that a hostile one cannot exhaust memory.
 const (
 	maxPlanBytes   = 1 << 20

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -13,7 +14,6 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/redact"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/scenarios/plan"
-	"github.com/leakbench/leakbench/scenarios/profiles"
 )
 
 // Worker processes (Options.Workers, leakbench run --workers N|auto): the
@@ -124,9 +124,9 @@ func (o *Options) inProcessSources() []netip.Addr {
 // The live metrics (--metrics-addr) are the workers' merged, gatherer's
 // beside them (the probe's; nil: none).
 func playWorkers(ctx context.Context, o Options, env *fixtures.Env, sum *rundir.Summary, logw, progress io.Writer, gatherer prometheus.Gatherer) (*rundir.LoadResult, error) {
-	p := o.Profile.Plan
-	if p.Data != nil || hasScenarioData(o.Profile) {
-		return nil, fmt.Errorf("%w: --workers: the plan reads a data file, which the workers do not get yet; run without --workers", workers.ErrBadInput)
+	p, err := withDataPaths(o.Profile.Plan)
+	if err != nil {
+		return nil, err
 	}
 	// Not the plan's JSON, which masks credential headers: the workers
 	// must send them as written (shardplan.go). It goes to their standard
@@ -156,11 +156,29 @@ func playWorkers(ctx context.Context, o Options, env *fixtures.Env, sum *rundir.
 	return res, err
 }
 
-func hasScenarioData(p profiles.Profile) bool {
-	for _, s := range p.Plan.Scenarios {
-		if s.Data != nil {
-			return true
+// withDataPaths is p with its data files' paths made absolute: a worker
+// reads them itself, on this machine, with no scenario file to be
+// relative to. A user's row follows its place in the whole plan (the
+// engine's segments), so the workers hand out the rows one process
+// would. p itself is unchanged.
+func withDataPaths(p *plan.Plan) (*plan.Plan, error) {
+	if p.Data == nil && !slices.ContainsFunc(p.Scenarios, func(s plan.Scenario) bool { return s.Data != nil }) {
+		return p, nil
+	}
+	out := *p
+	var err error
+	if p.Data != nil {
+		if out.Data, err = p.Data.Resolved(); err != nil {
+			return nil, err
 		}
 	}
-	return false
+	out.Scenarios = slices.Clone(p.Scenarios)
+	for i, s := range out.Scenarios {
+		if s.Data != nil {
+			if out.Scenarios[i].Data, err = s.Data.Resolved(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return &out, nil
 }

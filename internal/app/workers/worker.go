@@ -80,7 +80,7 @@ func Serve(ctx context.Context, in io.Reader, logw io.Writer) error {
 		_, _ = io.Copy(io.Discard, br)
 		cancel()
 	}()
-	p, err := scenariofile.ReadRecorded(sp.Plan)
+	p, err := scenariofile.ReadPlayable(sp.Plan)
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}

@@ -270,6 +270,21 @@ func (s *Server) Requests() []Request {
 	return append([]Request(nil), s.reqs...)
 }
 
+// CallTexts counts the text argument of every tools/call received (the
+// echo tool's): what a plan's templates sent, e.g. its data rows.
+func (s *Server) CallTexts() map[string]int {
+	sent := map[string]int{}
+	for _, r := range s.Requests() {
+		var a struct {
+			Arguments struct{ Text string } `json:"arguments"`
+		}
+		if r.RPCMethod == "tools/call" && json.Unmarshal(r.Params, &a) == nil {
+			sent[a.Arguments.Text]++
+		}
+	}
+	return sent
+}
+
 // Count is the number of JSON-RPC messages (requests and notifications,
 // both eras, answered or refused) received with method.
 func (s *Server) Count(method string) int64 {
