@@ -64,7 +64,12 @@ func TestCommitInFinallyLeaks(t *testing.T) {
 	// timeout: a second past the aborts on a quiet machine, later when
 	// other packages' tests share the cores (seen in CI: 3 at the 1 s
 	// mark, with four packages' tests running).
-	waitFor(2*time.Second, func() bool { return s.MaxState("idle in transaction") >= 4 })
+	// The gateway's /metrics too: it counts the fourth a moment after
+	// PostgreSQL shows it (seen: 3 when the sampler had 4).
+	waitFor(2*time.Second, func() bool {
+		m := scrape(t, env.GatewayMetricsURL)
+		return s.MaxState("idle in transaction") >= 4 && m["mcp_gateway_db_pool_unclosed_sessions"] >= 4 && m["mcp_gateway_db_pool_acquired_connections"] >= 4
+	})
 	m := scrape(t, env.GatewayMetricsURL)
 	if got := m["mcp_gateway_db_pool_unclosed_sessions"]; got < 4 {
 		t.Errorf("unclosed sessions on /metrics = %g, want at least 4", got)
