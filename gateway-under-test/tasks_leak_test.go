@@ -54,6 +54,21 @@ func (r taskLoadResult) poolAtMax() int {
 	return n
 }
 
+// longestAtMax is the longest run of consecutive samples with the pool
+// fully acquired.
+func (r taskLoadResult) longestAtMax() int {
+	longest, run := 0, 0
+	for _, s := range r.samples {
+		if s.acquired == s.max {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	return longest
+}
+
 // tasksLoad is the load of both task tests, the Tasks-era form of
 // waitingLoad: more clients than the gateway has pooled connections (6 >
 // 4) each start a run, then call wait_for_run declaring the Tasks
@@ -121,10 +136,10 @@ func tasksLoad(t *testing.T, variant string) (*gateway.Gateway, *sampler, *rawCl
 	stop.Store(true)
 	<-watch
 	r.metrics = scrape(t, gw.MetricsURL())
-	t.Logf("%s: %d tasks created, %d creations failed, %d done, %d polls failed; max pool acquired %g, open tasks %g, task-held connections %g; pool at max in %d of %d samples; acquire waits %g, timeouts %g; max idle %d, max idle in transaction %d",
+	t.Logf("%s: %d tasks created, %d creations failed, %d done, %d polls failed; max pool acquired %g, open tasks %g, task-held connections %g; pool at max in %d of %d samples (%d in a row); acquire waits %g, timeouts %g; max idle %d, max idle in transaction %d",
 		variant, r.created, r.createFailed, r.done, r.pollFailed,
 		r.maxOf(func(s taskSample) float64 { return s.acquired }), r.maxOf(func(s taskSample) float64 { return s.open }),
-		r.maxOf(func(s taskSample) float64 { return s.held }), r.poolAtMax(), len(r.samples),
+		r.maxOf(func(s taskSample) float64 { return s.held }), r.poolAtMax(), len(r.samples), r.longestAtMax(),
 		r.metrics["mcp_gateway_db_pool_acquire_waits_total"], r.metrics["mcp_gateway_db_pool_acquire_timeouts_total"],
 		s.MaxState("idle"), s.MaxState("idle in transaction"))
 	return gw, s, clients[0], r
@@ -193,8 +208,14 @@ func TestFixedTasksDoNotPin(t *testing.T) {
 	if held := r.maxOf(func(s taskSample) float64 { return s.held }); held != 0 {
 		t.Errorf("task-held connections reached %g, want 0", held)
 	}
-	if r.poolAtMax()*10 > len(r.samples) {
-		t.Errorf("pool fully acquired in %d of %d /metrics samples, want at most 1 in 10", r.poolAtMax(), len(r.samples))
+	// A pinned pool stays full for the tasks' TTL (seconds, dozens of
+	// samples in a row). A fixed one may be caught full for a moment when
+	// six clients' checks meet on a loaded machine — CI saw 3 of 21
+	// samples — but never for longer than the pool timeout, as nothing
+	// timed out: at most 3 samples in a row (about 400 ms) and a third of
+	// all.
+	if run := r.longestAtMax(); run > 3 || r.poolAtMax()*3 > len(r.samples) {
+		t.Errorf("pool fully acquired in %d of %d /metrics samples, %d in a row; want at most a third, and 3 in a row", r.poolAtMax(), len(r.samples), run)
 	}
 	if got := r.metrics["mcp_gateway_db_pool_acquire_timeouts_total"]; got != 0 {
 		t.Errorf("acquire timeouts = %g, want 0", got)

@@ -146,7 +146,10 @@ func TestListen2025(t *testing.T) {
 	if len(ids) > 16 {
 		t.Errorf("%d GETs in 300 ms: the 20 ms retry delay was not kept", len(ids))
 	}
-	if opened != int64(len(ids)) || resumed < int64(len(ids)-2) || msgs["notifications/tools/list_changed"] < 3*(len(ids)-1) {
+	// The server counts a GET when its request arrives and the client when
+	// the response's headers do, so the deadline may cut one GET between
+	// the two: opened is len(ids) or one fewer, never more.
+	if opened > int64(len(ids)) || opened < int64(len(ids)-1) || resumed < int64(len(ids)-2) || msgs["notifications/tools/list_changed"] < 3*(len(ids)-1) {
 		t.Errorf("opened %d, resumed %d, messages %v for %d GETs", opened, resumed, msgs, len(ids))
 	}
 	_, _, _, err = listenFor(t, &streamServer{noGET: true}, "2025-06-18", time.Second)
