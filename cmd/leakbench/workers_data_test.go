@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/leakbench/leakbench/internal/testing/mcptest"
@@ -20,14 +19,7 @@ func TestRunWorkersReadTheDataFile(t *testing.T) {
 	t.Parallel() // its own server and files
 	srv := mcptest.Start(t, mcptest.Options{SDK: true})
 	dir := t.TempDir()
-	var csv strings.Builder
-	csv.WriteString("email\n")
-	for i := range 6 {
-		fmt.Fprintf(&csv, "u%d@x.org\n", i)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "users.csv"), []byte(csv.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mcptest.WriteUsersCSV(t, dir, 6)
 	scen := filepath.Join(dir, "s.yaml")
 	body := "data: { file: users.csv, mode: unique }\nscenarios:\n  s: {executor: per-vu-iterations, vus: 6, iterations: 1, flow: [{tools/call: {name: echo, arguments: {text: '{{data.email}}'}}}]}\nthresholds:\n  mcp_req_failed: ['rate==0']\n"
 	if err := os.WriteFile(scen, []byte(body), 0o644); err != nil {

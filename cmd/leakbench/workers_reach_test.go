@@ -72,20 +72,7 @@ func TestRunWorkersOverTLSWithOAuth(t *testing.T) {
 		"--ca-file", ca, "--oauth-token-url", tokens.URL + "/token", "--oauth-client-id", id}); err != nil {
 		t.Fatalf("run --workers 2 over TLS with OAuth: %v", err)
 	}
-	raw, err := os.ReadFile(filepath.Join(out, "summary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum struct {
-		EndReason string `json:"end_reason"`
-		Workers   struct {
-			Count    int  `json:"count"`
-			Complete bool `json:"complete"`
-		} `json:"workers"`
-	}
-	if err := json.Unmarshal(raw, &sum); err != nil {
-		t.Fatal(err)
-	}
+	sum := readWorkersSummary(t, out)
 	if sum.EndReason != "completed" || sum.Workers.Count != 2 || !sum.Workers.Complete {
 		t.Errorf("summary.json: %+v", sum)
 	}
@@ -93,7 +80,7 @@ func TestRunWorkersOverTLSWithOAuth(t *testing.T) {
 	if n := issued.Load(); n < 2 {
 		t.Errorf("%d tokens issued, want one for each of the 2 workers at least", n)
 	}
-	err = filepath.WalkDir(out, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(out, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}

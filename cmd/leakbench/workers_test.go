@@ -46,21 +46,7 @@ func TestRunWorkers(t *testing.T) {
 	if err := cmdRun(context.Background(), isolatedCLI(), []string{"--target", target, "--scenario", scen, "--workers", "2", "--out", out}); err != nil {
 		t.Fatalf("run --workers 2: %v", err)
 	}
-	raw, err := os.ReadFile(filepath.Join(out, "summary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum struct {
-		EndReason string `json:"end_reason"`
-		Workers   struct {
-			Count       int      `json:"count"`
-			Complete    bool     `json:"complete"`
-			SourceAddrs []string `json:"source_addrs"`
-		} `json:"workers"`
-	}
-	if err := json.Unmarshal(raw, &sum); err != nil {
-		t.Fatal(err)
-	}
+	sum := readWorkersSummary(t, out)
 	if sum.EndReason != "completed" || sum.Workers.Count != 2 || !sum.Workers.Complete || len(sum.Workers.SourceAddrs) != 2 {
 		t.Errorf("summary.json: %+v", sum)
 	}
@@ -83,6 +69,30 @@ func TestRunWorkers(t *testing.T) {
 	}
 }
 
+// workersSummary is what the workers tests read of a run's summary.json.
+type workersSummary struct {
+	EndReason string `json:"end_reason"`
+	Workers   struct {
+		Count       int      `json:"count"`
+		Complete    bool     `json:"complete"`
+		SourceAddrs []string `json:"source_addrs"`
+	} `json:"workers"`
+}
+
+// readWorkersSummary reads the run directory out's summary.json.
+func readWorkersSummary(t *testing.T, out string) workersSummary {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum workersSummary
+	if err := json.Unmarshal(raw, &sum); err != nil {
+		t.Fatalf("decoding %s/summary.json: %v", out, err)
+	}
+	return sum
+}
+
 // TestSignoffWorkers: signoff --workers plays each side's load as
 // workers; --workers 0 is exit 2.
 func TestSignoffWorkers(t *testing.T) {
@@ -101,15 +111,8 @@ func TestSignoffWorkers(t *testing.T) {
 		t.Fatalf("signoff --workers 2: %v", err)
 	}
 	for _, side := range []string{"before", "after"} {
-		raw, err := os.ReadFile(filepath.Join(out, side, "summary.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var sum struct {
-			Workers struct{ Count int } `json:"workers"`
-		}
-		if err := json.Unmarshal(raw, &sum); err != nil || sum.Workers.Count != 2 {
-			t.Errorf("%s: workers %+v (%v)", side, sum.Workers, err)
+		if sum := readWorkersSummary(t, filepath.Join(out, side)); sum.Workers.Count != 2 {
+			t.Errorf("%s: workers %+v", side, sum.Workers)
 		}
 	}
 	err := cmdSignoff(context.Background(), testCLI(), append(args[:len(args)-1], filepath.Join(dir, "bad"), "--workers", "0"))

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/leakbench/leakbench/internal/testing/mcptest"
@@ -21,7 +20,7 @@ import (
 func TestDataPerIteration(t *testing.T) {
 	checkLeaks(t)
 	dir := t.TempDir()
-	writeUsersCSV(t, dir, 6)
+	mcptest.WriteUsersCSV(t, dir, 6)
 	tests := []struct {
 		name, data string
 		vus, iters int
@@ -72,18 +71,5 @@ func TestDataPerIteration(t *testing.T) {
 			}
 			tt.check(t, srv.CallTexts())
 		})
-	}
-}
-
-// writeUsersCSV writes dir/users.csv: a column email, rows u0@x.org …
-func writeUsersCSV(t *testing.T, dir string, rows int) {
-	t.Helper()
-	var csv strings.Builder
-	csv.WriteString("email\n")
-	for i := range rows {
-		fmt.Fprintf(&csv, "u%d@x.org\n", i)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "users.csv"), []byte(csv.String()), 0o644); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -23,7 +23,7 @@ import (
 func TestSegmentsSendTheWholePlansRows(t *testing.T) {
 	checkLeaks(t)
 	dir := t.TempDir()
-	writeUsersCSV(t, dir, 6)
+	mcptest.WriteUsersCSV(t, dir, 6)
 	for _, tt := range []struct {
 		name, data string
 		vus, iters int
