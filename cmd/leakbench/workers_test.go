@@ -82,15 +82,21 @@ type workersSummary struct {
 // readWorkersSummary reads the run directory out's summary.json.
 func readWorkersSummary(t *testing.T, out string) workersSummary {
 	t.Helper()
+	var sum workersSummary
+	readSummary(t, out, &sum)
+	return sum
+}
+
+// readSummary decodes the run directory out's summary.json into v.
+func readSummary(t *testing.T, out string, v any) {
+	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(out, "summary.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sum workersSummary
-	if err := json.Unmarshal(raw, &sum); err != nil {
+	if err := json.Unmarshal(raw, v); err != nil {
 		t.Fatalf("decoding %s/summary.json: %v", out, err)
 	}
-	return sum
 }
 
 // TestSignoffWorkers: signoff --workers plays each side's load as

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/leakbench/leakbench/internal/lib/rundir"
+	"github.com/leakbench/leakbench/internal/testing/otlptest"
 	"github.com/leakbench/leakbench/scenarios/engine/reqindex"
 )
 
@@ -78,7 +79,7 @@ func TestConfigSources(t *testing.T) {
 // collector and none the variable's.
 func TestFlagWinsOverVariable(t *testing.T) {
 	clearOTelEnv(t)
-	flagRcv, envRcv := startReceiver(t), startReceiver(t)
+	flagRcv, envRcv := otlptest.Start(t), otlptest.Start(t)
 	t.Setenv(envEndpoint, envRcv.URL)
 	x, err := Start(context.Background(), Config{Endpoint: flagRcv.URL, SampleRatio: 1})
 	if err != nil {
@@ -100,7 +101,7 @@ func TestFlagWinsOverVariable(t *testing.T) {
 // whoever decides), about a quarter; at 0 none.
 func TestSampleRatio(t *testing.T) {
 	clearOTelEnv(t)
-	rcv := startReceiver(t)
+	rcv := otlptest.Start(t)
 	x, err := Start(context.Background(), Config{Endpoint: rcv.URL, SampleRatio: 0.25})
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +128,7 @@ func TestSampleRatio(t *testing.T) {
 		t.Fatalf("%d spans exported, want the %d sampled ones (about %d)", len(got), len(want), n/4)
 	}
 	for _, s := range got {
-		if !want[hexID(s.TraceId)] {
+		if !want[otlptest.HexID(s.TraceId)] {
 			t.Errorf("span of trace %x exported, not sampled by TraceIDRatioBased(0.25)", s.TraceId)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/leakbench/leakbench/internal/lib/rundir"
+	"github.com/leakbench/leakbench/internal/testing/otlptest"
 	"github.com/leakbench/leakbench/scenarios/engine/reqindex"
 )
 
@@ -51,7 +52,7 @@ func writeLines(t *testing.T, path string, vs ...any) {
 // a trace of its own linked to its request's span; a short healthy episode
 // not stuck; the key figures as gauges; summary.json's otlp counts them.
 func TestExportRun(t *testing.T) {
-	rcv := startReceiver(t)
+	rcv := otlptest.Start(t)
 	ctx := context.Background()
 	x, err := Start(ctx, Config{Endpoint: rcv.URL, SampleRatio: 1, Version: "test"})
 	if err != nil || x == nil {
@@ -84,10 +85,10 @@ func TestExportRun(t *testing.T) {
 		return byName[name][0]
 	}
 	req := one("tools/call get_team_tools")
-	if hexID(req.TraceId) != traced || hexID(req.SpanId) != span1 || len(req.ParentSpanId) != 0 || req.Kind != tracepb.Span_SPAN_KIND_CLIENT {
+	if otlptest.HexID(req.TraceId) != traced || otlptest.HexID(req.SpanId) != span1 || len(req.ParentSpanId) != 0 || req.Kind != tracepb.Span_SPAN_KIND_CLIENT {
 		t.Errorf("request span: trace %x span %x parent %x kind %v; want the ids its traceparent carried, a root client span", req.TraceId, req.SpanId, req.ParentSpanId, req.Kind)
 	}
-	a := attrs(req.Attributes)
+	a := otlptest.Attrs(req.Attributes)
 	if a["mcp.method.name"].GetStringValue() != "tools/call" || a["gen_ai.tool.name"].GetStringValue() != "get_team_tools" ||
 		a["leakbench.user"].GetIntValue() != 1 || a["leakbench.iteration"].GetIntValue() != 3 || a["leakbench.outcome"] != nil ||
 		a["leakbench.run"].GetStringValue() != "before" || a["leakbench.scenario"].GetStringValue() != "agents" {
@@ -97,16 +98,16 @@ func TestExportRun(t *testing.T) {
 		t.Errorf("request span from %d lasting %s, want the request's start and 40ms", req.StartTimeUnixNano, got)
 	}
 	failed := one("initialize")
-	if fa := attrs(failed.Attributes); failed.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR || fa["error.type"].GetStringValue() != "http_5xx" ||
+	if fa := otlptest.Attrs(failed.Attributes); failed.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR || fa["error.type"].GetStringValue() != "http_5xx" ||
 		fa["leakbench.outcome"].GetStringValue() != rundir.RequestFailed || fa["leakbench.user"].GetIntValue() == 0 {
 		t.Errorf("failed request: status %v, attributes %v; want error, error.type http_5xx, leakbench.outcome failed", failed.Status, fa)
 	}
 
 	leak := one("idle in transaction after SELECT")
-	if hexID(leak.TraceId) != traced || hexID(leak.ParentSpanId) != span1 {
+	if otlptest.HexID(leak.TraceId) != traced || otlptest.HexID(leak.ParentSpanId) != span1 {
 		t.Errorf("leaked episode: trace %x parent %x, want in the request's trace %s under its span %s", leak.TraceId, leak.ParentSpanId, traced, span1)
 	}
-	a = attrs(leak.Attributes)
+	a = otlptest.Attrs(leak.Attributes)
 	for k, want := range map[string]string{"db.system.name": "postgresql", "db.namespace": "leakbench", "db.query.text": leakedQuery, "db.operation.name": "SELECT",
 		"server.address": "127.0.0.1", "leakbench.end_reason": "timeout", "leakbench.pattern": "commit-in-finally", "leakbench.joined_by": rundir.JoinedByTrace,
 		"leakbench.culprit": "SELECT team_id FROM tokens WHERE token = ?"} {
@@ -123,18 +124,18 @@ func TestExportRun(t *testing.T) {
 	}
 
 	held := one("idle in transaction after UPDATE")
-	if hexID(held.TraceId) == tokTr || len(held.ParentSpanId) != 0 || len(held.Links) != 1 {
+	if otlptest.HexID(held.TraceId) == tokTr || len(held.ParentSpanId) != 0 || len(held.Links) != 1 {
 		t.Fatalf("token-joined episode: trace %x parent %x, %d links; want a trace of its own with one link", held.TraceId, held.ParentSpanId, len(held.Links))
 	}
-	if l := held.Links[0]; hexID(l.TraceId) != tokTr || hexID(l.SpanId) != tokSp || attrs(l.Attributes)["leakbench.joined_by"].GetStringValue() != rundir.JoinedByToken {
-		t.Errorf("token-joined episode's link: %x/%x %v, want the request's span %s/%s joined by %q", l.TraceId, l.SpanId, attrs(l.Attributes), tokTr, tokSp, rundir.JoinedByToken)
+	if l := held.Links[0]; otlptest.HexID(l.TraceId) != tokTr || otlptest.HexID(l.SpanId) != tokSp || otlptest.Attrs(l.Attributes)["leakbench.joined_by"].GetStringValue() != rundir.JoinedByToken {
+		t.Errorf("token-joined episode's link: %x/%x %v, want the request's span %s/%s joined by %q", l.TraceId, l.SpanId, otlptest.Attrs(l.Attributes), tokTr, tokSp, rundir.JoinedByToken)
 	}
-	if held.Status.GetCode() == tracepb.Status_STATUS_CODE_ERROR || attrs(held.Attributes)["leakbench.leaked"].GetBoolValue() {
+	if held.Status.GetCode() == tracepb.Status_STATUS_CODE_ERROR || otlptest.Attrs(held.Attributes)["leakbench.leaked"].GetBoolValue() {
 		t.Errorf("a session the service released late is held, not leaked: status %v", held.Status)
 	}
 	healthy := one("idle in transaction after COMMIT")
-	if attrs(healthy.Attributes)["leakbench.stuck"].GetBoolValue() || healthy.Status.GetCode() == tracepb.Status_STATUS_CODE_ERROR {
-		t.Errorf("a 2 ms episode is neither stuck nor an error: %v", attrs(healthy.Attributes))
+	if otlptest.Attrs(healthy.Attributes)["leakbench.stuck"].GetBoolValue() || healthy.Status.GetCode() == tracepb.Status_STATUS_CODE_ERROR {
+		t.Errorf("a 2 ms episode is neither stuck nor an error: %v", otlptest.Attrs(healthy.Attributes))
 	}
 
 	ms := rcv.Metrics()
@@ -145,8 +146,8 @@ func TestExportRun(t *testing.T) {
 			continue
 		}
 		dp := m.GetGauge().GetDataPoints()[0]
-		if dp.GetAsDouble() != want || attrs(dp.Attributes)["leakbench.run"].GetStringValue() != "before" {
-			t.Errorf("gauge %s = %v %v, want %v for run before", name, dp.GetAsDouble(), attrs(dp.Attributes), want)
+		if dp.GetAsDouble() != want || otlptest.Attrs(dp.Attributes)["leakbench.run"].GetStringValue() != "before" {
+			t.Errorf("gauge %s = %v %v, want %v for run before", name, dp.GetAsDouble(), otlptest.Attrs(dp.Attributes), want)
 		}
 	}
 }

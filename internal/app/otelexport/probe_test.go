@@ -11,6 +11,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/leakbench/leakbench/internal/lib/rundir"
+	"github.com/leakbench/leakbench/internal/testing/otlptest"
 )
 
 // TestProbeWritten: what `leakbench probe --otlp-endpoint` left — its
@@ -19,7 +20,7 @@ import (
 // probe's own stuck threshold, the gauges from the probe's figures.
 func TestProbeWritten(t *testing.T) {
 	clearOTelEnv(t)
-	rcv := startReceiver(t)
+	rcv := otlptest.Start(t)
 	x, err := Start(context.Background(), Config{Endpoint: rcv.URL, SampleRatio: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +42,7 @@ func TestProbeWritten(t *testing.T) {
 		t.Fatalf("%d spans, want the 2 episodes", len(spans))
 	}
 	for _, s := range spans {
-		a := attrs(s.Attributes)
+		a := otlptest.Attrs(s.Attributes)
 		if a["db.namespace"].GetStringValue() != "appdb" || a["server.port"].GetIntValue() != 5433 || a["server.address"].GetStringValue() != "127.0.0.1" {
 			t.Errorf("episode attributes: %v", a)
 		}

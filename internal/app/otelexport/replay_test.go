@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/internal/lib/rundir"
+	"github.com/leakbench/leakbench/internal/testing/otlptest"
 )
 
 // TestReplayShardedRequests: a run whose requests never passed through
@@ -17,7 +18,7 @@ import (
 // queue of 512 (the replay waits for the exporter instead of dropping);
 // a run whose requests came live is not exported twice.
 func TestReplayShardedRequests(t *testing.T) {
-	rcv := startReceiver(t)
+	rcv := otlptest.Start(t)
 	ctx := context.Background()
 	x, err := Start(ctx, Config{Endpoint: rcv.URL, SampleRatio: 1, Version: "test", MaxQueue: 512})
 	if err != nil || x == nil {
@@ -46,12 +47,12 @@ func TestReplayShardedRequests(t *testing.T) {
 	}
 	var first = spans[0]
 	for _, s := range spans {
-		if hexID(s.TraceId) == fmt.Sprintf("%032x", 1) {
+		if otlptest.HexID(s.TraceId) == fmt.Sprintf("%032x", 1) {
 			first = s
 		}
 	}
-	a := attrs(first.Attributes)
-	if hexID(first.SpanId) != fmt.Sprintf("%016x", 1) || first.Name != "tools/call get_team_tools" || first.StartTimeUnixNano != uint64(t0.UnixNano()) ||
+	a := otlptest.Attrs(first.Attributes)
+	if otlptest.HexID(first.SpanId) != fmt.Sprintf("%016x", 1) || first.Name != "tools/call get_team_tools" || first.StartTimeUnixNano != uint64(t0.UnixNano()) ||
 		first.EndTimeUnixNano-first.StartTimeUnixNano != uint64(40*time.Millisecond) || a["leakbench.run"].GetStringValue() != "sharded" ||
 		a["leakbench.scenario"].GetStringValue() != "agents" || a["gen_ai.tool.name"].GetStringValue() != "get_team_tools" {
 		t.Errorf("replayed span %v, want the first request's ids, times and attributes", first)

@@ -18,6 +18,7 @@ import (
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/app/runner"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
+	"github.com/leakbench/leakbench/internal/testing/otlptest"
 	"github.com/leakbench/leakbench/internal/testing/testenv"
 	"github.com/leakbench/leakbench/scenarios/profiles"
 )
@@ -109,7 +110,7 @@ func TestStackStuckSessionInTrace(t *testing.T) {
 		t.Skip("integration test: a local stack under load")
 	}
 	clearOTelEnv(t)
-	rcv := startReceiver(t)
+	rcv := otlptest.Start(t)
 	x, err := Start(context.Background(), Config{Endpoint: rcv.URL, SampleRatio: 1, Version: "test"})
 	if err != nil {
 		t.Fatal(err)
@@ -131,10 +132,10 @@ func TestStackStuckSessionInTrace(t *testing.T) {
 	reqs := map[string]*tracepb.Span{} // by trace id
 	var stuck []*tracepb.Span
 	for _, s := range rcv.Spans() {
-		a := attrs(s.Attributes)
+		a := otlptest.Attrs(s.Attributes)
 		switch {
 		case a["mcp.method.name"] != nil:
-			reqs[hexID(s.TraceId)] = s
+			reqs[otlptest.HexID(s.TraceId)] = s
 		case a["leakbench.stuck"].GetBoolValue() && a["leakbench.joined_by"].GetStringValue() == rundir.JoinedByTrace:
 			stuck = append(stuck, s)
 		}
@@ -147,8 +148,8 @@ func TestStackStuckSessionInTrace(t *testing.T) {
 	}
 	leaked := 0
 	for _, s := range stuck {
-		a := attrs(s.Attributes)
-		req := reqs[hexID(s.TraceId)]
+		a := otlptest.Attrs(s.Attributes)
+		req := reqs[otlptest.HexID(s.TraceId)]
 		if req == nil {
 			t.Errorf("stuck episode %q in trace %x: no request span of that trace", s.Name, s.TraceId)
 			continue
@@ -172,7 +173,7 @@ func TestStackStuckSessionInTrace(t *testing.T) {
 		t.Errorf("none of the %d stuck episodes was killed by the timeout", len(stuck))
 	}
 	t.Logf("%d request spans, %d stuck episodes in their requests' traces (%d killed by the timeout); e.g. %q under %q",
-		len(reqs), len(stuck), leaked, stuck[0].Name, reqs[hexID(stuck[0].TraceId)].Name)
+		len(reqs), len(stuck), leaked, stuck[0].Name, reqs[otlptest.HexID(stuck[0].TraceId)].Name)
 	if ms := rcv.Metrics(); ms[MetricLeaked] == nil || ms[MetricStuckMax] == nil || ms[MetricRequests] == nil {
 		t.Errorf("gauges missing: %v", ms)
 	}

@@ -138,9 +138,9 @@ func playWorkers(ctx context.Context, o Options, env *fixtures.Env, sum *rundir.
 	if !sum.Environment.LoadOnly { // a load-only run said it already
 		fmt.Fprintf(logw, "[%s] load: %s against %s\n", o.Name, p.Describe(), redact.URL(env.GatewayURL))
 	}
-	if o.Telemetry != nil {
-		fmt.Fprintf(logw, "[%s] warning: --workers: the workers' request spans (--otlp-*) are not exported yet; the run's episodes and figures are\n", o.Name)
-	}
+	// --otlp-*: the workers' requests reach the collector from the merged
+	// requests.jsonl once the run is written (Telemetry.RunWritten
+	// replays a run that sent no span live), as a sharded run's do.
 	cmd := o.WorkerCommand
 	if cmd == nil {
 		cmd = workers.Self

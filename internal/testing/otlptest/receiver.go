@@ -1,4 +1,7 @@
-package otelexport
+// Package otlptest is an OTLP/HTTP receiver for tests: it decodes what an
+// exporter sends with the official protobuf types, as a collector's OTLP
+// receiver does, and keeps the spans and metrics for the test to read.
+package otlptest
 
 import (
 	"compress/gzip"
@@ -17,9 +20,9 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// receiver is an OTLP/HTTP receiver on 127.0.0.1 that decodes what it gets
+// Receiver is an OTLP/HTTP receiver on 127.0.0.1 that decodes what it gets
 // with the official protobuf types, as a collector's OTLP receiver does.
-type receiver struct {
+type Receiver struct {
 	URL string
 
 	mu      sync.Mutex
@@ -28,13 +31,15 @@ type receiver struct {
 	bad     []string // requests it could not decode
 }
 
-func startReceiver(t *testing.T) *receiver {
+// Start starts a receiver, closed when the test ends; a request it could
+// not decode fails the test then.
+func Start(t testing.TB) *Receiver {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &receiver{URL: "http://" + ln.Addr().String()}
+	r := &Receiver{URL: "http://" + ln.Addr().String()}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/traces", func(w http.ResponseWriter, req *http.Request) {
 		var in coltracepb.ExportTraceServiceRequest
@@ -77,7 +82,7 @@ func startReceiver(t *testing.T) *receiver {
 	return r
 }
 
-func (r *receiver) decode(w http.ResponseWriter, req *http.Request, m proto.Message) bool {
+func (r *Receiver) decode(w http.ResponseWriter, req *http.Request, m proto.Message) bool {
 	var body io.Reader = req.Body
 	if req.Header.Get("Content-Encoding") == "gzip" {
 		zr, err := gzip.NewReader(req.Body)
@@ -105,7 +110,7 @@ func errString(err error) string {
 	return err.Error()
 }
 
-func (r *receiver) fail(w http.ResponseWriter, msg string) {
+func (r *Receiver) fail(w http.ResponseWriter, msg string) {
 	r.mu.Lock()
 	r.bad = append(r.bad, msg)
 	r.mu.Unlock()
@@ -119,14 +124,14 @@ func reply(w http.ResponseWriter, m proto.Message) {
 }
 
 // Spans returns what arrived so far.
-func (r *receiver) Spans() []*tracepb.Span {
+func (r *Receiver) Spans() []*tracepb.Span {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]*tracepb.Span(nil), r.spans...)
 }
 
 // Metrics returns the metrics that arrived, by name (the last of each).
-func (r *receiver) Metrics() map[string]*metricpb.Metric {
+func (r *Receiver) Metrics() map[string]*metricpb.Metric {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := map[string]*metricpb.Metric{}
@@ -136,9 +141,9 @@ func (r *receiver) Metrics() map[string]*metricpb.Metric {
 	return out
 }
 
-// attrs are a span's (or data point's) attributes by key, as strings of
+// Attrs are a span's (or data point's) attributes by key, as strings of
 // their values.
-func attrs(kvs []*commonpb.KeyValue) map[string]*commonpb.AnyValue {
+func Attrs(kvs []*commonpb.KeyValue) map[string]*commonpb.AnyValue {
 	out := map[string]*commonpb.AnyValue{}
 	for _, kv := range kvs {
 		out[kv.Key] = kv.Value
@@ -146,4 +151,5 @@ func attrs(kvs []*commonpb.KeyValue) map[string]*commonpb.AnyValue {
 	return out
 }
 
-func hexID(b []byte) string { return hex.EncodeToString(b) }
+// HexID is a trace or span id in hex, as traceparent writes it.
+func HexID(b []byte) string { return hex.EncodeToString(b) }
