@@ -124,7 +124,7 @@ func TestChromiumSeesConsoleErrors(t *testing.T) {
 func TestPageRaisesUsers(t *testing.T) {
 	const tok = "0123456789abcdef-token"
 	srv := mcptest.Start(t, mcptest.Options{SDK: true})
-	p, err := scenariofile.Parse([]byte("scenarios:\n  s: {executor: externally-controlled, vus: 1, maxVUs: 4, duration: 4s, flow: [ping, think: 20ms]}\n"), "t.yaml")
+	p, err := scenariofile.Parse([]byte("scenarios:\n  s: {executor: externally-controlled, vus: 1, maxVUs: 4, duration: 8s, flow: [ping, think: 20ms]}\n"), "t.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,6 +154,22 @@ func TestPageRaisesUsers(t *testing.T) {
 		var html string
 		b.Eval("document.getElementById('control').outerHTML", &html)
 		t.Fatalf("the page shows no control: %s", html)
+	}
+	// The click's POST is asynchronous: wait for the page to show the
+	// change it made (its table of changes, redrawn at each tick), well
+	// within the run's 8 s, or for the error the page shows beside the
+	// button. A 4 s run ended, once on a loaded machine, before the page
+	// had its first point and its click's answer.
+	var shown string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		b.Eval(`(() => { const c = document.querySelectorAll('#t-changes tr').length, m = document.querySelector('#control-form span:last-child');
+			return c > 1 ? 'changed' : (m && m.textContent.trim()) || ''; })()`, &shown)
+		if shown != "" {
+			break
+		}
+	}
+	if shown != "changed" {
+		t.Errorf("after the click the page shows %q, want its change in the table of changes", shown)
 	}
 	res := <-done
 	if len(res.ScaleChanges) != 1 || res.ScaleChanges[0].By != engine.ScaleByPage || res.ScaleChanges[0].To != 3 || res.PeakUsers != 3 {
