@@ -183,16 +183,15 @@ func (acc *serviceAcc) done(load []rundir.LoadPoint) []rundir.ServiceConns {
 	for _, t := range acc.apps {
 		acc.closeStretch(t)
 		o := t.out
+		var kept []pinSpan
 		for _, sp := range t.spans {
 			if !t.worked {
 				break // never seen working: a connection that sits there
 			}
-			if req, failed := requestsDuring(load, []pinSpan{sp}); !sp.someIIT && failed == 0 {
+			if _, failed := requestsDuring(load, []pinSpan{sp}); !sp.someIIT && failed == 0 {
 				continue // no transaction held, nothing failed: it hurt no one
-			} else {
-				o.RequestsWhilePinned += req
-				o.FailuresWhilePinned += failed
 			}
+			kept = append(kept, sp)
 			d := sp.to.Sub(sp.from).Seconds()
 			if t.firstPinned.IsZero() || sp.from.Before(t.firstPinned) {
 				t.firstPinned = sp.from
@@ -203,6 +202,10 @@ func (acc *serviceAcc) done(load []rundir.LoadPoint) []rundir.ServiceConns {
 				o.LongestPinnedSeconds, o.PinnedFrom, o.PinnedAllIdleInTx = d, sp.from, sp.allIIT
 			}
 		}
+		// Over the kept spans together: a second of load.jsonl that two
+		// spans share (a sample between them saw the pool let go for a
+		// moment) counts once, so that these never exceed the run's own.
+		o.RequestsWhilePinned, o.FailuresWhilePinned = requestsDuring(load, kept)
 		o.Pinned = o.PinnedSpans > 0
 		if t.busyAtMax > 0 && t.loadSamples > 0 {
 			o.BusyAtMaxSeconds, o.LoadSamples = t.busyAtMaxSeconds, t.loadSamples

@@ -129,6 +129,19 @@ func TestServicesPinnedCountsFailures(t *testing.T) {
 	if c.RequestsWhilePinned != 30 || c.FailuresWhilePinned != 8 || !strings.Contains(PinnedPhrase(&c), "8 of 30 requests failed meanwhile") {
 		t.Errorf("%d requests, %d failed while pinned (%s); want 30 and 8", c.RequestsWhilePinned, c.FailuresWhilePinned, PinnedPhrase(&c))
 	}
+	// Pinned twice, let go for one sample between (0.8 s and 1.2 s of
+	// the same second of load.jsonl): that second counts once, and the
+	// counts stay within the run's (100 requests, 20 failed).
+	total, active := fill(10, 31), fill(0, 31)
+	total[12] = 9 // one sample below the max: two spans, 0–1.1 s and 1.3–3 s
+	changed := growing(31)
+	for i := 13; i < 31; i++ {
+		changed[i] = time.Duration(i-13) * 100 * time.Millisecond
+	}
+	c = PoolState(s, appSeries(t0, total, active, true, changed), load, 0.1).Services[0]
+	if c.PinnedSpans != 2 || c.RequestsWhilePinned != 30 || c.FailuresWhilePinned != 8 {
+		t.Errorf("two spans sharing a second: %d spans, %d requests, %d failed while pinned; want 2, 30 and 8", c.PinnedSpans, c.RequestsWhilePinned, c.FailuresWhilePinned)
+	}
 	// With PgBouncer sampled, the database view does not decide exhaustion
 	// (PgBouncer's evidence does), but the pinned fact stays.
 	samples := appSeries(t0, fill(10, 31), fill(0, 31), true, growing(31))
