@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,20 +43,6 @@ var shardFiles = []string{rundir.SeriesFile, rundir.HistogramsFile, rundir.LoadF
 // mergedFiles are the merged run's files that become this run's.
 var mergedFiles = []string{rundir.SeriesFile, rundir.HistogramsFile, rundir.LoadFile, rundir.LoadHistogramsFile, rundir.RequestsFile}
 
-// checkShardable says why p cannot be played by shard containers, if it
-// cannot: what the plan reads from files would not travel.
-func checkShardable(p *plan.Plan) error {
-	if p.Data != nil {
-		return errors.New("--shards: the plan reads a data file, which the shard containers do not get yet; run the shards by hand (leakbench run --shard) or drop the plan's data section")
-	}
-	for _, s := range p.Scenarios {
-		if s.Data != nil {
-			return fmt.Errorf("--shards: scenario %s reads a data file, which the shard containers do not get yet", s.Name)
-		}
-	}
-	return nil
-}
-
 // shardsTempPrefix names the shards' temporary directories: their
 // results copied out of the containers, and the merge.
 const shardsTempPrefix = "leakbench-shards-"
@@ -80,7 +67,8 @@ func playDockerShards(ctx context.Context, p *plan.Plan, n int, env *fixtures.En
 // target, as the containers reach it, with tokens, and merges their
 // results into dir.
 func playShards(ctx context.Context, p *plan.Plan, n int, env *fixtures.Env, target string, tokens []string, dir string, logw io.Writer, name string) (*rundir.LoadResult, error) {
-	if err := checkShardable(p); err != nil {
+	p, dataFiles, err := withShardData(p)
+	if err != nil {
 		return nil, err
 	}
 	// Not the plan's JSON, which masks credential headers for the run
@@ -99,6 +87,7 @@ func playShards(ctx context.Context, p *plan.Plan, n int, env *fixtures.Env, tar
 	startAt := time.Now().Add(shardStartDelay).UTC().Truncate(time.Second)
 	files := map[string][]byte{shardInput + "/plan.yaml": planJSON, // JSON is YAML
 		shardInput + "/tokens": []byte(strings.Join(tokens, "\n") + "\n")}
+	maps.Copy(files, dataFiles)
 	jobs := make([]fixtures.LeakbenchJob, n)
 	dirs := make([]string, n)
 	for i := range n {

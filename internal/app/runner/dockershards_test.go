@@ -11,6 +11,7 @@ import (
 
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
+	"github.com/leakbench/leakbench/internal/testing/mcptest"
 	"github.com/leakbench/leakbench/internal/testing/testenv"
 	"github.com/leakbench/leakbench/scenarios/profiles"
 )
@@ -35,7 +36,8 @@ thresholds:
 // stack's network while this process probes: the run directory holds the
 // merged load — both shards' users, each once, in the request index — the
 // thresholds judged on it, and the probe's samples; nothing of the shards
-// is left behind.
+// is left behind. The plan reads a data file on this machine, which the
+// containers get with the plan: each user records its row's note.
 func TestDockerShards(t *testing.T) {
 	t.Parallel() // waits on its servers and the clock, not on the CPU
 	if testing.Short() {
@@ -46,7 +48,11 @@ func TestDockerShards(t *testing.T) {
 	if err := fixtures.DockerAvailable(ctx); err != nil {
 		testenv.Missing(t, "no Docker engine answers: %v", err)
 	}
-	p, err := profiles.Parse([]byte(shardsProfile), "shards.yaml")
+	dataDir := t.TempDir()
+	mcptest.WriteUsersCSV(t, dataDir, 4)
+	withData := strings.Replace(shardsProfile, "      - tools/call: {name: get_team_tools}\n",
+		"      - tools/call: {name: get_team_tools}\n      - tools/call: {name: record_note, arguments: {note: \"{{data.email}}\"}}\n", 1)
+	p, err := profiles.Parse([]byte("data: {file: users.csv, mode: unique}\n"+withData), filepath.Join(dataDir, "shards.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
-	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -154,31 +153,4 @@ func playWorkers(ctx context.Context, o Options, env *fixtures.Env, sum *rundir.
 		MetricsAddr: o.MetricsAddr, Gatherer: gatherer})
 	sum.Workers = rec
 	return res, err
-}
-
-// withDataPaths is p with its data files' paths made absolute: a worker
-// reads them itself, on this machine, with no scenario file to be
-// relative to. A user's row follows its place in the whole plan (the
-// engine's segments), so the workers hand out the rows one process
-// would. p itself is unchanged.
-func withDataPaths(p *plan.Plan) (*plan.Plan, error) {
-	if p.Data == nil && !slices.ContainsFunc(p.Scenarios, func(s plan.Scenario) bool { return s.Data != nil }) {
-		return p, nil
-	}
-	out := *p
-	var err error
-	if p.Data != nil {
-		if out.Data, err = p.Data.Resolved(); err != nil {
-			return nil, err
-		}
-	}
-	out.Scenarios = slices.Clone(p.Scenarios)
-	for i, s := range out.Scenarios {
-		if s.Data != nil {
-			if out.Scenarios[i].Data, err = s.Data.Resolved(); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return &out, nil
 }
