@@ -266,7 +266,7 @@ func (v *vu) serve(soft, hard context.Context, jobs chan time.Time, idle chan<- 
 			}
 			if !v.iterate(soft, hard, due) {
 				// The scenario ended between the hand-over and the
-				// iteration's first request: not started, so dropped.
+				// iteration's first step: not started, so dropped.
 				v.sr.sc.dropped.Add(1)
 			}
 			if v.retired || hard.Err() != nil {

@@ -38,6 +38,9 @@ func (v *vu) think(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {
 		return ctx.Err() == nil
 	}
+	if ctx.Err() == nil {
+		v.began = true // a think the scenario's end cuts is an iteration under way, not a dropped one
+	}
 	due := time.Now().Add(d)
 	if !v.sleep(ctx, d) {
 		return false

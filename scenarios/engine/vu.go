@@ -54,7 +54,7 @@ type vu struct {
 	initFails int  // failed initializes in a row
 	authFails int  // initializes refused for credentials in a row
 	retired   bool // gave up after maxInitAttempts failed initializes
-	sent      bool // the current iteration sent a request (record)
+	began     bool // the current iteration sent a request or began a think
 	// spoke lists the protocol versions the user's sessions spoke, each
 	// counted once (protocol.go).
 	spoke []string
@@ -191,10 +191,12 @@ func (v *vu) initOnce(hard context.Context, c *step) bool {
 
 // iterate plays the flow once. intended is the iteration's due time for
 // arrival-rate executors (zero otherwise). It reports whether the
-// iteration began: false when the scenario's end cut it before it sent a
-// request, which an arrival-rate schedule counts as dropped.
+// iteration began: false when the scenario's end came before its first
+// step ran (no request sent, no think begun), which an arrival-rate
+// schedule counts as dropped — its user reached it too late. One cut in
+// a think or after a request is under way, neither completed nor dropped.
 func (v *vu) iterate(soft, hard context.Context, intended time.Time) (begun bool) {
-	v.sent = false
+	v.began = false
 	now := time.Now()
 	start := now
 	if !intended.IsZero() {
@@ -209,9 +211,9 @@ func (v *vu) iterate(soft, hard context.Context, intended time.Time) (begun bool
 	if ok {
 		v.sr.e.m.recordIteration(v.sh, v.cs.idx, time.Since(start))
 	}
-	// Cut by the scenario's end before it sent anything (its user came to
-	// it late, or it began with a think): it never began.
-	return ok || v.sent || soft.Err() == nil
+	// Cut by the scenario's end before its first step ran (its user came
+	// to it late): it never began.
+	return ok || v.began || soft.Err() == nil
 }
 
 // run plays steps; it reports whether they all ran (false: the iteration
@@ -367,7 +369,7 @@ func (v *vu) reqStart() time.Time {
 }
 
 func (v *vu) record(op uint8, name uint32, start time.Time, err error) {
-	v.sent = true
+	v.began = true
 	v.s.ClearTrace() // the request's trace (traced) ends with it
 	v.sr.e.m.record(v.sh, seriesKey{scen: v.cs.idx, op: op, name: name}, time.Since(start), err)
 	if l := v.sr.e.reqlog; l != nil && op != opDelete { // a DELETE carries no trace
