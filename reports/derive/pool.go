@@ -74,14 +74,16 @@ func Forensics(fb *forensics.Builder, s *rundir.Summary) *rundir.Forensics {
 }
 
 // saturation says whether the run ran at its limit: the pool exhausted
-// (the report's own verdict), or arrival-rate iterations dropped for want
-// of a free user.
+// (the report's own verdict), or arrival-rate iterations dropped: due
+// when no user was free, or reached by their user only after the
+// scenario's end (the engine counts both; either means the generator
+// fell behind its schedule, so the reason names no single cause).
 func saturation(f *rundir.Forensics, s *rundir.Summary) {
 	switch {
 	case s.Pool != nil && s.Pool.Exhausted:
 		f.Saturated, f.SaturatedReason = true, s.Pool.Reason
 	case s.Load != nil && s.Load.DroppedIterations > 0:
-		f.Saturated, f.SaturatedReason = true, fmt.Sprintf("%d arrival-rate iterations dropped (no free user)", s.Load.DroppedIterations)
+		f.Saturated, f.SaturatedReason = true, fmt.Sprintf("%d arrival-rate iterations dropped (no free user in time)", s.Load.DroppedIterations)
 	}
 	if f.Saturated && s.Load != nil {
 		if all, ok := s.Load.Latency["all"]; ok && all.Count > 0 {

@@ -91,3 +91,39 @@ func TestPoolState(t *testing.T) {
 		t.Errorf("counters: %+v", p)
 	}
 }
+
+// TestSaturationReason pins the two ways a run is saturated and the
+// words for each: the pool's own verdict, else dropped arrival-rate
+// iterations, which name no single cause (a user not free, or one that
+// reached its iteration after the scenario's end), each with the
+// request p95 when there were requests; and a healthy run is not
+// saturated.
+func TestSaturationReason(t *testing.T) {
+	lat := map[string]rundir.LatencyStats{"all": {Count: 10, P95Ms: 1500}}
+	for _, tc := range []struct {
+		name      string
+		s         rundir.Summary
+		saturated bool
+		reason    string
+	}{
+		{"pool exhausted", rundir.Summary{
+			Pool: &rundir.PoolState{Exhausted: true, Reason: "service pool at its max (10/10) for 4.0 s"},
+			Load: &rundir.LoadResult{Latency: lat, DroppedIterations: 3}},
+			true, "service pool at its max (10/10) for 4.0 s; request latency p95 1.5 s"},
+		{"dropped iterations", rundir.Summary{
+			Pool: &rundir.PoolState{},
+			Load: &rundir.LoadResult{Latency: lat, DroppedIterations: 3}},
+			true, "3 arrival-rate iterations dropped (no free user in time); request latency p95 1.5 s"},
+		{"dropped, no requests", rundir.Summary{Load: &rundir.LoadResult{DroppedIterations: 1}},
+			true, "1 arrival-rate iterations dropped (no free user in time)"},
+		{"healthy", rundir.Summary{Pool: &rundir.PoolState{}, Load: &rundir.LoadResult{Latency: lat}}, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var f rundir.Forensics
+			saturation(&f, &tc.s)
+			if f.Saturated != tc.saturated || f.SaturatedReason != tc.reason {
+				t.Errorf("saturated %v %q, want %v %q", f.Saturated, f.SaturatedReason, tc.saturated, tc.reason)
+			}
+		})
+	}
+}

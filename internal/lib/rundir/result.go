@@ -82,8 +82,9 @@ type LoadResult struct {
 	// and in results from before it was recorded.
 	FirstErrors map[string]FirstError `json:"first_errors,omitempty"`
 	// Iterations counts completed passes through a flow;
-	// DroppedIterations those an arrival-rate executor could not start
-	// for want of a free user.
+	// DroppedIterations those an arrival-rate executor could not start:
+	// due when no user was free, or reached by their user only after the
+	// scenario's end.
 	Iterations        int64 `json:"iterations"`
 	DroppedIterations int64 `json:"dropped_iterations"`
 	// Reinits counts re-initializations after the target answered 404 to
