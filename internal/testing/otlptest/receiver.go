@@ -41,34 +41,22 @@ func Start(t testing.TB) *Receiver {
 	}
 	r := &Receiver{URL: "http://" + ln.Addr().String()}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/traces", func(w http.ResponseWriter, req *http.Request) {
-		var in coltracepb.ExportTraceServiceRequest
-		if !r.decode(w, req, &in) {
-			return
-		}
-		r.mu.Lock()
-		for _, rs := range in.ResourceSpans {
-			for _, ss := range rs.ScopeSpans {
-				r.spans = append(r.spans, ss.Spans...)
+	mux.HandleFunc("POST /v1/traces", handle(r, &coltracepb.ExportTraceServiceResponse{},
+		func(in *coltracepb.ExportTraceServiceRequest) {
+			for _, rs := range in.ResourceSpans {
+				for _, ss := range rs.ScopeSpans {
+					r.spans = append(r.spans, ss.Spans...)
+				}
 			}
-		}
-		r.mu.Unlock()
-		reply(w, &coltracepb.ExportTraceServiceResponse{})
-	})
-	mux.HandleFunc("POST /v1/metrics", func(w http.ResponseWriter, req *http.Request) {
-		var in colmetricpb.ExportMetricsServiceRequest
-		if !r.decode(w, req, &in) {
-			return
-		}
-		r.mu.Lock()
-		for _, rm := range in.ResourceMetrics {
-			for _, sm := range rm.ScopeMetrics {
-				r.metrics = append(r.metrics, sm.Metrics...)
+		}))
+	mux.HandleFunc("POST /v1/metrics", handle(r, &colmetricpb.ExportMetricsServiceResponse{},
+		func(in *colmetricpb.ExportMetricsServiceRequest) {
+			for _, rm := range in.ResourceMetrics {
+				for _, sm := range rm.ScopeMetrics {
+					r.metrics = append(r.metrics, sm.Metrics...)
+				}
 			}
-		}
-		r.mu.Unlock()
-		reply(w, &colmetricpb.ExportMetricsServiceResponse{})
-	})
+		}))
 	srv := &http.Server{Handler: mux}
 	go srv.Serve(ln)
 	t.Cleanup(func() {
@@ -80,6 +68,25 @@ func Start(t testing.TB) *Receiver {
 		}
 	})
 	return r
+}
+
+// handle is one OTLP export endpoint: it decodes the request into a new
+// In, hands it to keep under the receiver's lock and answers with the
+// empty response; a request it cannot decode is kept as a failure.
+func handle[In any, PIn interface {
+	*In
+	proto.Message
+}](r *Receiver, response proto.Message, keep func(PIn)) http.HandlerFunc {
+	return func(w http.ResponseWriter, req *http.Request) {
+		in := PIn(new(In))
+		if !r.decode(w, req, in) {
+			return
+		}
+		r.mu.Lock()
+		keep(in)
+		r.mu.Unlock()
+		reply(w, response)
+	}
 }
 
 func (r *Receiver) decode(w http.ResponseWriter, req *http.Request, m proto.Message) bool {
