@@ -11,7 +11,7 @@ import (
 
 	"github.com/leakbench/leakbench/internal/app/runner"
 	"github.com/leakbench/leakbench/internal/lib/redact"
-	"github.com/leakbench/leakbench/scenarios/mcp"
+	"github.com/leakbench/leakbench/scenarios/mcp/bearer"
 	"github.com/leakbench/leakbench/scenarios/starter"
 )
 
@@ -88,7 +88,7 @@ func runInit(ctx context.Context, c *cli, args []string) error {
 		o.Token = toks[0]
 	}
 	if topts.OAuth != nil {
-		o.Tokens = mcp.NewOAuthTokens(*topts.OAuth)
+		o.Tokens = bearer.NewOAuthTokens(*topts.OAuth)
 	}
 	if o.ProbeDSN, err = probeDSNFlag.Value(); err != nil {
 		return err

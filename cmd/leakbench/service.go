@@ -10,6 +10,7 @@ import (
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/app/runner"
 	"github.com/leakbench/leakbench/scenarios/mcp"
+	"github.com/leakbench/leakbench/scenarios/mcp/bearer"
 )
 
 // The own-service flags: how every command that loads or probes the
@@ -274,7 +275,7 @@ func (t *targetFlags) options() (runner.TargetOptions, error) {
 		}
 		return o, nil
 	}
-	oc := &mcp.OAuthConfig{TokenURL: tokenURL, ClientID: id, ClientSecret: secret, Audience: t.audience, PerUser: t.perUser, TLS: tlsConf}
+	oc := &bearer.OAuthConfig{TokenURL: tokenURL, ClientID: id, ClientSecret: secret, Audience: t.audience, PerUser: t.perUser, TLS: tlsConf}
 	oc.Scopes = strings.FieldsFunc(t.scopes, func(r rune) bool { return r == ' ' || r == ',' })
 	if err := oc.Validate(); err != nil {
 		return o, fmt.Errorf("%w: %w (client id: %s; secret: %s)", errUsage, err, t.clientID.Sources(), t.secret.Sources())

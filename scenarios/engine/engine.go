@@ -20,6 +20,7 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/scenarios/engine/live"
 	"github.com/leakbench/leakbench/scenarios/mcp"
+	"github.com/leakbench/leakbench/scenarios/mcp/bearer"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
@@ -42,7 +43,7 @@ const preflightTimeout = 5 * time.Second
 func (e *engine) newSession(token string) *mcp.Session {
 	s := e.client.NewSession(token)
 	if e.oauth != nil && e.oauth.PerUser {
-		s.SetTokens(mcp.NewOAuthTokens(*e.oauth))
+		s.SetTokens(bearer.NewOAuthTokens(*e.oauth))
 	}
 	return s
 }
@@ -70,7 +71,7 @@ type RunOptions struct {
 	// client-credentials grant instead of Tokens (one token shared, or
 	// one per user with OAuth.PerUser). It holds a secret: never
 	// serialized.
-	OAuth *mcp.OAuthConfig
+	OAuth *bearer.OAuthConfig
 	// Gatherer, if set, is served at MetricsAddr beside the engine's own
 	// metrics (the probe's, say), so that one scrape gets both.
 	Gatherer prometheus.Gatherer
@@ -116,7 +117,7 @@ type engine struct {
 	reqlog *requestLog
 	// oauth, if set, gives users their tokens (per user with PerUser; the
 	// client's shared source otherwise).
-	oauth *mcp.OAuthConfig
+	oauth *bearer.OAuthConfig
 
 	// segment is the shard of the plan this run plays (segment.go).
 	segment plan.Segment
@@ -223,7 +224,7 @@ func newEngine(cp *plan.Compiled, tokens []string, opts RunOptions) *engine {
 	copts := mcp.ClientOptions{RequestTimeout: p.Timeout.D(), MaxConns: users, Headers: p.Headers,
 		SharedConns: p.SharedConnections, TLS: opts.TLS, SourceAddrs: opts.SourceAddrs}
 	if e.oauth != nil && !e.oauth.PerUser {
-		copts.Tokens = mcp.NewOAuthTokens(*e.oauth)
+		copts.Tokens = bearer.NewOAuthTokens(*e.oauth)
 	}
 	e.client = mcp.NewClient(p.Target, copts)
 	base := 0

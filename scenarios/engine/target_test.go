@@ -20,6 +20,7 @@ import (
 	"github.com/leakbench/leakbench/internal/testing/mcptest"
 	"github.com/leakbench/leakbench/scenarios/internal/h1"
 	"github.com/leakbench/leakbench/scenarios/mcp"
+	"github.com/leakbench/leakbench/scenarios/mcp/bearer"
 )
 
 // serveTestMCP serves the hand-rolled MCP server on loopback.
@@ -266,7 +267,7 @@ func TestOAuthClientCredentials(t *testing.T) {
 			defer ts.Close()
 			srv, url := serveTestMCP(t, mcptest.Options{Authorized: te.authorized})
 			pl := mustParse(t, fmt.Sprintf(strings.Replace(echoPlan, "400ms", "2500ms", 1), "", users))
-			oc := &mcp.OAuthConfig{TokenURL: ts.URL + "/token", ClientID: te.id, ClientSecret: te.secret, PerUser: perUser}
+			oc := &bearer.OAuthConfig{TokenURL: ts.URL + "/token", ClientID: te.id, ClientSecret: te.secret, PerUser: perUser}
 			res, err := RunPlan(context.Background(), pl, RunOptions{Target: url, OAuth: oc})
 			if err != nil {
 				t.Fatal(err)

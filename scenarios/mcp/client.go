@@ -25,6 +25,7 @@ import (
 
 	"github.com/leakbench/leakbench/scenarios/internal/h1"
 	"github.com/leakbench/leakbench/scenarios/internal/textutil"
+	"github.com/leakbench/leakbench/scenarios/mcp/bearer"
 )
 
 // ProtocolVersion is the MCP protocol version the initialize handshake
@@ -93,8 +94,8 @@ type ClientOptions struct {
 	SourceAddrs []netip.Addr
 	// Tokens, if set, gives each session its bearer token at each request
 	// (OAuth client credentials, refreshed before expiry; see
-	// [NewOAuthTokens]); the session's own token is then ignored.
-	Tokens TokenSource
+	// [bearer.NewOAuthTokens]); the session's own token is then ignored.
+	Tokens bearer.TokenSource
 }
 
 // Client holds what all sessions share: the target and its connection pool.
@@ -108,8 +109,8 @@ type Client struct {
 	meta    [4][]byte     // the 2026-07-28 _meta members requests carry, by what they declare (era.go)
 	headErr error         // an invalid extra header
 	pin     string
-	shared  bool        // sessions share the transport's pool
-	tokens  TokenSource // nil: sessions' static tokens
+	shared  bool               // sessions share the transport's pool
+	tokens  bearer.TokenSource // nil: sessions' static tokens
 }
 
 type clientInfo struct {
@@ -187,7 +188,7 @@ func (c *Client) NewSession(token string) *Session {
 
 // SetTokens makes the session take its bearer token from ts at each
 // request (one token source per user), instead of the client's.
-func (s *Session) SetTokens(ts TokenSource) { s.tokens = ts }
+func (s *Session) SetTokens(ts bearer.TokenSource) { s.tokens = ts }
 
 // CloseConn closes the session's own connection, if it has one; the next
 // request dials a new one. Call it when the user stops.
@@ -215,10 +216,10 @@ type Session struct {
 	// refused: the last request was answered 401 with a token fetched
 	// anew for it (send), which statusError counts as KindAuth.
 	refused bool
-	slot    *h1.Slot     // the session's own connection; nil: the shared pool
-	tokens  TokenSource  // nil: token is fixed
-	trace   traceCarrier // the trace context of the request being sent (trace.go)
-	ids     traceIDs     // a trace context set with SetTrace (trace.go)
+	slot    *h1.Slot           // the session's own connection; nil: the shared pool
+	tokens  bearer.TokenSource // nil: token is fixed
+	trace   traceCarrier       // the trace context of the request being sent (trace.go)
+	ids     traceIDs           // a trace context set with SetTrace (trace.go)
 
 	// The request being sent speaks 2026-07-28: meta (the client's
 	// _meta members) goes into its params, and method and name into its

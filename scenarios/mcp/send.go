@@ -11,6 +11,7 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/redact"
 	"github.com/leakbench/leakbench/scenarios/internal/h1"
 	"github.com/leakbench/leakbench/scenarios/internal/textutil"
+	"github.com/leakbench/leakbench/scenarios/mcp/bearer"
 )
 
 // One request on the wire: the JSON-RPC body, the HTTP head every MCP
@@ -104,11 +105,11 @@ func (s *Session) call(ctx context.Context, op, name string, params []byte, out 
 // the caller must close the body, which ends the request; the watch tells
 // whether its deadline fired, and can abort it.
 //
-// A 401 to a token from a RefreshingTokenSource (expired early, revoked)
-// is not the answer yet: the token is dropped and the request sent once
-// more, under the same deadline, with a new one; a second 401 is the
-// answer, and statusError counts it as KindAuth. A 401 is a refusal
-// before any work, so sending again is safe.
+// A 401 to a token from a bearer.RefreshingTokenSource (expired early,
+// revoked) is not the answer yet: the token is dropped and the request
+// sent once more, under the same deadline, with a new one; a second 401
+// is the answer, and statusError counts it as KindAuth. A 401 is a
+// refusal before any work, so sending again is safe.
 func (s *Session) send(ctx context.Context, op, method string, body []byte, abortable bool) (*h1.Response, *h1.Watch, error) {
 	s.refused = false
 	if e := s.ready(ctx, op); e != nil {
@@ -132,7 +133,7 @@ func (s *Session) send(ctx context.Context, op, method string, body []byte, abor
 		if resp.StatusCode != http.StatusUnauthorized || s.tokens == nil {
 			return resp, w, nil
 		}
-		rts, ok := s.tokens.(RefreshingTokenSource)
+		rts, ok := s.tokens.(bearer.RefreshingTokenSource)
 		if retried || !ok {
 			s.refused = retried
 			return resp, w, nil

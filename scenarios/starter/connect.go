@@ -18,7 +18,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/leakbench/leakbench/scenarios/mcp"
+	"github.com/leakbench/leakbench/scenarios/mcp/bearer"
 )
 
 // maxPages bounds every */list: a server whose cursors never end is cut.
@@ -29,7 +29,7 @@ const maxPages = 1000
 type transport struct {
 	base    http.RoundTripper
 	token   string
-	tokens  mcp.TokenSource
+	tokens  bearer.TokenSource
 	headers map[string]string
 
 	mu                sync.Mutex

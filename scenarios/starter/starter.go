@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/leakbench/leakbench/scenarios/mcp"
+	"github.com/leakbench/leakbench/scenarios/mcp/bearer"
 )
 
 // Errors callers branch on.
@@ -38,8 +38,8 @@ type Options struct {
 	// written into the file.
 	Token string
 	// Tokens, if set, gives the bearer token of every request (OAuth
-	// client credentials: mcp.NewOAuthTokens) instead of Token.
-	Tokens mcp.TokenSource
+	// client credentials: bearer.NewOAuthTokens) instead of Token.
+	Tokens bearer.TokenSource
 	// Headers are sent with every request and written into the file's
 	// headers: (values of secret-looking names as ${NAME} references, not
 	// their values).

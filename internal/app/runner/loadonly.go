@@ -9,7 +9,7 @@ import (
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/scenarios/engine"
-	"github.com/leakbench/leakbench/scenarios/mcp"
+	"github.com/leakbench/leakbench/scenarios/mcp/bearer"
 )
 
 // TargetOptions are how the engine reaches the user's own service.
@@ -22,7 +22,7 @@ type TargetOptions struct {
 	Insecure bool
 	// OAuth, if set, gets bearer tokens with the client-credentials
 	// grant. It holds a secret: never written anywhere.
-	OAuth *mcp.OAuthConfig
+	OAuth *bearer.OAuthConfig
 }
 
 // runLoadOnly plays the load against a stack without a database to probe

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/leakbench/leakbench/scenarios/mcp"
+	"github.com/leakbench/leakbench/scenarios/mcp/bearer"
 )
 
 // TLSSettings are an https target's settings as the user gave them
@@ -30,7 +31,7 @@ type OAuthSettings struct {
 }
 
 // NewOAuthSettings are c's settings, for a worker (nil: none).
-func NewOAuthSettings(c *mcp.OAuthConfig) *OAuthSettings {
+func NewOAuthSettings(c *bearer.OAuthConfig) *OAuthSettings {
 	if c == nil {
 		return nil
 	}
@@ -40,7 +41,7 @@ func NewOAuthSettings(c *mcp.OAuthConfig) *OAuthSettings {
 
 // reach builds a worker's TLS configuration and OAuth client from its
 // Spec, as the parent built its own (nil, nil: a plain target).
-func (sp *Spec) reach() (*tls.Config, *mcp.OAuthConfig, error) {
+func (sp *Spec) reach() (*tls.Config, *bearer.OAuthConfig, error) {
 	var conf *tls.Config
 	if sp.TLS != nil {
 		var err error
@@ -52,7 +53,7 @@ func (sp *Spec) reach() (*tls.Config, *mcp.OAuthConfig, error) {
 	if o == nil {
 		return conf, nil, nil
 	}
-	oc := &mcp.OAuthConfig{TokenURL: o.TokenURL, ClientID: o.ClientID, ClientSecret: o.ClientSecret,
+	oc := &bearer.OAuthConfig{TokenURL: o.TokenURL, ClientID: o.ClientID, ClientSecret: o.ClientSecret,
 		Scopes: o.Scopes, Audience: o.Audience, PerUser: o.PerUser, TLS: conf}
 	if err := oc.Validate(); err != nil {
 		return nil, nil, fmt.Errorf("worker: %w", err)

@@ -32,4 +32,7 @@
 // For benchmarks, [StartHelper] runs a canned endpoint ([CannedMCP]) in a
 // child process, so that the client's memory and CPU are measured
 // without the server's; [Main] is then the test package's TestMain.
+//
+// Beside the MCP server, [StartTokenServer] serves an OAuth token
+// endpoint, for the tests of the client's token sources.
 package mcptest
