@@ -29,9 +29,10 @@
 // (bounded by the samples around it, never before a timeout was due;
 // classified "timeout" when that matches idle_in_transaction_session_timeout,
 // else "terminated"; exact when Config.ServerLogFile lets the probe read the
-// kill from the server's log). An episode's length is its release latency.
-// Episodes at least StuckAfter long are stuck; grouped by the Fingerprint of
-// the session's last query they name the culprit.
+// kill from the server's log, which package serverlog reads). An episode's
+// length is its release latency. Episodes at least StuckAfter long are
+// stuck; grouped by the Fingerprint of the session's last query they name
+// the culprit.
 //
 // Query texts are stored and shown masked (querytext.Mask: every literal a ?),
 // since drivers that interpolate values put e-mail addresses, tokens and

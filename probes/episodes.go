@@ -7,6 +7,8 @@ import (
 
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/probes/querytext"
+	"github.com/leakbench/leakbench/probes/serverlog"
+	"github.com/leakbench/leakbench/probes/sqlcomment"
 )
 
 // The window in which a vanished backend counts as killed by
@@ -53,9 +55,9 @@ type tracker struct {
 	// keepQuery: episodes keep their raw query text (Config.KeepQueryText).
 	keepQuery bool
 	// malformedComments counts sqlcommenter comments that could not be
-	// used (sqlcomment.go).
+	// used (package sqlcomment).
 	malformedComments int64
-	redacted          redactions // of comment values
+	comments          sqlcomment.Reader // reads episodes' comments, values redacted
 	texts             queryTexts
 	// kills, when set, tells when the server killed a backend; a vanished
 	// backend's episode waits up to killWait for its line (pending).
@@ -67,9 +69,9 @@ type tracker struct {
 }
 
 // killFinder finds the server's record of a backend's kill in a time
-// window (serverLog).
+// window (a serverlog.Log; the tracker's tests give a fixed list).
 type killFinder interface {
-	find(pid int32, from, to time.Time) (logKill, bool)
+	Find(pid int32, from, to time.Time) (serverlog.Kill, bool)
 }
 
 // pendingEnd is an episode whose backend vanished from the sample at
@@ -179,6 +181,20 @@ func (t *tracker) observe(now time.Time, rows []backendRow) []rundir.Episode {
 	return done
 }
 
+// readComment sets an episode's trace ids and comment from its query, and
+// returns the text fingerprints and masks are computed from: without the
+// comment, so that the statements of many requests share one.
+func (t *tracker) readComment(ep *rundir.Episode) string {
+	c, base, st := t.comments.Read(ep.Query)
+	switch st {
+	case sqlcomment.OK:
+		ep.TraceID, ep.SpanID, ep.Comment = c.TraceID, c.SpanID, c.Pairs
+	case sqlcomment.Malformed:
+		t.malformedComments++
+	}
+	return base
+}
+
 // settle ends the pending episodes whose kill the server log now shows,
 // and those that waited killWait (all of them with force).
 func (t *tracker) settle(done []rundir.Episode, now time.Time, force bool) []rundir.Episode {
@@ -186,7 +202,7 @@ func (t *tracker) settle(done []rundir.Episode, now time.Time, force bool) []run
 	for _, p := range t.pending {
 		// The log's %m is cut to the millisecond; the snapshot is read a
 		// little after its now().
-		k, ok := t.kills.find(p.o.ep.PID, p.o.lastSeen.Add(-10*time.Millisecond), p.goneAt.Add(100*time.Millisecond))
+		k, ok := t.kills.Find(p.o.ep.PID, p.o.lastSeen.Add(-10*time.Millisecond), p.goneAt.Add(100*time.Millisecond))
 		switch {
 		case ok:
 			done = append(done, t.killed(p.o, k))
@@ -204,14 +220,14 @@ func (t *tracker) settle(done []rundir.Episode, now time.Time, force bool) []run
 // killed ends an episode at the kill the server logged: exact to the
 // millisecond of the log's timestamp. A timeout's kill comes after
 // Start + timeout; the log's millisecond may read a little before it.
-func (t *tracker) killed(o *openEpisode, k logKill) rundir.Episode {
-	end := k.at
-	if k.reason == rundir.EndTimeout && t.timeout > 0 {
+func (t *tracker) killed(o *openEpisode, k serverlog.Kill) rundir.Episode {
+	end := k.At
+	if k.Reason == rundir.EndTimeout && t.timeout > 0 {
 		if due := o.ep.Start.Add(t.timeout); end.Before(due) && due.Sub(end) < time.Millisecond {
 			end = due
 		}
 	}
-	return t.end(o, end, true, k.reason)
+	return t.end(o, end, true, k.Reason)
 }
 
 // vanished ends an episode whose backend was in the sample at o.lastSeen

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/internal/lib/rundir"
+	"github.com/leakbench/leakbench/probes/serverlog"
 )
 
 var t0 = time.Date(2026, 1, 3, 12, 0, 0, 0, time.UTC)
@@ -277,5 +278,81 @@ func TestTrackerQueryText(t *testing.T) {
 		if len(eps) != 1 || eps[0].Query != want || eps[0].Fingerprint != "SELECT ?, ?" {
 			t.Errorf("keep %v: episodes %+v, want query %q, fingerprint %q", keep, eps, want, "SELECT ?, ?")
 		}
+	}
+}
+
+// fakeKills is a killFinder over a fixed list.
+type fakeKills map[int32]serverlog.Kill
+
+func (f fakeKills) Find(pid int32, from, to time.Time) (serverlog.Kill, bool) {
+	k, ok := f[pid]
+	if !ok || k.At.Before(from) || k.At.After(to) {
+		return serverlog.Kill{}, false
+	}
+	delete(f, pid)
+	return k, true
+}
+
+// TestTrackerKills: with a server log, a vanished backend's episode ends
+// at its logged kill, exactly; without a line within killWait, as an
+// estimate; a timeout's kill logged within a millisecond before it was
+// due (the log's %m is cut to the millisecond) ends when it was due.
+func TestTrackerKills(t *testing.T) {
+	kills := fakeKills{
+		1: {At: at(1.0204), Reason: rundir.EndTimeout}, // a timeout, 0.4 ms late
+		2: {At: at(0.3), Reason: rundir.EndTerminated}, // pg_terminate_backend
+		3: {At: at(1.0195), Reason: rundir.EndTimeout}, // logged 0.5 ms "before" due
+		5: {At: at(0.32), Reason: rundir.EndTimeout},   // its session's own, shorter timeout
+	}
+	tr := newTracker(time.Second, false)
+	tr.kills = kills
+	rows := []backendRow{row(1, 0, stateIdleInTx, 0.02), row(2, 0, stateIdleInTx, 0.02), row(3, 0, stateIdleInTx, 0.02),
+		row(4, 0, stateIdleInTx, 0.02), row(5, 0, stateIdleInTx, 0.02)}
+	var got []rundir.Episode
+	got = append(got, tr.observe(at(0.1), rows)...)
+	got = append(got, tr.observe(at(0.2), rows)...)
+	got = append(got, tr.observe(at(0.35), rows[:1])...) // 2, 3, 4, 5 vanish; 2 and 5 are in the log
+	if len(got) != 2 || got[0].PID != 2 || !got[0].EndExact || got[0].EndReason != rundir.EndTerminated || !got[0].End.Equal(at(0.3)) ||
+		got[1].PID != 5 || !got[1].EndExact || got[1].EndReason != rundir.EndTimeout {
+		t.Fatalf("after 0.35: %+v; want 2 terminated at 0.3 and 5 timed out at 0.32, exact", got)
+	}
+	got = tr.observe(at(1.0), rows[:1]) // 3 and 4 still waiting for their line
+	if len(got) != 0 || len(tr.pending) != 2 {
+		t.Fatalf("after 1.0: %+v, %d pending; want none yet, 2 pending", got, len(tr.pending))
+	}
+	got = tr.observe(at(1.4), nil)
+	// 1: in the log. 3: gone at 0.35, waited killWait: an estimate,
+	// terminated (the timeout was not due). 4: the same.
+	if len(got) != 3 {
+		t.Fatalf("after 1.4: %+v; want 3 episodes", got)
+	}
+	for _, e := range got {
+		switch e.PID {
+		case 1:
+			if !e.EndExact || e.EndReason != rundir.EndTimeout || !e.End.Equal(at(1.0204)) {
+				t.Errorf("1: %+v, want a timeout ending exactly at 1.0204", e)
+			}
+		case 3, 4:
+			if e.EndExact || e.EndReason != rundir.EndTerminated {
+				t.Errorf("%d: %+v, want an estimated termination", e.PID, e)
+			}
+		default:
+			t.Errorf("unexpected %+v", e)
+		}
+	}
+	// Logged a hair before due: ends when due.
+	tr = newTracker(time.Second, false)
+	tr.kills = fakeKills{3: {At: at(1.0195), Reason: rundir.EndTimeout}}
+	tr.observe(at(1.0), rows[2:3])
+	if got := tr.observe(at(1.1), nil); len(got) != 1 || !got[0].EndExact || got[0].HoldSeconds < 1 || got[0].HoldSeconds > 1.0000001 {
+		t.Errorf("logged 0.5 ms before due: %+v; want exact, held the timeout", got)
+	}
+	// Stop settles what waits.
+	tr = newTracker(time.Second, false)
+	tr.kills = fakeKills{}
+	tr.observe(at(1.0), rows[:1])
+	tr.observe(at(1.1), nil)
+	if got := tr.close(); len(got) != 1 || got[0].EndExact || got[0].EndReason != rundir.EndTimeout || got[0].HoldSeconds < 1 {
+		t.Errorf("close: %+v; want the pending timeout, estimated, held ≥ 1 s", got)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/redact"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/probes/poolmetrics"
+	"github.com/leakbench/leakbench/probes/serverlog"
 )
 
 // sampleTimeout bounds a tick's read of one source, past the server's own
@@ -36,8 +37,8 @@ type Poller struct {
 	scraper         *poolmetrics.Scraper // nil without scrape targets
 	track           *tracker
 	sum             *summarizer
-	rec             *recorder  // nil without RunDir
-	slog            *serverLog // nil without ServerLogFile, or when it cannot be read
+	rec             *recorder      // nil without RunDir
+	slog            *serverlog.Log // nil without ServerLogFile, or when it cannot be read
 	metrics         *probeMetrics
 	server          *metricsServer // nil without MetricsAddr
 	warn            *warnings
@@ -235,7 +236,7 @@ func (p *Poller) Stop() (*rundir.ProbeSummary, error) {
 		p.pg.dbReadAt = time.Time{}
 		p.sampleOnce(context.Background())
 		if p.slog != nil {
-			p.warn.report(sourceServerLog, p.slog.poll(), time.Now())
+			p.warn.report(sourceServerLog, p.slog.Poll(), time.Now())
 		}
 		for _, e := range p.track.close() {
 			p.episode(e)
@@ -296,7 +297,7 @@ func (p *Poller) sampleOnce(ctx context.Context) {
 		errs = append(errs, err.Error())
 	} else {
 		if p.slog != nil { // after the read: the kills it shows are logged
-			p.warn.report(sourceServerLog, p.slog.poll(), began)
+			p.warn.report(sourceServerLog, p.slog.Poll(), began)
 		}
 		p.absorb(&s, a)
 		p.readBlockers(ctx, a.now) // the lock cascade, while something is stuck
@@ -402,14 +403,14 @@ const sourceServerLog = "server log"
 
 // openServerLog opens Config.ServerLogFile; a failure is a Warning and
 // nil: the probe does without.
-func (p *Poller) openServerLog(ctx context.Context) *serverLog {
+func (p *Poller) openServerLog(ctx context.Context) *serverlog.Log {
 	prefix, tz, err := p.pg.logSettings(ctx)
 	if err == nil {
-		err = checkLogPrefix(prefix)
+		err = serverlog.CheckPrefix(prefix)
 	}
-	var l *serverLog
+	var l *serverlog.Log
 	if err == nil {
-		l, err = openServerLog(p.cfg.ServerLogFile, tz)
+		l, err = serverlog.Open(p.cfg.ServerLogFile, tz)
 	}
 	p.warn.report(sourceServerLog, err, time.Now())
 	return l
@@ -417,7 +418,7 @@ func (p *Poller) openServerLog(ctx context.Context) *serverLog {
 
 func (p *Poller) closeSources() {
 	if p.slog != nil {
-		_ = p.slog.close()
+		_ = p.slog.Close()
 		p.slog = nil
 	}
 	if p.pg != nil {

@@ -31,6 +31,10 @@ const (
 	// (missing_ok: NULL before).
 	limitsSQL = `SELECT current_setting('max_connections')::int, current_setting('superuser_reserved_connections')::int,
        current_setting('reserved_connections', true)::int`
+
+	// logSettingsSQL reads what the probe needs to read the server's log
+	// (package serverlog): its line prefix and the zone of its timestamps.
+	logSettingsSQL = `SELECT current_setting('log_line_prefix'), current_setting('log_timezone')`
 )
 
 // The probe's session settings, sent at connection start.
@@ -160,6 +164,18 @@ func (s *pgSampler) setup(ctx context.Context, db string) (timeout time.Duration
 		return 0, fmt.Errorf("postgres: idle_in_transaction_session_timeout: %w", err)
 	}
 	return timeout, nil
+}
+
+// logSettings reads log_line_prefix and log_timezone.
+func (s *pgSampler) logSettings(ctx context.Context) (prefix, tz string, err error) {
+	conn, err := s.link.get(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	if err := conn.QueryRow(ctx, logSettingsSQL).Scan(&prefix, &tz); err != nil {
+		return "", "", s.link.failed(fmt.Errorf("read log settings: %w", err))
+	}
+	return prefix, tz, nil
 }
 
 // read returns one look at the server; tracked are the pids whose rows

@@ -1,108 +1,78 @@
-package probes
+package sqlcomment
 
 import (
 	"net/url"
 	"strings"
 
 	"github.com/leakbench/leakbench/internal/lib/redact"
-	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
-// sqlcommenter comments. Services that use sqlcommenter (Google's
-// specification; OpenTelemetry's and most ORMs' SQL instrumentations)
-// append a comment to their statements naming the request behind them:
-//
-//	SELECT … /*application='mcp-gateway',route='tools%2Fcall',traceparent='00-4bf9…-00f0…-01'*/
-//
-// keys sorted, values URL-encoded and then single quotes escaped with a
-// backslash; the comment stands at the end of the statement, before a
-// final semicolon if there is one. pg_stat_activity.query shows it, cut
-// at track_activity_query_size like the rest. The probe reads it from any
-// service: an episode then carries the trace id and span id of the W3C
-// traceparent, and every key/value, decoded, with values redacted.
-//
-// A comment the probe cannot use — unterminated (the server cut the text
-// inside it), a value without its closing quote, a bad escape or percent
-// encoding, a traceparent not of the W3C form (00-, 32 lowercase hex, -,
-// 16 lowercase hex, -, 2 lowercase hex; ids not all zero) — is ignored
-// and counted (Summary.MalformedComments), never an error. A trailing
-// comment that is not of the key='value' form is a plain comment: not
-// sqlcommenter, not counted.
-
-// sqlComment is what a sqlcommenter comment said.
-type sqlComment struct {
-	traceID, spanID string
-	kv              map[string]string // decoded, not yet redacted
+// Comment is what a sqlcommenter comment said.
+type Comment struct {
+	// TraceID and SpanID are those of the comment's W3C traceparent, in
+	// lowercase hex; empty when it has none.
+	TraceID, SpanID string
+	// Pairs is every key/value of the comment, percent-decoded; the values
+	// are redacted when Reader.Read returned it, traceparent's excepted.
+	Pairs map[string]string
 }
 
-type commentStatus uint8
+// Status says whether a query carried a comment the parser could use.
+type Status uint8
 
 const (
-	commentNone commentStatus = iota
-	commentOK
-	commentMalformed
+	// None: no sqlcommenter comment at the end of the query (a plain
+	// comment is none either).
+	None Status = iota
+	// OK: a comment was read.
+	OK
+	// Malformed: a comment was there but cannot be used (cut by the
+	// server, badly escaped, or with a traceparent not of the W3C form).
+	// The caller counts it; it is never an error.
+	Malformed
 )
 
 // parseSQLComment reads the sqlcommenter comment at the end of q. base is
 // q without it (q itself when there is none).
-func parseSQLComment(q string) (c sqlComment, base string, st commentStatus) {
+func parseSQLComment(q string) (c Comment, base string, st Status) {
 	c, at, st := parseComment(q)
-	if st == commentOK {
+	if st == OK {
 		return c, strings.TrimRight(q[:at], " \t\r\n"), st
 	}
 	return c, q, st
 }
 
-func parseComment(q string) (sqlComment, int, commentStatus) {
+func parseComment(q string) (Comment, int, Status) {
 	t := strings.TrimRight(q, " \t\r\n;")
 	if !strings.HasSuffix(t, "*/") {
 		// Cut inside a comment? Only one that begins like sqlcommenter's
 		// counts: a lone "/*" elsewhere may sit in a literal.
 		if i := strings.LastIndex(t, "/*"); i >= 0 && !strings.Contains(t[i:], "*/") && looksLikeKey(t[i+2:]) {
-			return sqlComment{}, 0, commentMalformed
+			return Comment{}, 0, Malformed
 		}
-		return sqlComment{}, 0, commentNone
+		return Comment{}, 0, None
 	}
 	i := strings.LastIndex(t[:len(t)-2], "/*")
 	if i < 0 {
-		return sqlComment{}, 0, commentNone
+		return Comment{}, 0, None
 	}
 	body := t[i+2 : len(t)-2]
 	if !looksLikeKey(body) {
-		return sqlComment{}, 0, commentNone // a plain comment
+		return Comment{}, 0, None // a plain comment
 	}
 	kv, ok := parsePairs(body)
 	if !ok {
-		return sqlComment{}, 0, commentMalformed
+		return Comment{}, 0, Malformed
 	}
-	c := sqlComment{kv: kv}
+	c := Comment{Pairs: kv}
 	if tp, has := kv["traceparent"]; has {
 		tid, sid, ok := parseTraceparent(tp)
 		if !ok {
-			return sqlComment{}, 0, commentMalformed
+			return Comment{}, 0, Malformed
 		}
-		c.traceID, c.spanID = tid, sid
+		c.TraceID, c.SpanID = tid, sid
 	}
-	return c, i, commentOK
-}
-
-// readComment sets an episode's trace ids and comment from its query, and
-// returns the text fingerprints and masks are computed from: without the
-// comment, so that the statements of many requests share one.
-func (t *tracker) readComment(ep *rundir.Episode) string {
-	c, base, st := parseSQLComment(ep.Query)
-	switch st {
-	case commentOK:
-		for k, v := range c.kv {
-			if k != "traceparent" { // checked: hex and dashes
-				c.kv[k] = t.redacted.get(v)
-			}
-		}
-		ep.TraceID, ep.SpanID, ep.Comment = c.traceID, c.spanID, c.kv
-	case commentMalformed:
-		t.malformedComments++
-	}
-	return base
+	return c, i, OK
 }
 
 // looksLikeKey: s begins with a key and "='" (after optional blanks).
@@ -196,6 +166,30 @@ func lowerHex(s string) bool {
 		}
 	}
 	return true
+}
+
+// Reader reads the sqlcommenter comments of one stream of queries, such
+// as a run's episodes, with the values redacted: a comment's values are
+// whatever the service put there, and they are stored and shown. Its
+// zero value is ready to use; it is not safe for concurrent use.
+type Reader struct {
+	redacted redactions // of comment values
+}
+
+// Read reads the sqlcommenter comment at the end of q, with the values
+// redacted (traceparent's checked instead). base is q without the comment
+// when st is OK, q itself otherwise: fingerprints and masks are computed
+// from it, so that the statements of many requests share one.
+func (r *Reader) Read(q string) (c Comment, base string, st Status) {
+	c, base, st = parseSQLComment(q)
+	if st == OK {
+		for k, v := range c.Pairs {
+			if k != "traceparent" { // checked: hex and dashes
+				c.Pairs[k] = r.redacted.get(v)
+			}
+		}
+	}
+	return c, base, st
 }
 
 // redactions caches redact.String of comment values: a service's

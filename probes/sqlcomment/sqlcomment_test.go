@@ -1,10 +1,9 @@
-package probes
+package sqlcomment
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/probes/querytext"
 )
 
@@ -18,40 +17,40 @@ func TestParseSQLComment(t *testing.T) {
 	const sel = "SELECT team_id FROM email_team_members WHERE user_email = 'a@b.c'"
 	for _, tc := range []struct {
 		name, q string
-		want    commentStatus
+		want    Status
 		kv      map[string]string
 		base    string
 	}{
-		{"gateway's", sel + " /*application='mcp-gateway',route='tools%2Fcall',traceparent='" + tp + "'*/", commentOK,
+		{"gateway's", sel + " /*application='mcp-gateway',route='tools%2Fcall',traceparent='" + tp + "'*/", OK,
 			map[string]string{"application": "mcp-gateway", "route": "tools/call", "traceparent": tp}, sel},
-		{"before a semicolon", sel + " /*traceparent='" + tp + "'*/;", commentOK, map[string]string{"traceparent": tp}, sel},
-		{"escaped quote, blanks", sel + "/* action='it\\'s' , traceparent='" + tp + "' */", commentOK,
+		{"before a semicolon", sel + " /*traceparent='" + tp + "'*/;", OK, map[string]string{"traceparent": tp}, sel},
+		{"escaped quote, blanks", sel + "/* action='it\\'s' , traceparent='" + tp + "' */", OK,
 			map[string]string{"action": "it's", "traceparent": tp}, sel},
-		{"no traceparent", sel + " /*framework='spring',route='%2Fusers'*/", commentOK,
+		{"no traceparent", sel + " /*framework='spring',route='%2Fusers'*/", OK,
 			map[string]string{"framework": "spring", "route": "/users"}, sel},
-		{"a secret value is redacted", sel + " /*db_driver='postgres%3A%2F%2Fu%3Ahunter2%40h%2Fdb',traceparent='" + tp + "'*/", commentOK,
+		{"a secret value is redacted", sel + " /*db_driver='postgres%3A%2F%2Fu%3Ahunter2%40h%2Fdb',traceparent='" + tp + "'*/", OK,
 			map[string]string{"traceparent": tp}, sel},
-		{"none", sel, commentNone, nil, sel},
-		{"a plain comment", sel + " /* just a note */", commentNone, nil, sel},
-		{"comment inside, not at the end", "SELECT 1 /*traceparent='" + tp + "'*/ FROM t", commentNone, nil, ""},
-		{"cut at track_activity_query_size", sel + " /*application='mcp-gateway',route='tools%2Fcall',tracepar", commentMalformed, nil, ""},
-		{"cut inside a value", sel + " /*traceparent='00-4bf92f35", commentMalformed, nil, ""},
-		{"unterminated value", sel + " /*traceparent='" + tp + "*/", commentMalformed, nil, ""},
-		{"bad escape", sel + ` /*a='x\ny',traceparent='` + tp + `'*/`, commentMalformed, nil, ""},
-		{"bad percent", sel + " /*route='%zz',traceparent='" + tp + "'*/", commentMalformed, nil, ""},
-		{"no separator", sel + " /*a='1' b='2'*/", commentMalformed, nil, ""},
-		{"upper-case traceparent", sel + " /*traceparent='" + strings.ToUpper(tp) + "'*/", commentMalformed, nil, ""},
-		{"short traceparent", sel + " /*traceparent='00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7'*/", commentMalformed, nil, ""},
-		{"version 01", sel + " /*traceparent='01" + tp[2:] + "'*/", commentMalformed, nil, ""},
-		{"zero trace id", sel + " /*traceparent='00-00000000000000000000000000000000-00f067aa0ba902b7-01'*/", commentMalformed, nil, ""},
+		{"none", sel, None, nil, sel},
+		{"a plain comment", sel + " /* just a note */", None, nil, sel},
+		{"comment inside, not at the end", "SELECT 1 /*traceparent='" + tp + "'*/ FROM t", None, nil, ""},
+		{"cut at track_activity_query_size", sel + " /*application='mcp-gateway',route='tools%2Fcall',tracepar", Malformed, nil, ""},
+		{"cut inside a value", sel + " /*traceparent='00-4bf92f35", Malformed, nil, ""},
+		{"unterminated value", sel + " /*traceparent='" + tp + "*/", Malformed, nil, ""},
+		{"bad escape", sel + ` /*a='x\ny',traceparent='` + tp + `'*/`, Malformed, nil, ""},
+		{"bad percent", sel + " /*route='%zz',traceparent='" + tp + "'*/", Malformed, nil, ""},
+		{"no separator", sel + " /*a='1' b='2'*/", Malformed, nil, ""},
+		{"upper-case traceparent", sel + " /*traceparent='" + strings.ToUpper(tp) + "'*/", Malformed, nil, ""},
+		{"short traceparent", sel + " /*traceparent='00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7'*/", Malformed, nil, ""},
+		{"version 01", sel + " /*traceparent='01" + tp[2:] + "'*/", Malformed, nil, ""},
+		{"zero trace id", sel + " /*traceparent='00-00000000000000000000000000000000-00f067aa0ba902b7-01'*/", Malformed, nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, base, st := parseSQLComment(tc.q)
 			if st != tc.want {
 				t.Fatalf("status %d, want %d", st, tc.want)
 			}
-			if st != commentOK {
-				if c.traceID != "" || c.kv != nil || base != tc.q {
+			if st != OK {
+				if c.TraceID != "" || c.Pairs != nil || base != tc.q {
 					t.Errorf("not OK, yet %+v, base %q", c, base)
 				}
 				return
@@ -59,18 +58,17 @@ func TestParseSQLComment(t *testing.T) {
 			if base != tc.base {
 				t.Errorf("base %q, want %q", base, tc.base)
 			}
-			if _, has := tc.kv["traceparent"]; has && (c.traceID != traceID || c.spanID != spanID) {
-				t.Errorf("ids %s %s", c.traceID, c.spanID)
+			if _, has := tc.kv["traceparent"]; has && (c.TraceID != traceID || c.SpanID != spanID) {
+				t.Errorf("ids %s %s", c.TraceID, c.SpanID)
 			}
 			for k, v := range tc.kv {
-				if c.kv[k] != v {
-					t.Errorf("%s = %q, want %q (all: %v)", k, c.kv[k], v, c.kv)
+				if c.Pairs[k] != v {
+					t.Errorf("%s = %q, want %q (all: %v)", k, c.Pairs[k], v, c.Pairs)
 				}
 			}
-			var tr tracker
-			ep := rundir.Episode{Query: tc.q}
-			tr.readComment(&ep)
-			if d := ep.Comment["db_driver"]; strings.Contains(d, "hunter2") {
+			var r Reader
+			read, _, _ := r.Read(tc.q)
+			if d := read.Pairs["db_driver"]; strings.Contains(d, "hunter2") {
 				t.Errorf("secret kept: %q", d)
 			}
 		})
@@ -108,17 +106,17 @@ func FuzzSQLComment(f *testing.F) {
 		if !strings.HasPrefix(q, base) {
 			t.Fatalf("base %q is not a prefix of %q", base, q)
 		}
-		if st != commentOK {
-			if c.kv != nil || c.traceID != "" {
+		if st != OK {
+			if c.Pairs != nil || c.TraceID != "" {
 				t.Fatalf("status %d with %+v", st, c)
 			}
 			return
 		}
-		if _, has := c.kv["traceparent"]; has {
-			if _, _, ok := parseTraceparent(c.kv["traceparent"]); !ok || len(c.traceID) != 32 || len(c.spanID) != 16 {
-				t.Fatalf("accepted %q", c.kv["traceparent"])
+		if _, has := c.Pairs["traceparent"]; has {
+			if _, _, ok := parseTraceparent(c.Pairs["traceparent"]); !ok || len(c.TraceID) != 32 || len(c.SpanID) != 16 {
+				t.Fatalf("accepted %q", c.Pairs["traceparent"])
 			}
-		} else if c.traceID != "" {
+		} else if c.TraceID != "" {
 			t.Fatal("trace id without traceparent")
 		}
 	})

@@ -1,8 +1,7 @@
-package probes
+package serverlog
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,10 +13,6 @@ import (
 
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
-
-// logSettingsSQL reads what the probe needs to read the server's log: its
-// line prefix and the zone of its timestamps.
-const logSettingsSQL = `SELECT current_setting('log_line_prefix'), current_setting('log_timezone')`
 
 // logPrefix is what log_line_prefix must start with for the probe to read
 // kills from the log: PostgreSQL's default since version 10 ('%m [%p] ').
@@ -32,26 +27,29 @@ var killLine = regexp.MustCompile(`^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?) \
 // killMarker is a cheap test before the regular expression.
 var killMarker = []byte("] FATAL:  terminating connection due to ")
 
-// serverLog reads the kills PostgreSQL logs from its log file, from where
-// the file ended when it was opened on. It is read from the sampling
-// goroutine only.
-type serverLog struct {
+// Log reads the kills PostgreSQL logs from its log file, from where the
+// file ended when it was opened on. It is not safe for concurrent use: the
+// probe reads it from its sampling goroutine only.
+type Log struct {
 	f       *os.File
 	off     int64
 	loc     *time.Location
 	partial []byte // a line not yet ended
 	buf     []byte
-	kills   map[int32][]logKill
+	kills   map[int32][]Kill
 	latest  time.Time
 }
 
-// logKill is one backend killed, as the log says.
-type logKill struct {
-	at     time.Time
-	reason string // EndTimeout or EndTerminated
+// Kill is one backend killed, as the log says.
+type Kill struct {
+	// At is the time of the line, as its timestamp says it (%m: to the
+	// millisecond), in UTC.
+	At time.Time
+	// Reason is rundir.EndTimeout or rundir.EndTerminated.
+	Reason string
 }
 
-// Bounds of what serverLog reads and keeps.
+// Bounds of what a Log reads and keeps.
 const (
 	// maxLogRead bounds one poll's read: a server logging faster than
 	// that per sample is not one whose kills are worth the probe's time.
@@ -60,9 +58,9 @@ const (
 	keepKills = 2 * time.Minute
 )
 
-// openServerLog opens the log file at path, to read what the server
-// writes from now on; tz is log_timezone.
-func openServerLog(path, tz string) (*serverLog, error) {
+// Open opens the log file at path, to read what the server writes from
+// now on; tz is log_timezone, the zone of the log's timestamps.
+func Open(path, tz string) (*Log, error) {
 	loc, err := time.LoadLocation(tz)
 	if err != nil {
 		return nil, fmt.Errorf("server log: log_timezone %q: %w", tz, err)
@@ -76,19 +74,22 @@ func openServerLog(path, tz string) (*serverLog, error) {
 		f.Close()
 		return nil, fmt.Errorf("server log: %w", err)
 	}
-	return &serverLog{f: f, off: off, loc: loc, kills: make(map[int32][]logKill)}, nil
+	return &Log{f: f, off: off, loc: loc, kills: make(map[int32][]Kill)}, nil
 }
 
-// checkLogPrefix says why a log_line_prefix does not do.
-func checkLogPrefix(prefix string) error {
+// CheckPrefix says why a log_line_prefix does not do: the kills are read
+// only from lines that start as PostgreSQL's default prefix does.
+func CheckPrefix(prefix string) error {
 	if !strings.HasPrefix(prefix, logPrefix) {
 		return fmt.Errorf("server log: log_line_prefix is %q; the probe reads kills only from lines starting %q (PostgreSQL's default): ends of timeout and terminated episodes stay estimates", prefix, logPrefix+" ")
 	}
 	return nil
 }
 
-// poll reads what the server has written since the last poll.
-func (l *serverLog) poll() error {
+// Poll reads what the server has written since the last poll (since Open
+// at first). A log cut back (rotated by copy and truncate) is read from its
+// start.
+func (l *Log) Poll() error {
 	fi, err := l.f.Stat()
 	if err != nil {
 		return fmt.Errorf("server log: %w", err)
@@ -130,7 +131,7 @@ func (l *serverLog) poll() error {
 	return nil
 }
 
-func (l *serverLog) line(line []byte) {
+func (l *Log) line(line []byte) {
 	if !bytes.Contains(line, killMarker) {
 		return
 	}
@@ -148,7 +149,7 @@ func (l *serverLog) line(line []byte) {
 		reason = rundir.EndTimeout
 	}
 	at = at.UTC()
-	l.kills[int32(pid)] = append(l.kills[int32(pid)], logKill{at: at, reason: reason})
+	l.kills[int32(pid)] = append(l.kills[int32(pid)], Kill{At: at, Reason: reason})
 	if at.After(l.latest) {
 		l.latest = at
 		l.prune()
@@ -157,12 +158,12 @@ func (l *serverLog) line(line []byte) {
 
 // prune drops the kills long before the latest (at most once a second of
 // log time, in effect: called when the latest advances).
-func (l *serverLog) prune() {
+func (l *Log) prune() {
 	cut := l.latest.Add(-keepKills)
 	for pid, ks := range l.kills {
 		i := 0
 		for _, k := range ks {
-			if !k.at.Before(cut) {
+			if !k.At.Before(cut) {
 				ks[i] = k
 				i++
 			}
@@ -175,29 +176,18 @@ func (l *serverLog) prune() {
 	}
 }
 
-// find returns, and forgets, the kill of backend pid logged within
+// Find returns, and forgets, the kill of backend pid logged within
 // [from, to].
-func (l *serverLog) find(pid int32, from, to time.Time) (logKill, bool) {
+func (l *Log) Find(pid int32, from, to time.Time) (Kill, bool) {
 	ks := l.kills[pid]
 	for i, k := range ks {
-		if !k.at.Before(from) && !k.at.After(to) {
+		if !k.At.Before(from) && !k.At.After(to) {
 			l.kills[pid] = append(ks[:i], ks[i+1:]...)
 			return k, true
 		}
 	}
-	return logKill{}, false
+	return Kill{}, false
 }
 
-func (l *serverLog) close() error { return l.f.Close() }
-
-// logSettings reads log_line_prefix and log_timezone.
-func (s *pgSampler) logSettings(ctx context.Context) (prefix, tz string, err error) {
-	conn, err := s.link.get(ctx)
-	if err != nil {
-		return "", "", err
-	}
-	if err := conn.QueryRow(ctx, logSettingsSQL).Scan(&prefix, &tz); err != nil {
-		return "", "", s.link.failed(fmt.Errorf("read log settings: %w", err))
-	}
-	return prefix, tz, nil
-}
+// Close closes the log file.
+func (l *Log) Close() error { return l.f.Close() }
