@@ -12,6 +12,7 @@ import (
 	"github.com/leakbench/leakbench/scenarios/internal/textutil"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 	"github.com/leakbench/leakbench/scenarios/plan"
+	"github.com/leakbench/leakbench/scenarios/plan/threshold"
 )
 
 // maxAnswerSample bounds the sample answer kept for a failed check.
@@ -186,7 +187,7 @@ func (e *engine) checkResults() []rundir.CheckResult {
 }
 
 // observeChecks is the checks metric: passes over checks judged.
-func (e *engine) observeChecks(f []plan.Tag) (float64, int64) {
+func (e *engine) observeChecks(f []threshold.Tag) (float64, int64) {
 	var pass, all int64
 	for i, sr := range e.runs {
 		for id, name := range sr.cs.Checks {
@@ -206,7 +207,7 @@ func (e *engine) observeChecks(f []plan.Tag) (float64, int64) {
 }
 
 // tagsMatch reports whether every tag of the filter has its value in tags.
-func tagsMatch(f []plan.Tag, tags map[string]string) bool {
+func tagsMatch(f []threshold.Tag, tags map[string]string) bool {
 	for _, t := range f {
 		if v, ok := tags[t.Name]; ok && v != t.Value && !strings.EqualFold(t.Name, "method") {
 			return false

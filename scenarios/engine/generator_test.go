@@ -16,6 +16,7 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/internal/testing/mcptest"
 	"github.com/leakbench/leakbench/scenarios/plan"
+	"github.com/leakbench/leakbench/scenarios/plan/threshold"
 )
 
 // TestLatenessRecorder: users on every shard record lateness at once;
@@ -94,9 +95,9 @@ func TestGeneratorLagThreshold(t *testing.T) {
 	f := newFakeRun(t, &plan.Plan{Target: "http://127.0.0.1:1/mcp", Timeout: plan.Duration(time.Second), Scenarios: []plan.Scenario{{Name: "s", Executor: plan.ExecConstantVUs, VUs: 1,
 		Duration: plan.Duration(time.Second), Flow: []plan.Step{{Kind: plan.OpPing}}}},
 		Thresholds: []plan.Threshold{
-			{Metric: plan.MetricGeneratorLag, Expression: "p(99)<50"},
-			{Metric: plan.MetricGeneratorLag, Expression: "max<100"},
-			{Metric: plan.MetricGeneratorLag, Expression: "med<=2"},
+			{Metric: threshold.MetricGeneratorLag, Expression: "p(99)<50"},
+			{Metric: threshold.MetricGeneratorLag, Expression: "max<100"},
+			{Metric: threshold.MetricGeneratorLag, Expression: "med<=2"},
 		}})
 	e := f.e
 	if got := e.gen.result(0); got != nil {

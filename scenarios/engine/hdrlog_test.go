@@ -19,6 +19,7 @@ import (
 	"github.com/leakbench/leakbench/internal/testing/mcptest"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 	"github.com/leakbench/leakbench/scenarios/plan"
+	"github.com/leakbench/leakbench/scenarios/plan/threshold"
 )
 
 const mergePlan = `
@@ -323,7 +324,7 @@ func TestShardsAgainstOneServer(t *testing.T) {
 		t.Errorf("one process %+v / %+v, merged %+v / %+v", o, one.Scenarios["calls"], r, res.Scenarios["calls"])
 	}
 	for i, th := range res.Thresholds {
-		if strings.HasPrefix(th.Metric, plan.MetricReqDuration) {
+		if strings.HasPrefix(th.Metric, threshold.MetricReqDuration) {
 			continue // latencies depend on the machine's load: no timed assertion
 		}
 		if one.Thresholds[i].Pass != th.Pass {

@@ -12,6 +12,7 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 	"github.com/leakbench/leakbench/scenarios/plan"
+	"github.com/leakbench/leakbench/scenarios/plan/threshold"
 )
 
 // opHTTP is the operation of http steps' series: after the MCP methods
@@ -117,7 +118,7 @@ func escapePath(p string) string {
 }
 
 // httpFilter selects http series by a threshold's tags.
-func (e *engine) httpMatch(f []plan.Tag, k seriesKey) bool {
+func (e *engine) httpMatch(f []threshold.Tag, k seriesKey) bool {
 	if k.op != opHTTP {
 		return false
 	}
@@ -139,9 +140,9 @@ func (e *engine) observeHTTP(t *plan.CompiledThreshold, all []*merged, elapsed t
 		answered += g.reqs - g.aborted - g.cancelled
 	}
 	switch t.Name {
-	case plan.MetricHTTPReqDuration:
+	case threshold.MetricHTTPReqDuration:
 		return trendValue(h, t.Expr), h.TotalCount()
-	case plan.MetricHTTPReqFailed:
+	case threshold.MetricHTTPReqFailed:
 		if answered <= 0 {
 			return 0, 0
 		}

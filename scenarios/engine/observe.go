@@ -8,6 +8,7 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 	"github.com/leakbench/leakbench/scenarios/plan"
+	"github.com/leakbench/leakbench/scenarios/plan/threshold"
 )
 
 // evaluate observes the value a threshold is about and judges it.
@@ -31,7 +32,7 @@ type seriesFilter struct {
 	matchNothing bool
 }
 
-func (e *engine) filter(f []plan.Tag) seriesFilter {
+func (e *engine) filter(f []threshold.Tag) seriesFilter {
 	sf := seriesFilter{scen: -1, op: -1, name: -1, kind: -1}
 	for _, t := range f {
 		switch t.Name {
@@ -66,26 +67,26 @@ func (f seriesFilter) match(k seriesKey) bool {
 // values it rests on.
 func (e *engine) observe(t *plan.CompiledThreshold, all []*merged, elapsed time.Duration) (float64, int64) {
 	switch t.Name {
-	case plan.MetricChecks:
+	case threshold.MetricChecks:
 		return e.observeChecks(t.Filter)
-	case plan.MetricHTTPReqDuration, plan.MetricHTTPReqFailed, plan.MetricHTTPReqs:
+	case threshold.MetricHTTPReqDuration, threshold.MetricHTTPReqFailed, threshold.MetricHTTPReqs:
 		return e.observeHTTP(t, all, elapsed)
-	case plan.MetricGeneratorLag:
+	case threshold.MetricGeneratorLag:
 		h := e.gen.lateness() // generator.go
 		return trendValue(h, t.Expr), h.TotalCount()
 	}
 	f := e.filter(t.Filter)
 	switch t.Name {
-	case plan.MetricReqDuration, plan.MetricIterationDuration:
+	case threshold.MetricReqDuration, threshold.MetricIterationDuration:
 		h := newHist()
 		for _, g := range all {
 			isIter := g.key.op == opIteration
-			if f.match(g.key) && isIter == (t.Name == plan.MetricIterationDuration) {
+			if f.match(g.key) && isIter == (t.Name == threshold.MetricIterationDuration) {
 				h.Merge(g.hist)
 			}
 		}
 		return trendValue(h, t.Expr), h.TotalCount()
-	case plan.MetricReqFailed, plan.MetricReqs, plan.MetricReqAborted:
+	case threshold.MetricReqFailed, threshold.MetricReqs, threshold.MetricReqAborted:
 		var failed, sent, aborted, answered int64
 		for _, g := range all {
 			if g.key.op >= numRequestOps || !f.match(g.key) {
@@ -101,12 +102,12 @@ func (e *engine) observe(t *plan.CompiledThreshold, all []*merged, elapsed time.
 			}
 		}
 		switch t.Name {
-		case plan.MetricReqFailed:
+		case threshold.MetricReqFailed:
 			if answered <= 0 {
 				return 0, 0
 			}
 			return float64(failed) / float64(answered), answered
-		case plan.MetricReqs:
+		case threshold.MetricReqs:
 			return counterValue(sent, elapsed, t.Expr), sent
 		}
 		return counterValue(aborted, elapsed, t.Expr), aborted
@@ -119,9 +120,9 @@ func (e *engine) observe(t *plan.CompiledThreshold, all []*merged, elapsed time.
 		}
 		sc := sr.sc
 		switch t.Name {
-		case plan.MetricIterations:
+		case threshold.MetricIterations:
 			count += sc.iterations.Load()
-		case plan.MetricDroppedIterations:
+		case threshold.MetricDroppedIterations:
 			count += sc.dropped.Load()
 		}
 		active += sc.active.Load()
@@ -133,7 +134,7 @@ func (e *engine) observe(t *plan.CompiledThreshold, all []*merged, elapsed time.
 		peak, low = e.m.all.peak.Load(), max(e.m.all.vusMin.Load(), 0)
 	}
 	switch t.Name {
-	case plan.MetricVUs:
+	case threshold.MetricVUs:
 		switch t.Expr.Agg {
 		case "min":
 			return float64(low), 1
@@ -141,13 +142,13 @@ func (e *engine) observe(t *plan.CompiledThreshold, all []*merged, elapsed time.
 			return float64(peak), 1
 		}
 		return float64(active), 1
-	case plan.MetricVUsMax:
+	case threshold.MetricVUsMax:
 		return float64(peak), 1
 	}
 	return counterValue(count, elapsed, t.Expr), count
 }
 
-func counterValue(n int64, elapsed time.Duration, x plan.Expr) float64 {
+func counterValue(n int64, elapsed time.Duration, x threshold.Expr) float64 {
 	if x.Agg == "rate" {
 		if elapsed <= 0 {
 			return 0
@@ -158,7 +159,7 @@ func counterValue(n int64, elapsed time.Duration, x plan.Expr) float64 {
 }
 
 // trendValue aggregates a histogram of microseconds into milliseconds.
-func trendValue(h *hdrhistogram.Histogram, x plan.Expr) float64 {
+func trendValue(h *hdrhistogram.Histogram, x threshold.Expr) float64 {
 	if h.TotalCount() == 0 {
 		return 0
 	}

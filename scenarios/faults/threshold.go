@@ -5,13 +5,13 @@ import (
 	"math"
 	"slices"
 
-	"github.com/leakbench/leakbench/scenarios/plan"
+	"github.com/leakbench/leakbench/scenarios/plan/threshold"
 )
 
 // RecoveryThreshold is a threshold on the faults' recovery times, in the
-// scenario language's own expression syntax (plan.ParseExpression):
+// scenario language's own expression syntax (threshold.ParseExpression):
 // "max<10", "avg<=2.5", "p(90)<5" (seconds).
-type RecoveryThreshold struct{ plan.Expr }
+type RecoveryThreshold struct{ threshold.Expr }
 
 // recoveryAggs are the aggregations that mean something over a list of
 // recovery times.
@@ -19,7 +19,7 @@ var recoveryAggs = []string{"max", "min", "avg", "med", "p"}
 
 // ParseRecoveryThreshold parses AGG OP SECONDS.
 func ParseRecoveryThreshold(s string) (RecoveryThreshold, error) {
-	x, err := plan.ParseExpression(s)
+	x, err := threshold.ParseExpression(s)
 	if err != nil {
 		return RecoveryThreshold{}, err
 	}

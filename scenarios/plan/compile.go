@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -12,6 +13,7 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/redact"
 	"github.com/leakbench/leakbench/scenarios/internal/textutil"
 	"github.com/leakbench/leakbench/scenarios/mcp"
+	"github.com/leakbench/leakbench/scenarios/plan/threshold"
 )
 
 var scenarioName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
@@ -78,6 +80,51 @@ func Compile(p *Plan) (*Compiled, error) {
 		cp.Thresholds = append(cp.Thresholds, ct)
 	}
 	return cp, pe.err()
+}
+
+// compileThreshold checks t against the plan's scenario names. The
+// metric's catalogue and k6's expression syntax are package threshold's;
+// what a tag's value must name (a scenario, a method) is the plan's.
+func compileThreshold(t Threshold, scenarioNames []string) (*CompiledThreshold, error) {
+	name, filter, err := threshold.ParseMetricKey(t.Metric)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range filter {
+		switch f.Name {
+		case "scenario":
+			if !slices.Contains(scenarioNames, f.Value) {
+				return nil, fmt.Errorf("metric %q: no scenario named %q", t.Metric, textutil.Truncate(f.Value, 40))
+			}
+		case "method":
+			if strings.HasPrefix(name, "http_") {
+				if strings.IndexFunc(f.Value, func(r rune) bool { return r < 'A' || r > 'Z' }) >= 0 {
+					return nil, fmt.Errorf("metric %q: %q is not an HTTP method (GET, POST, ...)", t.Metric, textutil.Truncate(f.Value, 40))
+				}
+			} else if !slices.Contains(Methods, f.Value) {
+				return nil, fmt.Errorf("metric %q: unknown method %q; want one of %s", t.Metric, textutil.Truncate(f.Value, 40), strings.Join(Methods, ", "))
+			}
+		case "status":
+			if n, err := strconv.Atoi(f.Value); err != nil || n < 0 || n > 599 {
+				return nil, fmt.Errorf("metric %q: status %q is not an HTTP status (0: no answer)", t.Metric, textutil.Truncate(f.Value, 40))
+			}
+		case "kind":
+			if !slices.Contains(mcp.Kinds, f.Value) {
+				return nil, fmt.Errorf("metric %q: unknown error kind %q; want one of %s", t.Metric, textutil.Truncate(f.Value, 40), strings.Join(mcp.Kinds, ", "))
+			}
+		}
+	}
+	x, err := threshold.ParseExpression(t.Expression)
+	if err != nil {
+		return nil, err
+	}
+	if err := threshold.CheckAggregation(name, x); err != nil {
+		return nil, fmt.Errorf("threshold %q on %s: %w", t.Expression, name, err)
+	}
+	if t.DelayAbortEval < 0 {
+		return nil, fmt.Errorf("delayAbortEval must be >= 0 (got %s)", t.DelayAbortEval)
+	}
+	return &CompiledThreshold{Threshold: t, Name: name, Filter: filter, Expr: x}, nil
 }
 
 // checkVersion checks a protocolVersion setting: auto, negotiate, or a

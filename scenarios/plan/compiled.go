@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/scenarios/mcp"
+	"github.com/leakbench/leakbench/scenarios/plan/threshold"
 	"github.com/leakbench/leakbench/scenarios/userdata"
 )
 
@@ -14,6 +15,15 @@ type Compiled struct {
 	Plan       *Plan
 	Scenarios  []*CompiledScenario // in plan order
 	Thresholds []*CompiledThreshold
+}
+
+// CompiledThreshold is a checked threshold, ready to evaluate: its metric's
+// name, its tag filter and its expression, parsed.
+type CompiledThreshold struct {
+	Threshold
+	Name   string // the metric, without its filter
+	Filter []threshold.Tag
+	Expr   threshold.Expr
 }
 
 // CompiledScenario is a checked scenario with its flow compiled.

@@ -21,9 +21,9 @@
 //
 // [Compile] checks a plan and compiles it into the form the engine plays
 // ([Compiled]): options resolved, templates ([Template], [Text]) and
-// threshold expressions ([Expr]) parsed. A Plan serializes to JSON in the
-// scenario file's own shape, without tokens, so it can be written into a
-// run directory as-is and read back.
+// threshold expressions ([threshold.Expr]) parsed. A Plan serializes to
+// JSON in the scenario file's own shape, without tokens, so it can be
+// written into a run directory as-is and read back.
 //
 //	p, err := scenariofile.Load("scenarios/examples/annotated.yaml")
 //	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/leakbench/leakbench/reports/derive"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 	"github.com/leakbench/leakbench/scenarios/plan"
+	"github.com/leakbench/leakbench/scenarios/plan/threshold"
 )
 
 // When a stage's limits tripped. "The limit that tripped first" (#28) is
@@ -163,7 +164,7 @@ func (c *clock) timeThresholds(dir string, ts []*plan.CompiledThreshold) error {
 	for _, t := range ts {
 		key := thresholdKey(t.Metric, t.Expression)
 		switch {
-		case t.Name == plan.MetricDroppedIterations && len(t.Filter) == 0:
+		case t.Name == threshold.MetricDroppedIterations && len(t.Filter) == 0:
 			c.thresholds[key] = c.loadCounter(t)
 		case !perRequest(t):
 			c.thresholds[key] = notRecorded(fmt.Sprintf("%s is not recorded per second", t.Metric))
@@ -206,10 +207,10 @@ func (c *clock) timeThresholds(dir string, ts []*plan.CompiledThreshold) error {
 // which requests.jsonl records (not an http step's status).
 func perRequest(t *plan.CompiledThreshold) bool {
 	switch t.Name {
-	case plan.MetricReqDuration, plan.MetricReqFailed, plan.MetricReqs, plan.MetricReqAborted:
+	case threshold.MetricReqDuration, threshold.MetricReqFailed, threshold.MetricReqs, threshold.MetricReqAborted:
 		return true
-	case plan.MetricHTTPReqDuration, plan.MetricHTTPReqFailed, plan.MetricHTTPReqs:
-		return !slices.ContainsFunc(t.Filter, func(g plan.Tag) bool { return g.Name == "status" })
+	case threshold.MetricHTTPReqDuration, threshold.MetricHTTPReqFailed, threshold.MetricHTTPReqs:
+		return !slices.ContainsFunc(t.Filter, func(g threshold.Tag) bool { return g.Name == "status" })
 	}
 	return false
 }
@@ -227,7 +228,7 @@ func (s *seconds) add(sec int, r *rundir.Request) {
 			return
 		}
 		method, name, _ = strings.Cut(r.Name, " ")
-	} else if isHTTP && t.Name != plan.MetricReqDuration {
+	} else if isHTTP && t.Name != threshold.MetricReqDuration {
 		return // the engine's mcp_req_duration takes http steps too; its counts do not
 	}
 	for _, g := range t.Filter {
@@ -248,11 +249,11 @@ func (s *seconds) add(sec int, r *rundir.Request) {
 	}
 	gaveUp := r.Outcome == rundir.RequestAborted || r.Outcome == rundir.RequestCanceled
 	switch t.Name {
-	case plan.MetricReqDuration, plan.MetricHTTPReqDuration:
+	case threshold.MetricReqDuration, threshold.MetricHTTPReqDuration:
 		if !gaveUp {
 			s.ms[sec] = append(s.ms[sec], 1000*r.Seconds)
 		}
-	case plan.MetricReqFailed, plan.MetricHTTPReqFailed:
+	case threshold.MetricReqFailed, threshold.MetricHTTPReqFailed:
 		if kind := kindFilter(t); kind != "" {
 			// As the engine: a kind's share of the answered requests,
 			// counting that kind whatever the outcome.
@@ -270,7 +271,7 @@ func (s *seconds) add(sec int, r *rundir.Request) {
 				s.k[sec]++
 			}
 		}
-	case plan.MetricReqAborted:
+	case threshold.MetricReqAborted:
 		if r.Outcome == rundir.RequestAborted {
 			s.k[sec]++
 		}
@@ -341,13 +342,13 @@ func (s *seconds) first() onset {
 func (s *seconds) value(sec int, total *int64) (v float64, n int64, ok bool) {
 	x := s.t.Expr
 	switch s.t.Name {
-	case plan.MetricReqDuration, plan.MetricHTTPReqDuration:
+	case threshold.MetricReqDuration, threshold.MetricHTTPReqDuration:
 		ms := s.ms[sec]
 		if len(ms) == 0 {
 			return 0, 0, false
 		}
 		return trend(ms, x), int64(len(ms)), true
-	case plan.MetricReqFailed, plan.MetricHTTPReqFailed:
+	case threshold.MetricReqFailed, threshold.MetricHTTPReqFailed:
 		if s.n[sec] == 0 {
 			return 0, 0, false
 		}
@@ -362,7 +363,7 @@ func (s *seconds) value(sec int, total *int64) (v float64, n int64, ok bool) {
 
 // trend aggregates one second's latencies (ms) as the expression asks; a
 // percentile is the nearest rank, as the engine's histograms give it.
-func trend(ms []float64, x plan.Expr) float64 {
+func trend(ms []float64, x threshold.Expr) float64 {
 	slices.Sort(ms)
 	switch x.Agg {
 	case "avg":

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/scenarios/plan"
+	"github.com/leakbench/leakbench/scenarios/plan/threshold"
 	"github.com/leakbench/leakbench/scenarios/profiles"
 )
 
@@ -152,7 +153,7 @@ func Resolve(sec profiles.CapacitySection, p *plan.Plan) (Spec, error) {
 			return bad("error_rate %q: want a share of failed requests in [0, 1) (0.01 or 1%%)", sec.ErrorRate)
 		}
 		s.ErrorRate = r
-		s.Thresholds = append(s.Thresholds, plan.Threshold{Metric: plan.MetricReqFailed, Expression: "rate<=" + strconv.FormatFloat(r, 'g', -1, 64)})
+		s.Thresholds = append(s.Thresholds, plan.Threshold{Metric: threshold.MetricReqFailed, Expression: "rate<=" + strconv.FormatFloat(r, 'g', -1, 64)})
 	}
 	metrics := make([]string, 0, len(sec.Thresholds))
 	for m := range sec.Thresholds {

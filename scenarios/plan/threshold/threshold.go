@@ -1,4 +1,4 @@
-package plan
+package threshold
 
 import (
 	"fmt"
@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/leakbench/leakbench/scenarios/internal/textutil"
-	"github.com/leakbench/leakbench/scenarios/mcp"
 )
 
 // Metric names, as thresholds and /metrics know them (k6's names with
@@ -94,8 +93,11 @@ func (x Expr) String() string {
 	return a + x.Op + strconv.FormatFloat(x.Value, 'g', -1, 64)
 }
 
-// parseMetricKey parses "name" or "name{tag:value,...}".
-func parseMetricKey(key string) (string, []Tag, error) {
+// ParseMetricKey parses a threshold's metric key, "name" or
+// "name{tag:value,...}": the name must be a metric above, each tag one it
+// can be filtered by. Whether a tag's value names something real (a
+// scenario, a method) is the plan's to check, since only it knows them.
+func ParseMetricKey(key string) (string, []Tag, error) {
 	name, rest, hasTags := strings.Cut(strings.TrimSpace(key), "{")
 	name = strings.TrimSpace(name)
 	def, ok := metricDefs[name]
@@ -188,62 +190,19 @@ func ParseExpression(expr string) (Expr, error) {
 	return x, nil
 }
 
-// CompiledThreshold is a checked threshold, ready to evaluate: its metric's
-// name, its tag filter and its expression, parsed.
-type CompiledThreshold struct {
-	Threshold
-	Name   string // the metric, without its filter
-	Filter []Tag
-	Expr   Expr
-}
-
-// compileThreshold checks t against the plan's scenario names.
-func compileThreshold(t Threshold, scenarioNames []string) (*CompiledThreshold, error) {
-	name, filter, err := parseMetricKey(t.Metric)
-	if err != nil {
-		return nil, err
-	}
-	for _, f := range filter {
-		switch f.Name {
-		case "scenario":
-			if !slices.Contains(scenarioNames, f.Value) {
-				return nil, fmt.Errorf("metric %q: no scenario named %q", t.Metric, textutil.Truncate(f.Value, 40))
-			}
-		case "method":
-			if strings.HasPrefix(name, "http_") {
-				if strings.IndexFunc(f.Value, func(r rune) bool { return r < 'A' || r > 'Z' }) >= 0 {
-					return nil, fmt.Errorf("metric %q: %q is not an HTTP method (GET, POST, ...)", t.Metric, textutil.Truncate(f.Value, 40))
-				}
-			} else if !slices.Contains(Methods, f.Value) {
-				return nil, fmt.Errorf("metric %q: unknown method %q; want one of %s", t.Metric, textutil.Truncate(f.Value, 40), strings.Join(Methods, ", "))
-			}
-		case "status":
-			if n, err := strconv.Atoi(f.Value); err != nil || n < 0 || n > 599 {
-				return nil, fmt.Errorf("metric %q: status %q is not an HTTP status (0: no answer)", t.Metric, textutil.Truncate(f.Value, 40))
-			}
-		case "kind":
-			if !slices.Contains(mcp.Kinds, f.Value) {
-				return nil, fmt.Errorf("metric %q: unknown error kind %q; want one of %s", t.Metric, textutil.Truncate(f.Value, 40), strings.Join(mcp.Kinds, ", "))
-			}
-		}
-	}
-	x, err := ParseExpression(t.Expression)
-	if err != nil {
-		return nil, err
-	}
-	typ := metricDefs[name].typ
+// CheckAggregation reports an error unless x's aggregation is one that
+// metric's type has, as k6 allows them (a trend's p(N), a rate's rate,
+// ...). metric is a name ParseMetricKey accepted.
+func CheckAggregation(metric string, x Expr) error {
+	typ := metricDefs[metric].typ
 	agg := x.Agg
 	if agg == "p" {
 		agg = "p(N)"
 	}
 	if !slices.Contains(aggsByType[typ], agg) {
-		return nil, fmt.Errorf("threshold %q on %s: %s is not an aggregation of this metric; want %s",
-			t.Expression, name, agg, strings.Join(aggsByType[typ], ", "))
+		return fmt.Errorf("%s is not an aggregation of this metric; want %s", agg, strings.Join(aggsByType[typ], ", "))
 	}
-	if t.DelayAbortEval < 0 {
-		return nil, fmt.Errorf("delayAbortEval must be >= 0 (got %s)", t.DelayAbortEval)
-	}
-	return &CompiledThreshold{Threshold: t, Name: name, Filter: filter, Expr: x}, nil
+	return nil
 }
 
 // Holds reports whether an observed value passes the expression.

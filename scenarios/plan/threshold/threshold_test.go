@@ -1,4 +1,4 @@
-package plan
+package threshold
 
 import (
 	"strings"
@@ -42,7 +42,7 @@ func TestParseExpression(t *testing.T) {
 }
 
 func TestParseMetricKey(t *testing.T) {
-	name, f, err := parseMetricKey(" mcp_req_duration{ method : tools/call , name:echo }")
+	name, f, err := ParseMetricKey(" mcp_req_duration{ method : tools/call , name:echo }")
 	if err != nil || name != MetricReqDuration || len(f) != 2 || f[0].Value != "tools/call" || f[1].Name != "name" {
 		t.Fatalf("%q %+v %v", name, f, err)
 	}
@@ -55,7 +55,7 @@ func TestParseMetricKey(t *testing.T) {
 		"mcp_req_duration{kind:timeout}": "has no tag",
 		"iterations{method:ping}":        "has no tag",
 	} {
-		if _, _, err := parseMetricKey(key); err == nil || !strings.Contains(err.Error(), want) {
+		if _, _, err := ParseMetricKey(key); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", key, err, want)
 		}
 	}
@@ -85,7 +85,7 @@ func FuzzThreshold(f *testing.F) {
 	}
 	f.Add("mcp_req_failed{kind:timeout,scenario:s}", "rate<0.1")
 	f.Fuzz(func(t *testing.T, metric, expr string) {
-		if name, filter, err := parseMetricKey(metric); err == nil {
+		if name, filter, err := ParseMetricKey(metric); err == nil {
 			if _, ok := metricDefs[name]; !ok {
 				t.Fatalf("accepted unknown metric %q", name)
 			}
@@ -104,30 +104,4 @@ func FuzzThreshold(f *testing.F) {
 			t.Fatalf("%q -> %q -> %+v, %v", expr, x.String(), y, err)
 		}
 	})
-}
-
-// TestGeneratorLagThresholdParse: generator_lag is a trend in ms with no
-// tags: p(N), max and the rest parse; a filter or a rate is refused.
-func TestGeneratorLagThresholdParse(t *testing.T) {
-	for _, tc := range []struct {
-		metric, expr, err string
-	}{
-		{"generator_lag", "p(99)<50", ""},
-		{" generator_lag ", "max<=200", ""},
-		{"generator_lag", "med<5", ""},
-		{"generator_lag{scenario:a}", "p(99)<50", "takes no tag filter"},
-		{"generator_lag", "rate<0.1", "not an aggregation of this metric"},
-		{"generator_lags", "p(99)<50", "unknown metric"},
-	} {
-		ct, err := compileThreshold(Threshold{Metric: tc.metric, Expression: tc.expr}, []string{"a"})
-		if tc.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("%s %s: %v, want error %q", tc.metric, tc.expr, err, tc.err)
-			}
-			continue
-		}
-		if err != nil || ct.Name != MetricGeneratorLag || len(ct.Filter) != 0 {
-			t.Errorf("%s %s: %+v %v", tc.metric, tc.expr, ct, err)
-		}
-	}
 }
