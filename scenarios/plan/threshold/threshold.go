@@ -142,12 +142,11 @@ func metricNames() []string {
 	return names
 }
 
-// parseExpression parses k6's threshold syntax: AGG OP NUMBER, where AGG is
-// avg, min, med, max, p(N), rate, count or value and OP is <, <=, >, >=,
-// == (or ===) or != (or !==).
 // ParseExpression parses a threshold expression in k6's syntax: AGG OP
-// NUMBER, e.g. p(95)<500, rate<0.01, max<10. It checks the syntax only;
-// which aggregations fit a metric is the caller's to say.
+// NUMBER, e.g. p(95)<500, rate<0.01, max<10, where AGG is avg, min, med,
+// max, p(N), rate, count or value and OP is <, <=, >, >=, == (or ===) or
+// != (or !==). It checks the syntax only; which aggregations fit a metric
+// is the caller's to say.
 func ParseExpression(expr string) (Expr, error) {
 	var x Expr
 	s := strings.TrimSpace(expr)
