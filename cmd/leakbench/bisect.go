@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/leakbench/leakbench/internal/app/runner"
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 )
 
 // bisectExit maps a command's result to git bisect run's exit codes when
@@ -23,7 +24,7 @@ func bisectExit(bisect bool, err error) error {
 		return err
 	case errors.Is(err, errVerdict):
 		return &exitError{code: bisectBad, err: err}
-	case errors.Is(err, errUsage):
+	case errors.Is(err, cliflag.ErrUsage):
 		return &exitError{code: bisectAbort, err: fmt.Errorf("%w (exit %d: stops git bisect run; fix the command line)", err, bisectAbort)}
 	default:
 		return &exitError{code: bisectSkip, err: err}

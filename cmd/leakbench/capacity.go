@@ -8,6 +8,7 @@ import (
 
 	"github.com/leakbench/leakbench/gateway-under-test"
 	"github.com/leakbench/leakbench/internal/app/capacity"
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 	capreport "github.com/leakbench/leakbench/reports/capacity"
 	"github.com/leakbench/leakbench/scenarios/profiles"
 )
@@ -84,11 +85,11 @@ The profile's capacity: section sets the search; flags override it:
 `)
 		printFlags(fs.Output(), fs)
 	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := cliflag.Parse(fs, args); err != nil {
 		return err
 	}
 	if *out == "" {
-		return fmt.Errorf("%w: --out DIR is required", errUsage)
+		return fmt.Errorf("%w: --out DIR is required", cliflag.ErrUsage)
 	}
 	sizeOpts, sizeGiven, err := sizeFlags.options()
 	if err != nil {
@@ -118,7 +119,7 @@ The profile's capacity: section sets the search; flags override it:
 	for _, l := range limits {
 		metric, expr, ok := splitLimit(l)
 		if !ok {
-			return fmt.Errorf("%w: --limit %q: want METRIC:EXPR, e.g. 'mcp_req_duration{method:tools/call}:p(95)<500'", errUsage, l)
+			return fmt.Errorf("%w: --limit %q: want METRIC:EXPR, e.g. 'mcp_req_duration{method:tools/call}:p(95)<500'", cliflag.ErrUsage, l)
 		}
 		if sec.Thresholds == nil {
 			sec.Thresholds = map[string][]string{}
@@ -139,24 +140,24 @@ The profile's capacity: section sets the search; flags override it:
 		return err
 	}
 	o := capacity.Options{Profile: p, Spec: spec, Env: *env, Out: *out, Force: *force, Log: c.progress(), Verbose: *verbose, Version: version, Telemetry: telemetry(tel), Workers: wcfg, Sizing: sizeOpts}
-	if svc.target != "" {
+	if svc.Target != "" {
 		if len(variants) > 0 {
-			return fmt.Errorf("%w: --target searches your own service; --variant the reference gateway's: give one of them", errUsage)
+			return fmt.Errorf("%w: --target searches your own service; --variant the reference gateway's: give one of them", cliflag.ErrUsage)
 		}
-		topts, err := svc.conn.options()
+		topts, err := svc.Conn.Options()
 		if err != nil {
 			return err
 		}
-		ext, err := svc.external(topts)
+		ext, err := svc.External(topts)
 		if err != nil {
 			return err
 		}
 		if sizeGiven && ext.ProbeDSN == "" && ext.PostgresDSN == "" {
-			return fmt.Errorf("%w: --target-rate and --replicas size the pool from the database's view: give a probe DSN (%s)", errUsage, svc.probeDSN.Sources())
+			return fmt.Errorf("%w: --target-rate and --replicas size the pool from the database's view: give a probe DSN (%s)", cliflag.ErrUsage, svc.ProbeDSN.Sources())
 		}
-		o.Target, o.Name, o.TargetOptions = &ext, svc.runName(), topts
+		o.Target, o.Name, o.TargetOptions = &ext, svc.RunName(), topts
 	} else {
-		if err := svc.refuseWithout("--target"); err != nil {
+		if err := svc.RefuseWithout("--target"); err != nil {
 			return err
 		}
 		if len(variants) == 0 {
@@ -164,7 +165,7 @@ The profile's capacity: section sets the search; flags override it:
 		}
 		for _, v := range variants {
 			if _, err := gateway.ParseVariants(v); err != nil {
-				return fmt.Errorf("%w: %w", errUsage, err)
+				return fmt.Errorf("%w: %w", cliflag.ErrUsage, err)
 			}
 		}
 		o.Variants = variants

@@ -8,11 +8,11 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"sort"
 	"strings"
 
 	"github.com/leakbench/leakbench/internal/app/runner"
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 	"github.com/leakbench/leakbench/internal/lib/redact"
 )
 
@@ -70,11 +70,13 @@ func (c *cli) tables() io.Writer {
 	return c.stdout
 }
 
-// flagSet is a subcommand's flag set: errors are reported by parseArgs in
-// one line, help goes to stdout.
+// flagSet is a subcommand's flag set: errors are reported by
+// cliflag.ParseArgs in one line, help goes to stdout, grouped (printFlags)
+// unless the subcommand gives its own usage.
 func (c *cli) flagSet(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(c.stdout)
+	fs.Usage = func() { printFlags(fs.Output(), fs) }
 	c.lastFlags = fs
 	return fs
 }
@@ -111,7 +113,7 @@ func (c *cli) main(ctx context.Context, args []string) int {
 	}
 	if _, ok := commands[args[0]]; !ok {
 		msg := fmt.Sprintf("unknown command %q", args[0])
-		if s := closest(args[0], commandNames()); s != "" {
+		if s := cliflag.Closest(args[0], commandNames()); s != "" {
 			msg += fmt.Sprintf("; did you mean `%s`?", s)
 		}
 		fmt.Fprintf(c.stderr, "leakbench: %s\nRun 'leakbench -h' for the commands.\n", msg)
@@ -164,9 +166,9 @@ func (c *cli) report(name string, err error) int {
 	case errors.Is(err, runner.ErrInterrupted) && !errors.As(err, new(*exitError)):
 		fmt.Fprintf(c.stderr, "leakbench: interrupted; everything it started was stopped (a run directory, if any, says so)\n")
 	default:
-		msg := strings.TrimPrefix(redact.String(err.Error()), errUsage.Error()+": ")
+		msg := strings.TrimPrefix(redact.String(err.Error()), cliflag.ErrUsage.Error()+": ")
 		fmt.Fprintf(c.stderr, "leakbench %s: %s\n", name, msg)
-		if errors.Is(err, errUsage) {
+		if errors.Is(err, cliflag.ErrUsage) {
 			fmt.Fprintf(c.stderr, "Run 'leakbench %s -h' for its flags and examples.\n", name)
 		}
 	}
@@ -210,7 +212,7 @@ func cmdVersion(_ context.Context, c *cli, args []string) error {
 		fmt.Fprintf(fs.Output(), "Usage: leakbench version\n\nPrints leakbench's version, the commit it was built from and the Go version that built it.\n")
 		printFlags(fs.Output(), fs)
 	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := cliflag.Parse(fs, args); err != nil {
 		return err
 	}
 	v, commit := buildVersion()
@@ -245,119 +247,4 @@ func buildVersion() (v, rev string) {
 		rev += " (modified)"
 	}
 	return v, rev
-}
-
-// Every subcommand parses its arguments one way: flags may come before,
-// between or after the positional arguments (leakbench merge A B --out D,
-// leakbench trend --out D HISTORY), and "--" ends the flags. parseFlags is
-// for the subcommands that take no positional argument, parseArgs for
-// those that do.
-
-// parseFlags parses args, turning flag errors into usage errors; a
-// positional argument is a usage error.
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	pos, err := parseArgs(fs, args)
-	if err == nil && len(pos) > 0 {
-		err = fmt.Errorf("%w: unexpected argument %q", errUsage, pos[0])
-	}
-	return err
-}
-
-// parseArgs parses args with fs, flags anywhere among the positional
-// arguments, and returns the positional arguments in their order. -h
-// prints the help to fs's output; a flag error is one usage error that
-// names a flag close to a mistyped one, not Go's message and all of help.
-func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
-	help, usage := fs.Output(), fs.Usage
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	defer func() { fs.SetOutput(help); fs.Usage = usage }()
-	var pos []string
-	for rest := args; len(rest) > 0; {
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				fs.SetOutput(help)
-				if usage != nil {
-					usage()
-				} else {
-					printFlags(help, fs)
-				}
-				return nil, err
-			}
-			return nil, fmt.Errorf("%w: %w%s", errUsage, err, didYouMean(fs, err))
-		}
-		left := fs.Args()
-		if n := len(rest) - len(left); n > 0 && rest[n-1] == "--" {
-			return append(pos, left...), nil // after "--", nothing is a flag
-		}
-		if len(left) > 0 {
-			pos = append(pos, left[0])
-			left = left[1:]
-		}
-		rest = left
-	}
-	return pos, nil
-}
-
-// didYouMean names the flag of fs closest to an undefined one in err.
-func didYouMean(fs *flag.FlagSet, err error) string {
-	const undefined = "flag provided but not defined: -"
-	msg := err.Error()
-	if !strings.HasPrefix(msg, undefined) {
-		return ""
-	}
-	var names []string
-	fs.VisitAll(func(f *flag.Flag) {
-		if _, alias := f.Value.(aliasValue); !alias {
-			names = append(names, f.Name)
-		}
-	})
-	if s := closest(strings.TrimPrefix(msg, undefined), names); s != "" {
-		return fmt.Sprintf("; did you mean `--%s`?", s)
-	}
-	return ""
-}
-
-// closest is the name nearest to s by edit distance, if it is near enough
-// to be a typo (at most a third of its length, at least one edit), or a
-// name that s starts or ends; "" when none is.
-func closest(s string, names []string) string {
-	best, bestD := "", 0
-	for _, n := range names {
-		d := editDistance(s, n)
-		if best == "" || d < bestD {
-			best, bestD = n, d
-		}
-	}
-	if best != "" && bestD <= max(1, len(s)/3) {
-		return best
-	}
-	for _, n := range slices.Sorted(slices.Values(names)) {
-		if len(s) >= 3 && (strings.HasPrefix(n, s) || strings.HasSuffix(n, s)) {
-			return n
-		}
-	}
-	return ""
-}
-
-// editDistance is the Levenshtein distance of a and b, counted in bytes
-// (flag and command names are ASCII).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/reference/cli.md from the flag sets")
@@ -42,7 +44,7 @@ func TestCLIReference(t *testing.T) {
 		if i := strings.Index(section[1:], "\n## "); i > 0 {
 			section = section[:i+1]
 		}
-		for _, f := range visibleFlags(flagsOf(context.Background(), name)) {
+		for _, f := range cliflag.Visible(flagsOf(context.Background(), name)) {
 			d := "  --" // help writes one-letter flags with one dash
 			if len(f.Name) == 1 {
 				d = "  -"

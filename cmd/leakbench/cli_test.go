@@ -89,16 +89,6 @@ func TestQuietPrintsOnlyTheVerdict(t *testing.T) {
 	}
 }
 
-// TestClosest: a typo is one or two edits away; an unrelated word is not.
-func TestClosest(t *testing.T) {
-	names := []string{"target", "tokens-file", "probe-dsn", "before-target"}
-	for in, want := range map[string]string{"tagret": "target", "probe-dns": "probe-dsn", "tokens": "tokens-file", "zzz": "", "x": ""} {
-		if got := closest(in, names); got != want {
-			t.Errorf("closest(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // TestHelpOfEveryCommand: every command's -h goes to stdout with exit 0,
 // groups its flags, ends with 2–3 examples, and every flag an example
 // gives is one the command defines.

@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
+
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
+	"github.com/leakbench/leakbench/internal/lib/completion"
 )
 
 // The completion command reads the command table, so it joins the table
@@ -23,22 +25,22 @@ func cmdCompletion(ctx context.Context, c *cli, args []string) error {
 		fmt.Fprintf(fs.Output(), "Usage: leakbench completion bash|zsh|fish\n\nPrints a completion script for the shell: its commands and every command's flags.\n\n")
 		printFlags(fs.Output(), fs)
 	}
-	pos, err := parseArgs(fs, args)
+	pos, err := cliflag.ParseArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return fmt.Errorf("%w: want one shell: bash, zsh or fish", errUsage)
+		return fmt.Errorf("%w: want one shell: bash, zsh or fish", cliflag.ErrUsage)
 	}
 	switch pos[0] {
 	case "bash":
-		writeBash(ctx, c.stdout, false)
+		completion.Bash(c.stdout, completionCommands(ctx), everyCommandFlags, false)
 	case "zsh":
-		writeBash(ctx, c.stdout, true)
+		completion.Bash(c.stdout, completionCommands(ctx), everyCommandFlags, true)
 	case "fish":
-		writeFish(ctx, c.stdout)
+		completion.Fish(c.stdout, completionCommands(ctx))
 	default:
-		return fmt.Errorf("%w: no completion for shell %q; want bash, zsh or fish", errUsage, pos[0])
+		return fmt.Errorf("%w: no completion for shell %q; want bash, zsh or fish", cliflag.ErrUsage, pos[0])
 	}
 	return nil
 }
@@ -55,58 +57,16 @@ func flagsOf(ctx context.Context, name string) *flag.FlagSet {
 	return c.lastFlags
 }
 
-// visibleFlags are fs's flags but the hidden aliases, in order.
-func visibleFlags(fs *flag.FlagSet) []*flag.Flag {
-	var out []*flag.Flag
-	if fs == nil {
-		return nil
-	}
-	fs.VisitAll(func(f *flag.Flag) {
-		if _, alias := f.Value.(aliasValue); !alias {
-			out = append(out, f)
-		}
-	})
-	return out
-}
+// everyCommandFlags are the flags every command takes besides its own
+// (globalFlags, and help).
+var everyCommandFlags = []string{"--quiet", "--no-color", "--help"}
 
-// writeBash writes bash's completion; zsh reads the same through
-// bashcompinit.
-func writeBash(ctx context.Context, w io.Writer, zsh bool) {
-	if zsh {
-		fmt.Fprintf(w, "#compdef leakbench\nautoload -U +X bashcompinit && bashcompinit\n")
-	}
-	fmt.Fprintf(w, "_leakbench() {\n\tlocal cur=${COMP_WORDS[COMP_CWORD]}\n\tif [[ $COMP_CWORD -eq 1 ]]; then\n")
-	fmt.Fprintf(w, "\t\tCOMPREPLY=($(compgen -W '%s' -- \"$cur\"))\n\t\treturn\n\tfi\n\tlocal flags=\n\tcase ${COMP_WORDS[1]} in\n", strings.Join(commandNames(), " "))
+// completionCommands are the commands as the scripts offer them, each
+// with its flags as it defines them (flagsOf).
+func completionCommands(ctx context.Context) []completion.Command {
+	var cmds []completion.Command
 	for _, name := range commandNames() {
-		var flags []string
-		for _, f := range visibleFlags(flagsOf(ctx, name)) {
-			flags = append(flags, "--"+f.Name)
-		}
-		flags = append(flags, "--quiet", "--no-color", "--help")
-		fmt.Fprintf(w, "\t%s) flags='%s' ;;\n", name, strings.Join(flags, " "))
+		cmds = append(cmds, completion.Command{Name: name, Summary: commands[name].summary, Flags: cliflag.Visible(flagsOf(ctx, name))})
 	}
-	fmt.Fprintf(w, "\tesac\n\tif [[ $cur == -* ]]; then\n\t\tCOMPREPLY=($(compgen -W \"$flags\" -- \"$cur\"))\n\telse\n\t\tCOMPREPLY=($(compgen -f -- \"$cur\"))\n\tfi\n}\ncomplete -o filenames -F _leakbench leakbench\n")
-}
-
-// writeFish writes fish's completion, each flag with its help's first
-// clause.
-func writeFish(ctx context.Context, w io.Writer) {
-	fmt.Fprintf(w, "complete -c leakbench -f\n")
-	for _, name := range commandNames() {
-		fmt.Fprintf(w, "complete -c leakbench -n __fish_use_subcommand -a %s -d %s\n", name, fishQuote(commands[name].summary))
-	}
-	for _, name := range commandNames() {
-		for _, f := range visibleFlags(flagsOf(ctx, name)) {
-			_, usage := flag.UnquoteUsage(f)
-			if i := strings.IndexAny(usage, ";(\n"); i > 0 {
-				usage = usage[:i]
-			}
-			fmt.Fprintf(w, "complete -c leakbench -n '__fish_seen_subcommand_from %s' -l %s -d %s\n", name, f.Name, fishQuote(strings.TrimSpace(usage)))
-		}
-	}
-}
-
-// fishQuote quotes s for fish, in single quotes.
-func fishQuote(s string) string {
-	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
+	return cmds
 }

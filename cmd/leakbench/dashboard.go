@@ -9,6 +9,7 @@ import (
 
 	"github.com/leakbench/leakbench/internal/app/dashboard"
 	"github.com/leakbench/leakbench/internal/app/runner"
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 	"github.com/leakbench/leakbench/probes"
 )
 
@@ -72,13 +73,13 @@ type liveDashboard struct {
 func (f *dashboardFlags) start(ctx context.Context, title string, view dashboard.View, log io.Writer) (*liveDashboard, error) {
 	if !f.addr.set {
 		if *f.tokenFile != "" || *f.export != "" {
-			return nil, fmt.Errorf("%w: --dashboard-token-file and --dashboard-export belong to --dashboard", errUsage)
+			return nil, fmt.Errorf("%w: --dashboard-token-file and --dashboard-export belong to --dashboard", cliflag.ErrUsage)
 		}
 		return nil, nil
 	}
 	srv, err := dashboard.Start(ctx, dashboard.Config{Addr: f.addr.addr, TokenFile: *f.tokenFile, Title: title, View: view})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", errUsage, err)
+		return nil, fmt.Errorf("%w: %w", cliflag.ErrUsage, err)
 	}
 	how := ""
 	if *f.tokenFile != "" {
@@ -123,7 +124,7 @@ func (d *liveDashboard) close(err error, out string) error {
 	d.srv.Finish(out)
 	// A usage error found after the page started (a flag checked late)
 	// stopped the command before any load: there is no page to keep.
-	if d.export != "" && !errors.Is(err, errUsage) {
+	if d.export != "" && !errors.Is(err, cliflag.ErrUsage) {
 		if xerr := d.srv.ExportFile(d.export); xerr != nil {
 			err = errors.Join(err, xerr)
 		} else {

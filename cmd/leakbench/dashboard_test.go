@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/leakbench/leakbench/internal/app/dashboard"
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 	"github.com/leakbench/leakbench/internal/testing/mcptest"
 )
 
@@ -56,11 +57,11 @@ func TestRunDashboard(t *testing.T) {
 	}{
 		{"not loopback", []string{"--dashboard=0.0.0.0:5665"}, dashboard.ErrNotLoopback, "--dashboard-token-file"},
 		{"in use", []string{"--dashboard=" + busy.Addr().String()}, dashboard.ErrAddrInUse, busy.Addr().String()},
-		{"export alone", []string{"--dashboard-export", export}, errUsage, "belong to --dashboard"},
+		{"export alone", []string{"--dashboard-export", export}, cliflag.ErrUsage, "belong to --dashboard"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := run(tc.name, tc.args...)
-			if !errors.Is(err, tc.want) || !errors.Is(err, errUsage) || !strings.Contains(err.Error(), tc.says) {
+			if !errors.Is(err, tc.want) || !errors.Is(err, cliflag.ErrUsage) || !strings.Contains(err.Error(), tc.says) {
 				t.Errorf("error %v: want %v (a usage error) saying %q", err, tc.want, tc.says)
 			}
 			if _, err := os.Stat(filepath.Join(dir, tc.name)); !os.IsNotExist(err) {

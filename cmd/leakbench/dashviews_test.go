@@ -16,6 +16,7 @@ import (
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/fixtures/fixturetest"
 	"github.com/leakbench/leakbench/internal/app/dashboard"
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 	"github.com/leakbench/leakbench/internal/testing/mcptest"
 	"github.com/leakbench/leakbench/scenarios/stack"
 )
@@ -288,7 +289,7 @@ scenarios:
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			err := tc.cmd(context.Background(), testCLI(), append(tc.args, "--out", out, "--dashboard="+busy.Addr().String()))
-			if !errors.Is(err, dashboard.ErrAddrInUse) || !errors.Is(err, errUsage) || !strings.Contains(err.Error(), busy.Addr().String()) {
+			if !errors.Is(err, dashboard.ErrAddrInUse) || !errors.Is(err, cliflag.ErrUsage) || !strings.Contains(err.Error(), busy.Addr().String()) {
 				t.Errorf("error %v: want %v (a usage error) naming %s", err, dashboard.ErrAddrInUse, busy.Addr())
 			}
 			if _, err := os.Stat(filepath.Join(out, "summary.json")); !os.IsNotExist(err) {

@@ -5,6 +5,7 @@ import (
 	"flag"
 
 	"github.com/leakbench/leakbench/internal/app/runner"
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 )
 
 // Every exit code leakbench gives, in one place (k6's
@@ -29,11 +30,9 @@ const (
 	bisectAbort = 128
 )
 
-// errVerdict means the run worked but its verdict failed (exit 99).
+// errVerdict means the run worked but its verdict failed (exit 99). Bad
+// usage (exit 2) is cliflag.ErrUsage, where the flags are parsed.
 var errVerdict = errors.New("verdict failed")
-
-// errUsage wraps command-line mistakes (exit 2).
-var errUsage = errors.New("usage")
 
 // exitError carries an exit code other than the one exitCode would derive
 // from the error it wraps.
@@ -63,7 +62,7 @@ func exitCode(err error) int {
 		return exitErrorCode(err)
 	case errors.Is(err, errVerdict):
 		return exitVerdict
-	case errors.Is(err, errUsage):
+	case errors.Is(err, cliflag.ErrUsage):
 		return exitUsage
 	case errors.Is(err, runner.ErrInterrupted):
 		return exitInterrupted

@@ -8,6 +8,7 @@ import (
 
 	"github.com/leakbench/leakbench/fixtures/faultproxy"
 	"github.com/leakbench/leakbench/internal/app/servers"
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 )
 
 // linkFlags collect repeated --link NAME=LISTEN=UPSTREAM flags, each
@@ -63,14 +64,14 @@ closing every connection through its proxies.
 `)
 		printFlags(fs.Output(), fs)
 	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := cliflag.Parse(fs, args); err != nil {
 		return err
 	}
 	if _, _, err := net.SplitHostPort(*api); err != nil {
-		return fmt.Errorf("%w: --api %q: want HOST:PORT (%w)", errUsage, *api, err)
+		return fmt.Errorf("%w: --api %q: want HOST:PORT (%w)", cliflag.ErrUsage, *api, err)
 	}
 	if len(links) == 0 {
-		return fmt.Errorf("%w: faultproxy needs at least one --link NAME=LISTEN=UPSTREAM", errUsage)
+		return fmt.Errorf("%w: faultproxy needs at least one --link NAME=LISTEN=UPSTREAM", cliflag.ErrUsage)
 	}
 	return servers.ServeFaultProxy(ctx, *api, links, c.stderr)
 }

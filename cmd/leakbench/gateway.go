@@ -2,135 +2,20 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
-	"strconv"
-	"time"
 
 	"github.com/leakbench/leakbench/gateway-under-test"
 	"github.com/leakbench/leakbench/internal/app/servers"
-	"github.com/leakbench/leakbench/internal/lib/redact"
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 )
-
-// envFlags defines flags whose defaults come from LEAKBENCH_* environment
-// variables (how containers are configured). A malformed variable is a
-// usage error, reported by Err after parsing, never silently ignored.
-type envFlags struct {
-	fs        *flag.FlagSet
-	lookupEnv func(string) (string, bool) // the cli's environment
-	errs      []error
-}
-
-// lookup returns the variable's value and whether it is set, and adds the
-// variable's name to the flag's help text.
-func (e *envFlags) lookup(env string, usage *string) (string, bool) {
-	*usage += " (env " + env + ")"
-	return e.lookupEnv(env)
-}
-
-func (e *envFlags) bad(env, v string, err error) {
-	e.errs = append(e.errs, fmt.Errorf("environment variable %s=%q: %v", env, v, err))
-}
-
-func (e *envFlags) String(name, env, def, usage string) *string {
-	if v, ok := e.lookup(env, &usage); ok {
-		def = v
-	}
-	v := e.fs.String(name, def, usage)
-	// --help prints defaults: one taken from the environment may carry a
-	// credential (a URL's userinfo), so it is shown redacted.
-	e.fs.Lookup(name).DefValue = redact.String(def)
-	return v
-}
-
-func (e *envFlags) Int(name, env string, def int, usage string) *int {
-	if v, ok := e.lookup(env, &usage); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			e.bad(env, v, err)
-		} else {
-			def = n
-		}
-	}
-	return e.fs.Int(name, def, usage)
-}
-
-func (e *envFlags) Int64(name, env string, def int64, usage string) *int64 {
-	if v, ok := e.lookup(env, &usage); ok {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			e.bad(env, v, err)
-		} else {
-			def = n
-		}
-	}
-	return e.fs.Int64(name, def, usage)
-}
-
-func (e *envFlags) Uint64(name, env string, def uint64, usage string) *uint64 {
-	if v, ok := e.lookup(env, &usage); ok {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			e.bad(env, v, err)
-		} else {
-			def = n
-		}
-	}
-	return e.fs.Uint64(name, def, usage)
-}
-
-func (e *envFlags) Float64(name, env string, def float64, usage string) *float64 {
-	if v, ok := e.lookup(env, &usage); ok {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			e.bad(env, v, err)
-		} else {
-			def = f
-		}
-	}
-	return e.fs.Float64(name, def, usage)
-}
-
-func (e *envFlags) Duration(name, env string, def time.Duration, usage string) *time.Duration {
-	if v, ok := e.lookup(env, &usage); ok {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			e.bad(env, v, err)
-		} else {
-			def = d
-		}
-	}
-	return e.fs.Duration(name, def, usage)
-}
-
-func (e *envFlags) Bool(name, env string, def bool, usage string) *bool {
-	if v, ok := e.lookup(env, &usage); ok {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			e.bad(env, v, err)
-		} else {
-			def = b
-		}
-	}
-	return e.fs.Bool(name, def, usage)
-}
-
-// Err returns the environment errors as one usage error.
-func (e *envFlags) Err() error {
-	if len(e.errs) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%w: %w", errUsage, errors.Join(e.errs...))
-}
 
 func cmdGateway(ctx context.Context, c *cli, args []string) error {
 	fs := c.flagSet("gateway")
-	e := &envFlags{fs: fs, lookupEnv: c.lookupEnv}
+	e := cliflag.NewEnv(fs, c.lookupEnv)
 	def := servers.DefaultGatewayConfig()
-	dsnFlag := newSecretFlag(fs, "dsn", "LEAKBENCH_GATEWAY_DSN", "PostgreSQL `DSN` of the application database, normally through PgBouncer; required")
-	dsnFlag.getenv = c.getenv
+	dsnFlag := cliflag.NewSecret(fs, "dsn", "LEAKBENCH_GATEWAY_DSN", "PostgreSQL `DSN` of the application database, normally through PgBouncer; required")
+	dsnFlag.Getenv = c.getenv
 	variant := e.String("variant", "LEAKBENCH_GATEWAY_VARIANT", def.Variant, "variant, or several leak variants comma-separated; known: "+gateway.VariantNames())
 	listen := e.String("listen", "LEAKBENCH_GATEWAY_LISTEN", def.Listen, "address to serve on")
 	poolSize := e.Int("pool-size", "LEAKBENCH_GATEWAY_POOL_SIZE", def.PoolSize, "size of the gateway's own connection pool")
@@ -187,7 +72,7 @@ Logs go to stderr; SIGINT or SIGTERM stops the gateway.
 `)
 		printFlags(fs.Output(), fs)
 	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := cliflag.Parse(fs, args); err != nil {
 		return err
 	}
 	if err := e.Err(); err != nil {
@@ -198,10 +83,10 @@ Logs go to stderr; SIGINT or SIGTERM stops the gateway.
 		return err
 	}
 	if dsn == "" {
-		return fmt.Errorf("%w: a DSN is required (%s)", errUsage, dsnFlag.Sources())
+		return fmt.Errorf("%w: a DSN is required (%s)", cliflag.ErrUsage, dsnFlag.Sources())
 	}
 	if _, err := gateway.ParseVariants(*variant); err != nil {
-		return fmt.Errorf("%w: %w", errUsage, err)
+		return fmt.Errorf("%w: %w", cliflag.ErrUsage, err)
 	}
 	cfg := gateway.Config{DSN: dsn, Variant: *variant, Listen: *listen, PoolSize: *poolSize, PoolTimeout: *poolTimeout,
 		RequestTimeout: *requestTimeout, Stateless: *stateless, JSONResponse: *jsonResp, UpstreamURL: *upstreamURL, UpstreamTimeout: *upstreamTimeout,

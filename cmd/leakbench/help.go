@@ -4,9 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"regexp"
-	"slices"
 	"strings"
+
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 )
 
 // envHelp is --env's help wherever leakbench starts the reference stack:
@@ -16,41 +16,25 @@ const envHelp = "where leakbench starts the reference stack: auto (docker when a
 // helpGroups sort a command's flags by purpose in its help, in this
 // order; a flag no group claims is listed last, under the command's own
 // name.
-var helpGroups = []struct {
-	title string
-	has   func(name string) bool
-}{
-	{"What to load", names("profile", "scenario", "e", "vus", "duration", "iterations", "scenario-name", "shard", "start-at",
+var helpGroups = []cliflag.Group{
+	{Title: "What to load", Has: cliflag.Names("profile", "scenario", "e", "vus", "duration", "iterations", "scenario-name", "shard", "start-at",
 		"load", "start", "max", "factor", "resolution", "stage", "max-stages", "workers", "source-addrs")},
-	{"Your service and its probes", func(n string) bool {
-		return names("target", "name", "tokens-file", "metrics-url", "probe-dsn", "probe-dsn-file", "pgbouncer-admin-dsn", "pgbouncer-admin-dsn-file",
+	{Title: "Your service and its probes", Has: func(n string) bool {
+		return cliflag.Names("target", "name", "tokens-file", "metrics-url", "probe-dsn", "probe-dsn-file", "pgbouncer-admin-dsn", "pgbouncer-admin-dsn-file",
 			"ca-file", "insecure-skip-verify", "fault-link", "mapping", "database", "interval", "stuck-after", "server-log")(n) ||
 			strings.HasPrefix(n, "oauth-") || strings.HasPrefix(n, "before-") || strings.HasPrefix(n, "after-")
 	}},
-	{"The reference stack", names("env", "variant", "variant-before", "variant-after", "shards", "capacity")},
-	{"Verdict and output", func(n string) bool {
-		return names("out", "force", "mode", "baseline", "regression-rule", "history", "release", "bisect", "keep-query-text",
+	{Title: "The reference stack", Has: cliflag.Names("env", "variant", "variant-before", "variant-after", "shards", "capacity")},
+	{Title: "Verdict and output", Has: func(n string) bool {
+		return cliflag.Names("out", "force", "mode", "baseline", "regression-rule", "history", "release", "bisect", "keep-query-text",
 			"metrics-addr", "min", "v")(n) || strings.HasPrefix(n, "otlp-") || strings.HasPrefix(n, "dashboard")
 	}},
 }
-
-// longFlag is a flag of more than one letter at the start of a line of
-// flag.PrintDefaults.
-var longFlag = regexp.MustCompile(`(?m)^(  )-(\w\w)`)
 
 // ownFlags are flags whose name a group claims but which mean something
 // of the command's own there: soak's --baseline is a duration of probing
 // before the load, not a stored run.
 var ownFlags = map[string][]string{"soak": {"baseline"}}
-
-// names is a set of flag names as a predicate.
-func names(list ...string) func(string) bool {
-	set := map[string]bool{}
-	for _, n := range list {
-		set[n] = true
-	}
-	return func(n string) bool { return set[n] }
-}
 
 // helpExamples are the command lines every subcommand's help ends with.
 var helpExamples = map[string][]string{
@@ -87,41 +71,10 @@ var helpExamples = map[string][]string{
 	"faultproxy": {"leakbench faultproxy --link db=0.0.0.0:16432=pgbouncer:6432", "leakbench faultproxy --api 127.0.0.1:8474 --link pg=0.0.0.0:15432=postgres:5432"},
 }
 
-// printFlags prints fs's flags grouped by purpose, as flag.PrintDefaults
-// prints each but with two dashes (defaults only where they are not the
-// zero value), leaving out the hidden aliases, and then the command's
-// examples.
+// printFlags prints fs's flags grouped by purpose (helpGroups), leaving
+// out the hidden aliases, and then the command's examples.
 func printFlags(w io.Writer, fs *flag.FlagSet) {
-	flags := visibleFlags(fs)
-	own := "Flags of " + fs.Name() + " alone"
-	done := map[string]bool{}
-	printGroup := func(title string, has func(string) bool) {
-		var buf strings.Builder
-		vis := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
-		vis.SetOutput(&buf)
-		n := 0
-		for _, f := range flags {
-			if done[f.Name] || !has(f.Name) || (title != own && slices.Contains(ownFlags[fs.Name()], f.Name)) {
-				continue
-			}
-			done[f.Name] = true
-			vis.Var(f.Value, f.Name, f.Usage)
-			// The default as defined, not the value a flag before -h set.
-			vis.Lookup(f.Name).DefValue = f.DefValue
-			n++
-		}
-		if n == 0 {
-			return
-		}
-		vis.PrintDefaults()
-		// Two dashes but for one-letter flags (-e, -v), as the messages
-		// and examples write them (Go takes both).
-		fmt.Fprintf(w, "\n%s:\n%s", title, longFlag.ReplaceAllString(buf.String(), "$1--$2"))
-	}
-	for _, g := range helpGroups {
-		printGroup(g.title, g.has)
-	}
-	printGroup(own, func(string) bool { return true })
+	cliflag.PrintGroups(w, fs, helpGroups, ownFlags[fs.Name()])
 	fmt.Fprintf(w, "\nEvery command also takes --quiet (only the verdict and the report's path) and --no-color (or NO_COLOR).\n")
 	if ex := helpExamples[fs.Name()]; len(ex) > 0 {
 		fmt.Fprintf(w, "\nExamples:\n")

@@ -6,6 +6,7 @@ import (
 
 	"github.com/leakbench/leakbench/fixtures/images"
 	"github.com/leakbench/leakbench/internal/app/servers"
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 )
 
 func cmdImages(ctx context.Context, c *cli, args []string) error {
@@ -33,7 +34,7 @@ until that changes.
 `)
 		printFlags(fs.Output(), fs)
 	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := cliflag.Parse(fs, args); err != nil {
 		return err
 	}
 	opts.Log = c.stderr

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/app/ownservice"
 	"github.com/leakbench/leakbench/internal/app/runner"
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 	"github.com/leakbench/leakbench/internal/lib/redact"
 	"github.com/leakbench/leakbench/scenarios/mcp/bearer"
 	"github.com/leakbench/leakbench/scenarios/starter"
@@ -43,47 +45,47 @@ func runInit(ctx context.Context, c *cli, args []string) error {
 	fs.BoolVar(&try, "try", false, tryUsage)
 	timeout := fs.Duration("timeout", 10*time.Second, "bound on each request; a tried call that takes longer is written commented out")
 	tokensFile := fs.String("tokens-file", "", "file of bearer tokens, one a line; init lists as the first (never written into the scenario)")
-	probeDSNFlag := newSecretFlag(fs, "probe-dsn", "LEAKBENCH_PROBE_DSN", "PostgreSQL `DSN` the probes will use: init checks its pg_monitor grant, idle_in_transaction_session_timeout, max_connections and the application names connected, and writes them as comments", "dsn")
-	probeDSNFlag.getenv = c.getenv
+	probeDSNFlag := cliflag.NewSecret(fs, "probe-dsn", "LEAKBENCH_PROBE_DSN", "PostgreSQL `DSN` the probes will use: init checks its pg_monitor grant, idle_in_transaction_session_timeout, max_connections and the application names connected, and writes them as comments", "dsn")
+	probeDSNFlag.Getenv = c.getenv
 	tf := addTargetFlags(fs) // --ca-file, --insecure-skip-verify, --oauth-*
-	tf.getenv, tf.clientID.getenv, tf.secret.getenv = c.getenv, c.getenv, c.getenv
+	tf.Getenv, tf.ClientID.Getenv, tf.Secret.Getenv = c.getenv, c.getenv, c.getenv
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), initUsage)
 		printFlags(fs.Output(), fs)
 	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := cliflag.Parse(fs, args); err != nil {
 		return err
 	}
 	if *target == "" {
-		return fmt.Errorf("%w: --target URL is required (the MCP endpoint, e.g. http://127.0.0.1:8000/mcp)", errUsage)
+		return fmt.Errorf("%w: --target URL is required (the MCP endpoint, e.g. http://127.0.0.1:8000/mcp)", cliflag.ErrUsage)
 	}
 	if *out == "" {
-		return fmt.Errorf("%w: --out FILE is empty (- writes to standard output)", errUsage)
+		return fmt.Errorf("%w: --out FILE is empty (- writes to standard output)", cliflag.ErrUsage)
 	}
 	// Refused before the service is contacted: with --try the tools are
 	// called, which must not happen for a file that is not written.
 	// WriteFile checks again, atomically.
 	if *out != "-" && !*force {
 		if _, err := os.Lstat(*out); err == nil {
-			return fmt.Errorf("%w: %w: %s; give --force to replace it, or another --out", errUsage, starter.ErrExists, *out)
+			return fmt.Errorf("%w: %w: %s; give --force to replace it, or another --out", cliflag.ErrUsage, starter.ErrExists, *out)
 		}
 	}
 	if *timeout <= 0 {
-		return fmt.Errorf("%w: --timeout %s: want a positive duration", errUsage, *timeout)
+		return fmt.Errorf("%w: --timeout %s: want a positive duration", cliflag.ErrUsage, *timeout)
 	}
 	o := starter.Options{Target: *target, TryCalls: try, Timeout: *timeout}
-	topts, err := tf.options()
+	topts, err := tf.Options()
 	if err != nil {
 		return err
 	}
 	o.TLS = topts.TLS
 	if *tokensFile != "" {
 		if topts.OAuth != nil {
-			return fmt.Errorf("%w: give --tokens-file or --oauth-token-url, not both", errUsage)
+			return fmt.Errorf("%w: give --tokens-file or --oauth-token-url, not both", cliflag.ErrUsage)
 		}
-		toks, err := readTokens(*tokensFile)
+		toks, err := ownservice.ReadTokens(*tokensFile)
 		if err != nil {
-			return fmt.Errorf("%w: %w", errUsage, err)
+			return fmt.Errorf("%w: %w", cliflag.ErrUsage, err)
 		}
 		o.Token = toks[0]
 	}
@@ -98,7 +100,7 @@ func runInit(ctx context.Context, c *cli, args []string) error {
 	res, err := starter.Init(ctx, o)
 	switch {
 	case errors.Is(err, starter.ErrOptions):
-		return fmt.Errorf("%w: %w", errUsage, err)
+		return fmt.Errorf("%w: %w", cliflag.ErrUsage, err)
 	case err != nil && ctx.Err() != nil:
 		return fmt.Errorf("%w: init: %w", runner.ErrInterrupted, err)
 	case err != nil && certRefused(err):
@@ -113,7 +115,7 @@ func runInit(ctx context.Context, c *cli, args []string) error {
 		}
 	} else if err := starter.WriteFile(*out, res.YAML, *force); err != nil {
 		if errors.Is(err, starter.ErrExists) {
-			return fmt.Errorf("%w: %w", errUsage, err) // created meanwhile
+			return fmt.Errorf("%w: %w", cliflag.ErrUsage, err) // created meanwhile
 		}
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/internal/app/k8s"
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
@@ -37,11 +38,11 @@ func cmdK8s(_ context.Context, c *cli, args []string) error {
 		fmt.Fprintf(fs.Output(), "Usage: leakbench k8s --shards N --scenario FILE --target URL --image IMAGE [flags] | kubectl apply -f -\n\nRenders an Indexed Job of N pods, each playing one shard of the scenario (run --shard\n$(JOB_COMPLETION_INDEX)/N, all from one --start-at), a ConfigMap with the scenario, a claim for the\nresults and a Job that merges them (leakbench merge) into /results/%s on the claim. The merge\nJob fails (exit 99) when a merged threshold fails, or a shard is missing, failed or late.\n\n", k8s.MergedDir)
 		printFlags(fs.Output(), fs)
 	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := cliflag.Parse(fs, args); err != nil {
 		return err
 	}
 	if *scenario == "" || o.Shards == 0 || o.Target == "" || o.Image == "" {
-		return fmt.Errorf("%w: want --shards N --scenario FILE --target URL --image IMAGE", errUsage)
+		return fmt.Errorf("%w: want --shards N --scenario FILE --target URL --image IMAGE", cliflag.ErrUsage)
 	}
 	raw, err := os.ReadFile(*scenario)
 	if err != nil {
@@ -65,7 +66,7 @@ func cmdK8s(_ context.Context, c *cli, args []string) error {
 	// print) leaves no file behind.
 	var buf bytes.Buffer
 	if err := k8s.Render(&buf, o); err != nil {
-		return fmt.Errorf("%w: %w", errUsage, err)
+		return fmt.Errorf("%w: %w", cliflag.ErrUsage, err)
 	}
 	if *out == "-" {
 		if _, err := c.stdout.Write(buf.Bytes()); err != nil {

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 )
 
 // TestK8s: leakbench k8s renders a profile file's manifests to --out;
@@ -42,7 +44,7 @@ func TestK8s(t *testing.T) {
 		{"--shards", "0", "--scenario", prof, "--target", "http://gw/mcp", "--image", "i"},
 		{"--shards", "1001", "--scenario", prof, "--target", "http://gw/mcp", "--image", "i"},
 	} {
-		if err := cmdK8s(context.Background(), testCLI(), append(args, "--out", filepath.Join(dir, "x.yaml"))); !errors.Is(err, errUsage) {
+		if err := cmdK8s(context.Background(), testCLI(), append(args, "--out", filepath.Join(dir, "x.yaml"))); !errors.Is(err, cliflag.ErrUsage) {
 			t.Errorf("%q: %v, want a usage error", args, err)
 		}
 	}
@@ -69,7 +71,7 @@ func TestK8sRefusesSecrets(t *testing.T) {
 		{[]string{"--scenario-secret", "s", "--target", "https://ci:hunter2@gw/mcp"}, "hunter2", "--target"},
 	} {
 		err := cmdK8s(context.Background(), testCLI(), append(slices.Clone(args), tc.extra...))
-		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), tc.secret) {
+		if !errors.Is(err, cliflag.ErrUsage) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), tc.secret) {
 			t.Errorf("%q: %v, want a usage error naming %s, not quoting the secret", tc.extra, err, tc.want)
 		}
 		if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 	"github.com/leakbench/leakbench/scenarios/plan"
 	"github.com/leakbench/leakbench/scenarios/profiles"
 	"github.com/leakbench/leakbench/scenarios/scenariofile"
@@ -37,7 +38,7 @@ func addLoadFlags(fs *flag.FlagSet, defaultProfile, profileHelp string, shortcut
 	fs.StringVar(&l.profile, "profile", defaultProfile, profileHelp)
 	fs.StringVar(&l.scenario, "scenario", "", "a profile or scenario `FILE` to use instead of --profile (see scenarios/profiles/*.yaml)")
 	fs.Var(&l.vars, "e", "`KEY=VALUE` for the scenario file's ${KEY}, before the environment's (repeatable)")
-	has := names(shortcuts...)
+	has := cliflag.Names(shortcuts...)
 	if has("vus") {
 		fs.IntVar(&l.vus, "vus", 0, "play the scenario with `N` users (constant-vus, or per-vu-iterations with --iterations)")
 	}
@@ -63,12 +64,12 @@ func (l *loadFlags) overrides() plan.Overrides {
 func (l *loadFlags) load() (profiles.Profile, error) {
 	vars, err := scenariofile.ParseVars(l.vars)
 	if err != nil {
-		return profiles.Profile{}, fmt.Errorf("%w: -e: %w", errUsage, err)
+		return profiles.Profile{}, fmt.Errorf("%w: -e: %w", cliflag.ErrUsage, err)
 	}
 	var p profiles.Profile
 	if l.scenario != "" {
 		if err := readable(l.scenario); err != nil {
-			return p, fmt.Errorf("%w: --scenario: read scenario file: %w", errUsage, err)
+			return p, fmt.Errorf("%w: --scenario: read scenario file: %w", cliflag.ErrUsage, err)
 		}
 		// A file that does not parse is no usage error: git bisect skips
 		// a commit whose scenario it cannot read (exit 125), where a usage
@@ -78,7 +79,7 @@ func (l *loadFlags) load() (profiles.Profile, error) {
 		}
 	} else {
 		if len(vars) > 0 {
-			return p, fmt.Errorf("%w: -e fills a scenario file's ${KEY}; give the file with --scenario FILE", errUsage)
+			return p, fmt.Errorf("%w: -e fills a scenario file's ${KEY}; give the file with --scenario FILE", cliflag.ErrUsage)
 		}
 		if p, err = loadProfile(l.profile, ""); err != nil {
 			return p, err
@@ -113,11 +114,11 @@ func (l *loadFlags) apply(p *profiles.Profile) error {
 		return nil
 	}
 	if p.Plan == nil {
-		return fmt.Errorf("%w: --vus, --duration, --iterations and --scenario-name change a scenario; profile %s has none", errUsage, p.Name)
+		return fmt.Errorf("%w: --vus, --duration, --iterations and --scenario-name change a scenario; profile %s has none", cliflag.ErrUsage, p.Name)
 	}
 	if err := p.Plan.Override(o); err != nil {
 		if errors.Is(err, plan.ErrOverride) {
-			return fmt.Errorf("%w: %w", errUsage, err)
+			return fmt.Errorf("%w: %w", cliflag.ErrUsage, err)
 		}
 		return err
 	}

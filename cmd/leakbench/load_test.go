@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 	"github.com/leakbench/leakbench/internal/testing/mcptest"
 )
 
@@ -52,7 +53,7 @@ func TestLoadFlagsUsageErrors(t *testing.T) {
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			err := tc.cmd(context.Background(), testCLI(), append([]string{"--out", filepath.Join(dir, "out")}, tc.args...))
-			if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), tc.want) {
+			if !errors.Is(err, cliflag.ErrUsage) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v; want a usage error with %q", err, tc.want)
 			}
 		})

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 	"github.com/leakbench/leakbench/internal/testing/mcptest"
 )
 
@@ -64,7 +65,7 @@ func TestRunLoadOnly(t *testing.T) {
 
 	down := "http://" + mcptest.RefusedAddr(t) + "/mcp"
 	err = cmdRun(context.Background(), isolatedCLI(), []string{"--target", down, "--scenario", scen(">1"), "--out", filepath.Join(dir, "down")})
-	if err == nil || errors.Is(err, errVerdict) || errors.Is(err, errUsage) || !strings.Contains(err.Error(), "does not answer") {
+	if err == nil || errors.Is(err, errVerdict) || errors.Is(err, cliflag.ErrUsage) || !strings.Contains(err.Error(), "does not answer") {
 		t.Fatalf("unreachable target: %v", err)
 	}
 	if strings.Count(err.Error(), "\n") > 0 {

@@ -14,6 +14,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/leakbench/leakbench/internal/lib/selfprofile"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -65,7 +67,7 @@ func main() {
 	}()
 	c := newCLI(os.Stdout, os.Stderr, os.Getenv)
 	c.lookup = os.LookupEnv
-	stopProfiles := startProfiles(os.Getenv, os.Stderr)
+	stopProfiles := selfprofile.Start(os.Getenv, os.Stderr)
 	code := c.main(ctx, os.Args[1:])
 	stopProfiles()
 	stop()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/leakbench/leakbench/internal/app/merge"
 	"github.com/leakbench/leakbench/internal/app/render"
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 )
 
 func cmdMerge(ctx context.Context, c *cli, args []string) error {
@@ -21,15 +22,15 @@ func cmdMerge(ctx context.Context, c *cli, args []string) error {
 		fmt.Fprintf(fs.Output(), "Usage: leakbench merge SHARD_DIR... --out DIR [flags]\n\nAdds up the run directories of `leakbench run --shard i/N` into one run directory that report,\ncompare and signoff read like any other: counts summed, latency histograms merged (percentiles\nexact), thresholds judged on the merged result. Exit 0 pass, 99 a threshold failed, 1 a shard is\nmissing, failed or late (each is named) or nothing could be merged.\n\n")
 		printFlags(fs.Output(), fs)
 	}
-	dirs, err := parseArgs(fs, args)
+	dirs, err := cliflag.ParseArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(dirs) == 0 || *out == "" {
-		return fmt.Errorf("%w: want SHARD_DIR... --out DIR", errUsage)
+		return fmt.Errorf("%w: want SHARD_DIR... --out DIR", cliflag.ErrUsage)
 	}
 	if *shards < 0 || *wait < 0 || *wait > 24*time.Hour {
-		return fmt.Errorf("%w: --shards must be >= 0 and --wait 0 to 24h", errUsage)
+		return fmt.Errorf("%w: --shards must be >= 0 and --wait 0 to 24h", cliflag.ErrUsage)
 	}
 	res, err := merge.Run(ctx, merge.Options{Dirs: dirs, Out: *out, Force: *force, Shards: *shards, Wait: *wait, MaxSkew: *skew, Log: c.progress()})
 	if res != nil {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/internal/testing/mcptest"
 )
@@ -182,12 +183,12 @@ func TestShardFlags(t *testing.T) {
 		{"1/3", "2026-12-03T09:00:00Z", true}, // more than a day ahead
 	} {
 		_, _, err := shardFlags(tc.shard, tc.at, now)
-		if (err != nil) != tc.bad || (err != nil && !errors.Is(err, errUsage)) {
+		if (err != nil) != tc.bad || (err != nil && !errors.Is(err, cliflag.ErrUsage)) {
 			t.Errorf("shardFlags(%q, %q): %v", tc.shard, tc.at, err)
 		}
 	}
 	err := cmdRun(context.Background(), testCLI(), []string{"--variant", "fixed", "--shard", "0/2", "--out", t.TempDir()})
-	if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "--target") {
+	if !errors.Is(err, cliflag.ErrUsage) || !strings.Contains(err.Error(), "--target") {
 		t.Errorf("a shard of a run with its own stack: %v", err)
 	}
 }

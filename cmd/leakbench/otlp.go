@@ -8,6 +8,7 @@ import (
 
 	"github.com/leakbench/leakbench/internal/app/otelexport"
 	"github.com/leakbench/leakbench/internal/app/runner"
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 )
 
 // otlpFlags are --otlp-endpoint and --otlp-sample, on run, signoff,
@@ -28,7 +29,7 @@ func addOTLPFlags(fs *flag.FlagSet) otlpFlags {
 func (f otlpFlags) start(ctx context.Context, log io.Writer) (*otelexport.Exporter, error) {
 	x, err := otelexport.Start(ctx, otelexport.Config{Endpoint: *f.endpoint, SampleRatio: *f.sample, Version: version, Log: log})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", errUsage, err)
+		return nil, fmt.Errorf("%w: %w", cliflag.ErrUsage, err)
 	}
 	return x, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/leakbench/leakbench/internal/app/dashboard"
 	"github.com/leakbench/leakbench/internal/app/probe"
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 	"github.com/leakbench/leakbench/internal/lib/redact"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/probes"
@@ -43,10 +44,10 @@ func cmdProbe(ctx context.Context, c *cli, args []string) (err error) {
 	// The DSNs come from flags, files or the environment (never shown as
 	// defaults: --help prints those, passwords included).
 	svc := addServiceFlags(c, fs, serviceParts{}) // service.go: the probes only (required: --probe-dsn)
-	dsnFlag, pgbouncerFlag := svc.probeDSN, svc.pgbouncer
+	dsnFlag, pgbouncerFlag := svc.ProbeDSN, svc.PgBouncer
 	var scrapes scrapeFlags
 	fs.Var(&scrapes, "metrics-url", "your service's Prometheus endpoint, for its pool metrics, scraped every second; repeatable.\n`[MAPPING=]URL`: MAPPING is gateway, go_sql, hikaricp, sqlalchemy or one from --mapping; default: detect")
-	addAlias(fs, "scrape", "metrics-url")
+	cliflag.Alias(fs, "scrape", "metrics-url")
 	mappingFile := fs.String("mapping", "", "JSON `FILE` of pool mappings for exporters the probe does not know:\n{\"NAME\": {\"acquired\": \"series\", \"idle\": …, \"total\": …, \"max\": …, \"acquire_waits_total\": …,\n\"acquire_wait_seconds_total\": …, \"canceled_acquires_total\": …, \"unclosed_sessions\": …, \"labels\": {\"pool\": \"main\"}}}")
 	database := fs.String("database", "", "database to watch (default: the DSN's)")
 	interval := fs.Duration("interval", probes.DefaultInterval, "time between samples of pg_stat_activity (and PgBouncer)")
@@ -71,7 +72,7 @@ cleanly on Ctrl-C or after --duration, leaving the samples, episodes and a summa
 `)
 		printFlags(fs.Output(), fs)
 	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := cliflag.Parse(fs, args); err != nil {
 		return err
 	}
 	dsn, err := dsnFlag.Value()
@@ -79,7 +80,7 @@ cleanly on Ctrl-C or after --duration, leaving the samples, episodes and a summa
 		return err
 	}
 	if dsn == "" {
-		return fmt.Errorf("%w: a PostgreSQL DSN is required (%s)", errUsage, dsnFlag.Sources())
+		return fmt.Errorf("%w: a PostgreSQL DSN is required (%s)", cliflag.ErrUsage, dsnFlag.Sources())
 	}
 	pgbouncer, err := pgbouncerFlag.Value()
 	if err != nil {
@@ -89,10 +90,10 @@ cleanly on Ctrl-C or after --duration, leaving the samples, episodes and a summa
 		pgbouncer = c.getenv("LEAKBENCH_PROBE_PGBOUNCER") // the variable's older name
 	}
 	if *out == "" {
-		return fmt.Errorf("%w: --out DIR is required", errUsage)
+		return fmt.Errorf("%w: --out DIR is required", cliflag.ErrUsage)
 	}
 	if *duration < 0 {
-		return fmt.Errorf("%w: --duration %s is negative", errUsage, *duration)
+		return fmt.Errorf("%w: --duration %s is negative", cliflag.ErrUsage, *duration)
 	}
 	mappings, err := readMappings(*mappingFile)
 	if err != nil {
@@ -112,7 +113,7 @@ cleanly on Ctrl-C or after --duration, leaving the samples, episodes and a summa
 	defer func() { err = d.close(err, "") }()
 	_, statErr := os.Stat(*out)
 	if err := rundir.Prepare(*out, *force); err != nil {
-		return fmt.Errorf("%w: %w", errUsage, err)
+		return fmt.Errorf("%w: %w", cliflag.ErrUsage, err)
 	}
 	s, err := probe.Start(ctx, probe.Options{
 		DSN: dsn, PgBouncerAdminDSN: pgbouncer, Database: *database, Interval: *interval, StuckAfter: *stuckAfter,
@@ -142,11 +143,11 @@ func readMappings(path string) (map[string]poolmetrics.Mapping, error) {
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: read --mapping file: %w", errUsage, err)
+		return nil, fmt.Errorf("%w: read --mapping file: %w", cliflag.ErrUsage, err)
 	}
 	var m map[string]poolmetrics.Mapping
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("%w: --mapping %s: want a JSON object of mappings by name: %w", errUsage, path, err)
+		return nil, fmt.Errorf("%w: --mapping %s: want a JSON object of mappings by name: %w", cliflag.ErrUsage, path, err)
 	}
 	return m, nil
 }

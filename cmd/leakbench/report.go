@@ -7,6 +7,7 @@ import (
 
 	"github.com/leakbench/leakbench/internal/app/history"
 	"github.com/leakbench/leakbench/internal/app/render"
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/reports/verdict"
 )
@@ -18,12 +19,12 @@ func cmdReport(_ context.Context, c *cli, args []string) error {
 		fmt.Fprintf(fs.Output(), "Usage: leakbench report RUN_DIR\n\nRenders RUN_DIR's report from what the run recorded: summary.json, report.md, report.html,\njunit.xml and plots/*.png|svg. A run killed before it finished renders with an \"incomplete\"\nbanner. With $GITHUB_STEP_SUMMARY set, report.md is appended to it. --target-rate and --replicas\nsize its pool again for another rate or number of instances (the Sizing section).\n")
 		printFlags(fs.Output(), fs)
 	}
-	pos, err := parseArgs(fs, args)
+	pos, err := cliflag.ParseArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return fmt.Errorf("%w: want exactly one RUN_DIR", errUsage)
+		return fmt.Errorf("%w: want exactly one RUN_DIR", cliflag.ErrUsage)
 	}
 	sizeOpts, sizeGiven, err := sizeFlags.options()
 	if err != nil {
@@ -56,16 +57,16 @@ func cmdCompare(_ context.Context, c *cli, args []string) error {
 		fmt.Fprintf(fs.Output(), "Usage: leakbench compare --mode fix|regression BEFORE_DIR AFTER_DIR --out DIR\n\nJudges two run directories under the question --mode names:\n  fix         does the fix make the leak go away: BEFORE must show the leak, AFTER must not\n  regression  is AFTER no worse than BEFORE: no new leaked or held session or pinned pool,\n              and the key figures within their noise rules (two healthy runs pass)\nExit 99 when the verdict fails.\n\n")
 		printFlags(fs.Output(), fs)
 	}
-	pos, err := parseArgs(fs, args)
+	pos, err := cliflag.ParseArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 2 || *out == "" {
-		return fmt.Errorf("%w: want --mode fix|regression BEFORE_DIR AFTER_DIR --out DIR", errUsage)
+		return fmt.Errorf("%w: want --mode fix|regression BEFORE_DIR AFTER_DIR --out DIR", cliflag.ErrUsage)
 	}
 	m, err := verdict.ParseMode(*mode)
 	if err != nil {
-		return fmt.Errorf("%w: --mode: %w", errUsage, err)
+		return fmt.Errorf("%w: --mode: %w", cliflag.ErrUsage, err)
 	}
 	cmp, err := render.CompareMode(*out, pos[0], pos[1], render.CompareOptions{Mode: m, Rules: rules})
 	if err != nil {

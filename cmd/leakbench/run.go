@@ -13,6 +13,7 @@ import (
 	"github.com/leakbench/leakbench/internal/app/history"
 	"github.com/leakbench/leakbench/internal/app/render"
 	"github.com/leakbench/leakbench/internal/app/runner"
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/scenarios/profiles"
 )
@@ -47,7 +48,7 @@ func cmdRun(ctx context.Context, c *cli, args []string) (err error) {
 		fmt.Fprintf(fs.Output(), "Usage: leakbench run --variant V --out DIR [flags]\n       leakbench run --target URL --scenario FILE --out DIR [--probe-dsn DSN ...] [flags]\n\nStarts a local PostgreSQL + PgBouncer + reference gateway with the variant, plays the profile's\nload, probes the database, and writes the run directory (summary.json, report.md, samples.jsonl,\nepisodes.jsonl, logs/). With --target it loads your own service instead (any http(s) URL);\nwithout --probe-dsn nothing is probed and the thresholds decide the exit code (99: one failed).\n\n")
 		printFlags(fs.Output(), fs)
 	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := cliflag.Parse(fs, args); err != nil {
 		return err
 	}
 	sizeOpts, sizeGiven, err := sizeFlags.options()
@@ -55,11 +56,11 @@ func cmdRun(ctx context.Context, c *cli, args []string) (err error) {
 		return err
 	}
 	if *out == "" {
-		return fmt.Errorf("%w: --out DIR is required", errUsage)
+		return fmt.Errorf("%w: --out DIR is required", cliflag.ErrUsage)
 	}
 	envGiven := false
 	fs.Visit(func(f *flag.Flag) { envGiven = envGiven || f.Name == "env" })
-	if svc.target != "" && !envGiven {
+	if svc.Target != "" && !envGiven {
 		*env = "external" // --target names your own service
 	}
 	seg, at, err := shardFlags(*shard, *startAt, time.Now()) // shard.go
@@ -72,46 +73,46 @@ func cmdRun(ctx context.Context, c *cli, args []string) (err error) {
 	}
 	switch {
 	case *shards < 0:
-		return fmt.Errorf("%w: --shards %d: want a number of shard containers, 2 or more", errUsage, *shards)
+		return fmt.Errorf("%w: --shards %d: want a number of shard containers, 2 or more", cliflag.ErrUsage, *shards)
 	case *shards > 1 && *env != "docker":
-		return fmt.Errorf("%w: --shards runs the shards as containers of the stack: add --env docker (shards of your own service: --shard i/N --target URL, then leakbench merge)", errUsage)
+		return fmt.Errorf("%w: --shards runs the shards as containers of the stack: add --env docker (shards of your own service: --shard i/N --target URL, then leakbench merge)", cliflag.ErrUsage)
 	case *shards > 1 && !seg.Whole():
-		return fmt.Errorf("%w: --shards plays every shard itself; --shard plays one: give one of them", errUsage)
+		return fmt.Errorf("%w: --shards plays every shard itself; --shard plays one: give one of them", cliflag.ErrUsage)
 	case *baseline != "" && !seg.Whole():
-		return fmt.Errorf("%w: --baseline judges a whole run; a shard's slice is judged once merged (leakbench merge, then leakbench compare --mode regression)", errUsage)
+		return fmt.Errorf("%w: --baseline judges a whole run; a shard's slice is judged once merged (leakbench merge, then leakbench compare --mode regression)", cliflag.ErrUsage)
 	}
 	if !seg.Whole() && *env != "external" {
 		// Each run would start a stack of its own: shards of one run load
 		// one service.
-		return fmt.Errorf("%w: --shard needs --target (the shards of one run load one service)", errUsage)
+		return fmt.Errorf("%w: --shard needs --target (the shards of one run load one service)", cliflag.ErrUsage)
 	}
 	var ext fixtures.External
 	var topts runner.TargetOptions
 	name, runVariant := *variant, *variant
 	if *env == "external" {
-		if svc.target == "" {
-			return fmt.Errorf("%w: --env external needs --target URL (and a probe DSN, %s, to probe its database)", errUsage, svc.probeDSN.Sources())
+		if svc.Target == "" {
+			return fmt.Errorf("%w: --env external needs --target URL (and a probe DSN, %s, to probe its database)", cliflag.ErrUsage, svc.ProbeDSN.Sources())
 		}
-		if topts, err = svc.conn.options(); err != nil {
+		if topts, err = svc.Conn.Options(); err != nil {
 			return err
 		}
-		if ext, err = svc.external(topts); err != nil {
+		if ext, err = svc.External(topts); err != nil {
 			return err
 		}
 		ext.FaultLinks = faultLinks
 		if sizeGiven && ext.ProbeDSN == "" && ext.PostgresDSN == "" {
-			return fmt.Errorf("%w: --target-rate and --replicas size the pool from the database's view: give a probe DSN (%s)", errUsage, svc.probeDSN.Sources())
+			return fmt.Errorf("%w: --target-rate and --replicas size the pool from the database's view: give a probe DSN (%s)", cliflag.ErrUsage, svc.ProbeDSN.Sources())
 		}
 		// Your own service: it is named after itself, and the reference
 		// gateway's variants do not apply to it.
-		name, runVariant = svc.runName(), ""
+		name, runVariant = svc.RunName(), ""
 	} else {
 		// The environment may hold DSNs for other commands; only flags
 		// given here decide the mode.
-		if len(faultLinks) > 0 || svc.target != "" {
-			return fmt.Errorf("%w: --target, --probe-dsn, --tokens-file and --fault-link belong to --env external", errUsage)
+		if len(faultLinks) > 0 || svc.Target != "" {
+			return fmt.Errorf("%w: --target, --probe-dsn, --tokens-file and --fault-link belong to --env external", cliflag.ErrUsage)
 		}
-		if err := svc.refuseWithout("--target (--env external)"); err != nil {
+		if err := svc.RefuseWithout("--target (--env external)"); err != nil {
 			return err
 		}
 	}
@@ -126,7 +127,7 @@ func cmdRun(ctx context.Context, c *cli, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := hist.prepare(p.Name, *variant); err != nil {
+	if err := hist.Prepare(p.Name, *variant); err != nil {
 		return err
 	}
 	d, err := dash.start(ctx, name, nil, c.stderr) // before any load: a bad address fails here
@@ -182,11 +183,11 @@ func openBaseline(c *cli, ref string, p profiles.Profile, force bool) (*render.B
 	}
 	want, err := render.ScenarioOfPlan(p.Name, p.Plan)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --baseline: %w", errUsage, err)
+		return nil, fmt.Errorf("%w: --baseline: %w", cliflag.ErrUsage, err)
 	}
 	b, err := render.OpenBaseline(ref, want, force)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --baseline: %w", errUsage, err)
+		return nil, fmt.Errorf("%w: --baseline: %w", cliflag.ErrUsage, err)
 	}
 	for _, n := range b.Notes {
 		fmt.Fprintf(c.stderr, "leakbench: baseline %s: %s\n", ref, n)

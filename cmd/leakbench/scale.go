@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/leakbench/leakbench/internal/app/dashboard"
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 )
 
 // cmdScale asks a run's dashboard to change its users: leakbench scale
@@ -19,14 +20,14 @@ func cmdScale(ctx context.Context, c *cli, args []string) error {
 		fmt.Fprintf(fs.Output(), "Usage: leakbench scale --vus N --token-file FILE [--addr ADDR] [--scenario S]\n\nChanges the users of a run's externally-controlled scenario while it runs, through its\ndashboard; the change is recorded in load.jsonl and summary.json (by \"command\").\n\n")
 		printFlags(fs.Output(), fs)
 	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := cliflag.Parse(fs, args); err != nil {
 		return err
 	}
 	switch {
 	case *vus < 0:
-		return fmt.Errorf("%w: --vus N is required, 0 or more", errUsage)
+		return fmt.Errorf("%w: --vus N is required, 0 or more", cliflag.ErrUsage)
 	case *tokenFile == "":
-		return fmt.Errorf("%w: --token-file FILE is required: control needs the dashboard's token (the run's --dashboard-token-file)", errUsage)
+		return fmt.Errorf("%w: --token-file FILE is required: control needs the dashboard's token (the run's --dashboard-token-file)", cliflag.ErrUsage)
 	}
 	ch, err := dashboard.Scale(ctx, *addr, *tokenFile, dashboard.ScaleRequest{Scenario: *scenario, VUs: *vus}) // By: unset is a command
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/leakbench/leakbench/internal/app/dashboard"
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/internal/testing/mcptest"
 )
@@ -61,7 +62,7 @@ func TestScaleCommand(t *testing.T) {
 		t.Errorf("--vus 9: %v, want a refusal naming maxVUs", err)
 	}
 	for _, args := range [][]string{{"--vus", "2", "--token-file", ""}, {}} {
-		if err := cmdScale(context.Background(), isolatedCLI(), append([]string{"--addr", addr}, args...)); !errors.Is(err, errUsage) {
+		if err := cmdScale(context.Background(), isolatedCLI(), append([]string{"--addr", addr}, args...)); !errors.Is(err, cliflag.ErrUsage) {
 			t.Errorf("scale %q: %v, want a usage error", args, err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/leakbench/leakbench/internal/app/runner"
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 	"github.com/leakbench/leakbench/internal/testing/mcptest"
 )
 
@@ -57,11 +58,11 @@ func TestServiceFlagsAreShared(t *testing.T) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	s := addServiceFlags(testCLI(), fs, serviceParts{load: true, name: true})
-	if err := parseFlags(fs, []string{"--dsn", "postgres://p@h/d", "--scrape", "http://h/metrics", "--insecure"}); err != nil {
+	if err := cliflag.Parse(fs, []string{"--dsn", "postgres://p@h/d", "--scrape", "http://h/metrics", "--insecure"}); err != nil {
 		t.Fatal(err)
 	}
-	if dsn, _ := s.probeDSN.Value(); dsn != "postgres://p@h/d" || s.metricsURL != "http://h/metrics" || !s.conn.insecure {
-		t.Errorf("aliases: dsn %q metrics %q insecure %v", dsn, s.metricsURL, s.conn.insecure)
+	if dsn, _ := s.ProbeDSN.Value(); dsn != "postgres://p@h/d" || s.MetricsURL != "http://h/metrics" || !s.Conn.Insecure {
+		t.Errorf("aliases: dsn %q metrics %q insecure %v", dsn, s.MetricsURL, s.Conn.Insecure)
 	}
 }
 
@@ -74,18 +75,18 @@ func TestSignoffSideFallsBack(t *testing.T) {
 	fs.SetOutput(io.Discard)
 	shared := addServiceFlags(testCLI(), fs, serviceParts{load: true})
 	before, after := addSideFlags(fs, "before-"), addSideFlags(fs, "after-")
-	err := parseFlags(fs, []string{"--probe-dsn", "postgres://shared@h/d", "--metrics-url", "http://h/m",
+	err := cliflag.Parse(fs, []string{"--probe-dsn", "postgres://shared@h/d", "--metrics-url", "http://h/m",
 		"--before-target", "http://127.0.0.1:1/mcp", "--after-target", "http://127.0.0.1:2/mcp", "--after-probe-dsn", "postgres://after@h/d"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	before.withDefaults(shared)
-	after.withDefaults(shared)
-	b, err := before.external(runnerTargetNone)
+	before.WithDefaults(shared)
+	after.WithDefaults(shared)
+	b, err := before.External(runnerTargetNone)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := after.external(runnerTargetNone)
+	a, err := after.External(runnerTargetNone)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +132,7 @@ func TestServiceUsageErrors(t *testing.T) {
 		args := append([]string{"--out", filepath.Join(dir, "out")}, tc.args...)
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			err := tc.cmd(context.Background(), testCLI(), args)
-			if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), tc.want) {
+			if !errors.Is(err, cliflag.ErrUsage) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v; want a usage error with %q", err, tc.want)
 			}
 			if _, err := os.Stat(filepath.Join(dir, "out")); !errors.Is(err, os.ErrNotExist) {
@@ -168,13 +169,13 @@ func TestRunBaseline(t *testing.T) {
 	other := writeRateScenario(t, dir, "s", 30)
 	refused := filepath.Join(dir, "refused")
 	err := cmdRun(ctx, isolatedCLI(), []string{"--target", target, "--scenario", other, "--out", refused, "--baseline", base})
-	if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "users differ") {
+	if !errors.Is(err, cliflag.ErrUsage) || !strings.Contains(err.Error(), "users differ") {
 		t.Fatalf("a baseline of another scenario: %v, want a usage error naming the users", err)
 	}
 	if _, err := os.Stat(refused); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the refused run wrote %s", refused)
 	}
-	if err := cmdRun(ctx, isolatedCLI(), []string{"--target", target, "--scenario", other, "--out", refused, "--baseline", base, "--force"}); errors.Is(err, errUsage) {
+	if err := cmdRun(ctx, isolatedCLI(), []string{"--target", target, "--scenario", other, "--out", refused, "--baseline", base, "--force"}); errors.Is(err, cliflag.ErrUsage) {
 		t.Errorf("--force: %v", err)
 	}
 }

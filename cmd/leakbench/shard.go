@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
@@ -16,7 +17,7 @@ func shardFlags(shard, startAt string, now time.Time) (plan.Segment, time.Time, 
 	if shard != "" {
 		s, err := plan.ParseSegment(shard)
 		if err != nil {
-			return seg, time.Time{}, fmt.Errorf("%w: --shard: %w", errUsage, err)
+			return seg, time.Time{}, fmt.Errorf("%w: --shard: %w", cliflag.ErrUsage, err)
 		}
 		seg = s
 	}
@@ -25,10 +26,10 @@ func shardFlags(shard, startAt string, now time.Time) (plan.Segment, time.Time, 
 	}
 	at, err := time.Parse(time.RFC3339, startAt)
 	if err != nil {
-		return seg, time.Time{}, fmt.Errorf("%w: --start-at %q: want an RFC 3339 time, e.g. %s", errUsage, startAt, now.Add(time.Minute).UTC().Truncate(time.Second).Format(time.RFC3339))
+		return seg, time.Time{}, fmt.Errorf("%w: --start-at %q: want an RFC 3339 time, e.g. %s", cliflag.ErrUsage, startAt, now.Add(time.Minute).UTC().Truncate(time.Second).Format(time.RFC3339))
 	}
 	if at.Sub(now) > maxStartAhead {
-		return seg, time.Time{}, fmt.Errorf("%w: --start-at %s is more than %s ahead", errUsage, startAt, maxStartAhead)
+		return seg, time.Time{}, fmt.Errorf("%w: --start-at %s is more than %s ahead", cliflag.ErrUsage, startAt, maxStartAhead)
 	}
 	// A time already past (clocks a few seconds apart, a pod scheduled
 	// late) starts at once; the merge reports shards that started late.

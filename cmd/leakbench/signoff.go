@@ -12,6 +12,7 @@ import (
 	"github.com/leakbench/leakbench/internal/app/capacity"
 	"github.com/leakbench/leakbench/internal/app/dashboard"
 	"github.com/leakbench/leakbench/internal/app/runner"
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	capreport "github.com/leakbench/leakbench/reports/capacity"
 	"github.com/leakbench/leakbench/reports/verdict"
@@ -44,11 +45,11 @@ func cmdSignoff(ctx context.Context, c *cli, args []string) (err error) {
 		fmt.Fprintf(fs.Output(), "Usage: leakbench signoff --out DIR [flags]\n       leakbench signoff --before-target URL --after-target URL --mode fix|regression --scenario FILE --out DIR [flags]\n\nRuns the same load against the leaky gateway (before) and the fixed one (after), each on a fresh\nPostgreSQL + PgBouncer (containers or local processes, see --env), probes pg_stat_activity and PgBouncer, and compares.\nExit 0 when before shows the leak and after shows none, 99 when a check fails.\n\nWith --before-target and --after-target it loads two running builds of your own service instead,\none after the other, and judges them under --mode (required): fix (before must leak, after must\nnot) or regression (after no worse than before). Each side's --before-*/--after-* probe flags\nfall back to the shared ones (--probe-dsn, --metrics-url, …).\n")
 		printFlags(fs.Output(), fs)
 	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := cliflag.Parse(fs, args); err != nil {
 		return err
 	}
 	if *out == "" {
-		return fmt.Errorf("%w: --out DIR is required", errUsage)
+		return fmt.Errorf("%w: --out DIR is required", cliflag.ErrUsage)
 	}
 	wcfg, err := wf.config()
 	if err != nil {
@@ -59,7 +60,7 @@ func cmdSignoff(ctx context.Context, c *cli, args []string) (err error) {
 		return err
 	}
 	if sizeGiven && !*withCapacity {
-		return fmt.Errorf("%w: --target-rate and --replicas size the capacity search's pools: add --capacity (each run of a sign-off is sized for the highest rate it saw; leakbench report --target-rate R DIR re-sizes one)", errUsage)
+		return fmt.Errorf("%w: --target-rate and --replicas size the capacity search's pools: add --capacity (each run of a sign-off is sized for the highest rate it saw; leakbench report --target-rate R DIR re-sizes one)", cliflag.ErrUsage)
 	}
 	// Before any load: a bad address fails here. Each side's run is a
 	// part of the page (the view draws them side by side).
@@ -69,32 +70,32 @@ func cmdSignoff(ctx context.Context, c *cli, args []string) (err error) {
 		return err
 	}
 	defer func() { err = d.close(err, *out) }()
-	if beforeSvc.target != "" || afterSvc.target != "" || svc.target != "" {
+	if beforeSvc.Target != "" || afterSvc.Target != "" || svc.Target != "" {
 		return signoffTargets(ctx, c, signoffTargetFlags{fs: fs, shared: svc, before: beforeSvc, after: afterSvc, mode: *mode, load: ld,
-			capacity: *withCapacity, hist: hist, o: runner.SignoffOptions{Out: *out, Force: *force, Log: c.progress(), Version: version, MetricsAddr: *metricsAddr, KeepQueryText: *keepQueryText, Shards: *shards, Rules: hist.rules, Workers: wcfg, Watch: d.sides()}}, otlp)
+			capacity: *withCapacity, hist: hist, o: runner.SignoffOptions{Out: *out, Force: *force, Log: c.progress(), Version: version, MetricsAddr: *metricsAddr, KeepQueryText: *keepQueryText, Shards: *shards, Rules: hist.Rules, Workers: wcfg, Watch: d.sides()}}, otlp)
 	}
-	if err := svc.refuseWithout("--before-target and --after-target"); err != nil {
+	if err := svc.RefuseWithout("--before-target and --after-target"); err != nil {
 		return err
 	}
-	if beforeSvc.given() || afterSvc.given() {
-		return fmt.Errorf("%w: the --before-* and --after-* service flags belong to --before-target and --after-target (two running builds of your own service)", errUsage)
+	if beforeSvc.Given() || afterSvc.Given() {
+		return fmt.Errorf("%w: the --before-* and --after-* service flags belong to --before-target and --after-target (two running builds of your own service)", cliflag.ErrUsage)
 	}
 	var signoffMode verdict.Mode
 	if *mode != "" {
 		if signoffMode, err = verdict.ParseMode(*mode); err != nil {
-			return fmt.Errorf("%w: --mode: %w", errUsage, err)
+			return fmt.Errorf("%w: --mode: %w", cliflag.ErrUsage, err)
 		}
 	}
 	switch *env {
 	case "auto", "docker", "local":
 	default:
-		return fmt.Errorf("%w: --env %q: a sign-off starts its own stacks; want auto, docker or local", errUsage, *env)
+		return fmt.Errorf("%w: --env %q: a sign-off starts its own stacks; want auto, docker or local", cliflag.ErrUsage, *env)
 	}
 	switch {
 	case *shards < 0:
-		return fmt.Errorf("%w: --shards %d: want a number of shard containers, 2 or more", errUsage, *shards)
+		return fmt.Errorf("%w: --shards %d: want a number of shard containers, 2 or more", cliflag.ErrUsage, *shards)
 	case *shards > 1 && *env != "docker":
-		return fmt.Errorf("%w: --shards runs the shards as containers of each run's stack: add --env docker", errUsage)
+		return fmt.Errorf("%w: --shards runs the shards as containers of each run's stack: add --env docker", cliflag.ErrUsage)
 	}
 	tel, err := otlp.start(ctx, c.progress())
 	if err != nil {
@@ -104,13 +105,13 @@ func cmdSignoff(ctx context.Context, c *cli, args []string) (err error) {
 	if ld.profile == runner.AllProfile && ld.scenario == "" {
 		switch {
 		case ld.given() != "":
-			return fmt.Errorf("%w: --profile %s plays each pattern's own scenario; %s change one profile's", errUsage, runner.AllProfile, ld.given())
+			return fmt.Errorf("%w: --profile %s plays each pattern's own scenario; %s change one profile's", cliflag.ErrUsage, runner.AllProfile, ld.given())
 		case *before != "" || *after != "":
-			return fmt.Errorf("%w: --profile %s compares each pattern's own variants; --variant-before/--variant-after take one profile", errUsage, runner.AllProfile)
-		case hist.dir != "" || hist.baseline != "" || hist.release != "":
-			return fmt.Errorf("%w: --history, --release and --baseline record one sign-off; with --profile %s sign the patterns off one by one (--profile NAME) to record them", errUsage, runner.AllProfile)
+			return fmt.Errorf("%w: --profile %s compares each pattern's own variants; --variant-before/--variant-after take one profile", cliflag.ErrUsage, runner.AllProfile)
+		case hist.Dir != "" || hist.Baseline != "" || hist.Release != "":
+			return fmt.Errorf("%w: --history, --release and --baseline record one sign-off; with --profile %s sign the patterns off one by one (--profile NAME) to record them", cliflag.ErrUsage, runner.AllProfile)
 		case *withCapacity:
-			return fmt.Errorf("%w: --capacity searches one profile's pair of variants; with --profile %s give the pattern's profile (--profile NAME)", errUsage, runner.AllProfile)
+			return fmt.Errorf("%w: --capacity searches one profile's pair of variants; with --profile %s give the pattern's profile (--profile NAME)", cliflag.ErrUsage, runner.AllProfile)
 		}
 		return signoffAll(ctx, c, runner.SignoffOptions{Out: *out, Force: *force, Log: c.progress(), Version: version, Env: *env, MetricsAddr: *metricsAddr, KeepQueryText: *keepQueryText, Shards: *shards, Telemetry: telemetry(tel), Workers: wcfg, Watch: d.sides()})
 	}
@@ -124,7 +125,7 @@ func cmdSignoff(ctx context.Context, c *cli, args []string) (err error) {
 	var capSpec *capacity.Spec
 	if *withCapacity {
 		if *shards > 1 {
-			return fmt.Errorf("%w: --capacity runs the search's stages from this process; drop --shards", errUsage)
+			return fmt.Errorf("%w: --capacity runs the search's stages from this process; drop --shards", cliflag.ErrUsage)
 		}
 		// Checked before the sign-off's runs: a profile the search cannot
 		// step fails now, not after minutes of sign-off.
@@ -133,15 +134,15 @@ func cmdSignoff(ctx context.Context, c *cli, args []string) (err error) {
 			err = capacity.CheckPlan(p.Plan, sp)
 		}
 		if err != nil {
-			return fmt.Errorf("%w: --capacity with profile %s: %w (a profile with a capacity: section and one constant-vus scenario searches: --profile capacity)", errUsage, p.Name, err)
+			return fmt.Errorf("%w: --capacity with profile %s: %w (a profile with a capacity: section and one constant-vus scenario searches: --profile capacity)", cliflag.ErrUsage, p.Name, err)
 		}
 		capSpec = &sp
 	}
-	if err := hist.prepare(p.Name, p.VariantAfter); err != nil {
+	if err := hist.Prepare(p.Name, p.VariantAfter); err != nil {
 		return err
 	}
 	start := time.Now()
-	cmp, err := runner.Signoff(ctx, runner.SignoffOptions{Profile: p, Out: *out, Force: *force, Log: c.progress(), Version: version, Env: *env, MetricsAddr: *metricsAddr, KeepQueryText: *keepQueryText, Shards: *shards, Telemetry: telemetry(tel), Mode: signoffMode, Rules: hist.rules, Workers: wcfg, Watch: d.sides()})
+	cmp, err := runner.Signoff(ctx, runner.SignoffOptions{Profile: p, Out: *out, Force: *force, Log: c.progress(), Version: version, Env: *env, MetricsAddr: *metricsAddr, KeepQueryText: *keepQueryText, Shards: *shards, Telemetry: telemetry(tel), Mode: signoffMode, Rules: hist.Rules, Workers: wcfg, Watch: d.sides()})
 	if err != nil {
 		return err
 	}
@@ -149,7 +150,7 @@ func cmdSignoff(ctx context.Context, c *cli, args []string) (err error) {
 	if err := cmp.WriteTable(c.tables()); err != nil {
 		return err
 	}
-	regressed, err := hist.recordSignoff(ctx, *out, cmp)
+	regressed, err := hist.Signoff(ctx, *out, cmp)
 	if err != nil {
 		return err
 	}
@@ -214,7 +215,7 @@ func loadProfile(name, file string) (profiles.Profile, error) {
 	}
 	p, err := profiles.Lookup(name)
 	if err != nil {
-		return p, fmt.Errorf("%w: %w", errUsage, err)
+		return p, fmt.Errorf("%w: %w", cliflag.ErrUsage, err)
 	}
 	return p, nil
 }
@@ -225,7 +226,7 @@ func overrideVariants(p *profiles.Profile, before, after string) error {
 			continue
 		}
 		if _, err := gateway.ParseVariants(v); err != nil {
-			return fmt.Errorf("%w: %w", errUsage, err)
+			return fmt.Errorf("%w: %w", cliflag.ErrUsage, err)
 		}
 	}
 	if before != "" {

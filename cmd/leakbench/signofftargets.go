@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/app/ownservice"
 	"github.com/leakbench/leakbench/internal/app/runner"
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/reports/verdict"
 )
@@ -18,7 +20,7 @@ import (
 // back to, and the sign-off's own.
 type signoffTargetFlags struct {
 	fs                    *flag.FlagSet
-	shared, before, after *serviceFlags
+	shared, before, after *ownservice.Service
 	mode                  string
 	load                  *loadFlags
 	capacity              bool
@@ -32,43 +34,43 @@ func signoffTargets(ctx context.Context, c *cli, f signoffTargetFlags, otlp otlp
 	given := map[string]bool{}
 	f.fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
 	switch {
-	case f.shared.target != "":
-		return fmt.Errorf("%w: a sign-off loads two builds: give --before-target URL and --after-target URL, not --target", errUsage)
+	case f.shared.Target != "":
+		return fmt.Errorf("%w: a sign-off loads two builds: give --before-target URL and --after-target URL, not --target", cliflag.ErrUsage)
 	case given["variant-before"] || given["variant-after"]:
-		return fmt.Errorf("%w: --variant-before/--variant-after pick the reference gateway's variants; --before-target/--after-target are your own builds: give one pair", errUsage)
+		return fmt.Errorf("%w: --variant-before/--variant-after pick the reference gateway's variants; --before-target/--after-target are your own builds: give one pair", cliflag.ErrUsage)
 	case given["env"]:
-		return fmt.Errorf("%w: --env picks where leakbench starts its stacks; with --before-target/--after-target it starts none", errUsage)
+		return fmt.Errorf("%w: --env picks where leakbench starts its stacks; with --before-target/--after-target it starts none", cliflag.ErrUsage)
 	case f.load.profile == runner.AllProfile && f.load.scenario == "":
-		return fmt.Errorf("%w: --profile %s signs off the reference gateway's patterns; give your own builds a scenario (--scenario FILE) or one profile", errUsage, runner.AllProfile)
+		return fmt.Errorf("%w: --profile %s signs off the reference gateway's patterns; give your own builds a scenario (--scenario FILE) or one profile", cliflag.ErrUsage, runner.AllProfile)
 	case f.capacity:
-		return fmt.Errorf("%w: --capacity searches the reference gateway's variants; search each of your builds with leakbench capacity --target URL", errUsage)
+		return fmt.Errorf("%w: --capacity searches the reference gateway's variants; search each of your builds with leakbench capacity --target URL", cliflag.ErrUsage)
 	}
 	mode, err := verdict.ParseMode(f.mode)
 	if err != nil {
-		return fmt.Errorf("%w: --mode is required with two targets: %w", errUsage, err)
+		return fmt.Errorf("%w: --mode is required with two targets: %w", cliflag.ErrUsage, err)
 	}
-	topts, err := f.shared.conn.options()
+	topts, err := f.shared.Conn.Options()
 	if err != nil {
 		return err
 	}
 	o := f.o
 	o.Mode = mode
 	for _, side := range []struct {
-		svc *serviceFlags
+		svc *ownservice.Service
 		dst **runner.SignoffTarget
 	}{{f.before, &o.Before}, {f.after, &o.After}} {
-		if side.svc.target == "" {
+		if side.svc.Target == "" {
 			continue // CheckSignoff says which is missing
 		}
-		side.svc.withDefaults(f.shared)
-		ext, err := side.svc.external(topts)
+		side.svc.WithDefaults(f.shared)
+		ext, err := side.svc.External(topts)
 		if err != nil {
 			return err
 		}
-		*side.dst = &runner.SignoffTarget{External: ext, Target: topts, Name: side.svc.name}
+		*side.dst = &runner.SignoffTarget{External: ext, Target: topts, Name: side.svc.Name}
 	}
 	if err := runner.CheckSignoff(o); err != nil {
-		return fmt.Errorf("%w: %w", errUsage, err)
+		return fmt.Errorf("%w: %w", cliflag.ErrUsage, err)
 	}
 	p, err := f.load.load()
 	if err != nil {
@@ -76,7 +78,7 @@ func signoffTargets(ctx context.Context, c *cli, f signoffTargetFlags, otlp otlp
 	}
 	o.Profile = p
 	// The history knows the runs by profile; the builds are no variants.
-	if err := f.hist.prepare(p.Name, ""); err != nil {
+	if err := f.hist.Prepare(p.Name, ""); err != nil {
 		return err
 	}
 	tel, err := otlp.start(ctx, c.progress())
@@ -88,7 +90,7 @@ func signoffTargets(ctx context.Context, c *cli, f signoffTargetFlags, otlp otlp
 	start := time.Now()
 	cmp, err := runner.Signoff(ctx, o)
 	if errors.Is(err, runner.ErrSignoffTargets) {
-		return fmt.Errorf("%w: %w", errUsage, err)
+		return fmt.Errorf("%w: %w", cliflag.ErrUsage, err)
 	}
 	if err != nil {
 		return err
@@ -97,7 +99,7 @@ func signoffTargets(ctx context.Context, c *cli, f signoffTargetFlags, otlp otlp
 	if err := cmp.WriteTable(c.tables()); err != nil {
 		return err
 	}
-	regressed, err := f.hist.recordSignoff(ctx, o.Out, cmp)
+	regressed, err := f.hist.Signoff(ctx, o.Out, cmp)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 	"github.com/leakbench/leakbench/reports"
 	"github.com/leakbench/leakbench/reports/sizing"
 )
@@ -40,7 +41,7 @@ func (s *sizingFlags) options() (o sizing.Options, given bool, err error) {
 		}
 	})
 	if err := o.Validate(); err != nil {
-		return o, given, fmt.Errorf("%w: %w", errUsage, err)
+		return o, given, fmt.Errorf("%w: %w", cliflag.ErrUsage, err)
 	}
 	return o, given, nil
 }
@@ -51,7 +52,7 @@ func (s *sizingFlags) options() (o sizing.Options, given bool, err error) {
 func sizeRun(w io.Writer, dir string, o sizing.Options) error {
 	sz, err := reports.SizeRun(dir, o)
 	if errors.Is(err, sizing.ErrInput) {
-		return fmt.Errorf("%w: %w", errUsage, err)
+		return fmt.Errorf("%w: %w", cliflag.ErrUsage, err)
 	}
 	if err != nil {
 		return fmt.Errorf("size the pool of %s: %w", dir, err)

@@ -10,7 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/app/ownservice"
 	"github.com/leakbench/leakbench/internal/app/soak"
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
@@ -69,18 +71,18 @@ Exit: 0 flat, 99 growing or not judged, 1 the soak could not be run, 130 interru
 `)
 		printFlags(fs.Output(), fs)
 	}
-	pos, err := parseArgs(fs, args)
+	pos, err := cliflag.ParseArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 0 {
-		return fmt.Errorf("%w: leakbench soak takes no positional arguments (got %q)", errUsage, pos)
+		return fmt.Errorf("%w: leakbench soak takes no positional arguments (got %q)", cliflag.ErrUsage, pos)
 	}
 	if *out == "" {
-		return fmt.Errorf("%w: --out DIR is required", errUsage)
+		return fmt.Errorf("%w: --out DIR is required", cliflag.ErrUsage)
 	}
 	if *baseline < 0 || *warmup < 0 || *coolDown < 0 || *minPoints < 2 || *minR2 < 0 || *minR2 > 1 {
-		return fmt.Errorf("%w: want --baseline, --warmup, --cool-down ≥ 0, --min-points ≥ 2 and 0 ≤ --min-r2 ≤ 1", errUsage)
+		return fmt.Errorf("%w: want --baseline, --warmup, --cool-down ≥ 0, --min-points ≥ 2 and 0 ≤ --min-r2 ≤ 1", cliflag.ErrUsage)
 	}
 	wcfg, err := wf.config()
 	if err != nil {
@@ -114,28 +116,28 @@ Exit: 0 flat, 99 growing or not judged, 1 the soak could not be run, 130 interru
 // soakTarget points the soak at the user's own service when --target is
 // given (Env external, no variant). A soak is judged on the probes, so it
 // needs a probe DSN there.
-func soakTarget(fs *flag.FlagSet, svc *serviceFlags, o *soak.Options) error {
-	if svc.target == "" {
-		return svc.refuseWithout("--target")
+func soakTarget(fs *flag.FlagSet, svc *ownservice.Service, o *soak.Options) error {
+	if svc.Target == "" {
+		return svc.RefuseWithout("--target")
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	switch {
 	case given["variant"]:
-		return fmt.Errorf("%w: --target soaks your own service; --variant the reference gateway's: give one of them", errUsage)
+		return fmt.Errorf("%w: --target soaks your own service; --variant the reference gateway's: give one of them", cliflag.ErrUsage)
 	case given["env"] && o.Env != "external":
-		return fmt.Errorf("%w: --target soaks your own service (--env external), not a stack of --env %s", errUsage, o.Env)
+		return fmt.Errorf("%w: --target soaks your own service (--env external), not a stack of --env %s", cliflag.ErrUsage, o.Env)
 	}
-	topts, err := svc.conn.options()
+	topts, err := svc.Conn.Options()
 	if err != nil {
 		return err
 	}
-	ext, err := svc.external(topts)
+	ext, err := svc.External(topts)
 	if err != nil {
 		return err
 	}
 	if ext.ProbeDSN == "" {
-		return fmt.Errorf("%w: a soak is judged on the probes: --target needs a probe DSN (%s)", errUsage, svc.probeDSN.Sources())
+		return fmt.Errorf("%w: a soak is judged on the probes: --target needs a probe DSN (%s)", cliflag.ErrUsage, svc.ProbeDSN.Sources())
 	}
 	o.Env, o.External, o.Target, o.Variant = "external", ext, topts, ""
 	return nil
@@ -184,11 +186,11 @@ func soakSettings(fs *flag.FlagSet, set rundir.SoakSettings, f soakFlags) (rundi
 	set.Slopes = slopes
 	for k := range set.Slopes {
 		if !slices.Contains(soak.SlopeKinds(), k) {
-			return set, fmt.Errorf("%w: a slope threshold for %q, which is no resource kind; kinds: %s", errUsage, k, strings.Join(soak.SlopeKinds(), ", "))
+			return set, fmt.Errorf("%w: a slope threshold for %q, which is no resource kind; kinds: %s", cliflag.ErrUsage, k, strings.Join(soak.SlopeKinds(), ", "))
 		}
 	}
 	if set.Baseline < 0 || set.Warmup < 0 || set.CoolDown < 0 || set.MinPoints < 2 || set.MinR2 < 0 || set.MinR2 > 1 {
-		return set, fmt.Errorf("%w: the soak wants baseline, warmup, cool_down ≥ 0, min_points ≥ 2 and 0 ≤ min_r2 ≤ 1", errUsage)
+		return set, fmt.Errorf("%w: the soak wants baseline, warmup, cool_down ≥ 0, min_points ≥ 2 and 0 ≤ min_r2 ≤ 1", cliflag.ErrUsage)
 	}
 	return set, nil
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 	"github.com/leakbench/leakbench/scenarios/profiles"
 )
 
@@ -40,7 +41,7 @@ func TestSoakSettings(t *testing.T) {
 		t.Errorf("flags over the profile: %+v, %v", set, err)
 	}
 	fs, f = parse("--slope", "conections=3")
-	if _, err := soakSettings(fs, p.Soak, f); !errors.Is(err, errUsage) {
+	if _, err := soakSettings(fs, p.Soak, f); !errors.Is(err, cliflag.ErrUsage) {
 		t.Errorf("a misspelt slope kind: %v, want a usage error", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/leakbench/leakbench/internal/app/history"
 	"github.com/leakbench/leakbench/internal/app/history/trend"
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
@@ -23,20 +24,20 @@ func cmdTrend(_ context.Context, c *cli, args []string) error {
 		fmt.Fprintf(fs.Output(), "Usage: leakbench trend HISTORY_DIR --out DIR [flags]\n\nDraws the key figures of a history directory (written by run/signoff --history) release after\nrelease: a self-contained trend.html, trend.md and plots/NAME.png|svg, the baseline marked.\n\n")
 		printFlags(fs.Output(), fs)
 	}
-	pos, err := parseArgs(fs, args)
+	pos, err := cliflag.ParseArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return fmt.Errorf("%w: leakbench trend HISTORY_DIR --out DIR", errUsage)
+		return fmt.Errorf("%w: leakbench trend HISTORY_DIR --out DIR", cliflag.ErrUsage)
 	}
 	dir := pos[0]
 	if *out == "" {
-		return fmt.Errorf("%w: --out DIR is required", errUsage)
+		return fmt.Errorf("%w: --out DIR is required", cliflag.ErrUsage)
 	}
 	st, err := history.OpenExisting(dir)
 	if err != nil {
-		return fmt.Errorf("%w: %w", errUsage, err)
+		return fmt.Errorf("%w: %w", cliflag.ErrUsage, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, history.MarkerFile)); err != nil {
 		fmt.Fprintf(c.stderr, "leakbench: warning: %s has no %s marker; reading its entries anyway\n", dir, history.MarkerFile)
@@ -50,7 +51,7 @@ func cmdTrend(_ context.Context, c *cli, args []string) error {
 	}
 	t, err := trend.New(entries, trend.Options{Profile: *profile, Variant: *variant, Baseline: *baseline})
 	if errors.Is(err, trend.ErrEmpty) || errors.Is(err, history.ErrNotFound) {
-		return fmt.Errorf("%w: %w", errUsage, err)
+		return fmt.Errorf("%w: %w", cliflag.ErrUsage, err)
 	}
 	if err != nil {
 		return err
@@ -58,7 +59,7 @@ func cmdTrend(_ context.Context, c *cli, args []string) error {
 	// The --out rules of every command: a new or empty directory, or with
 	// --force one that holds only leakbench's own output.
 	if err := rundir.Prepare(*out, *force); err != nil {
-		return fmt.Errorf("%w: %w", errUsage, err)
+		return fmt.Errorf("%w: %w", cliflag.ErrUsage, err)
 	}
 	if err := t.Write(*out); err != nil {
 		rundir.Discard(*out)

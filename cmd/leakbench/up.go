@@ -7,6 +7,7 @@ import (
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/gateway-under-test"
 	"github.com/leakbench/leakbench/internal/app/servers"
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 	"github.com/leakbench/leakbench/scenarios/stack"
 )
 
@@ -26,15 +27,15 @@ func cmdUp(ctx context.Context, c *cli, args []string) error {
 	fs.IntVar(&ports.Upstream, "upstream-port", 0, "docker: publish the upstream on this 127.0.0.1 port")
 	var ext fixtures.External
 	fs.StringVar(&ext.GatewayURL, "target", "", "external: your gateway's MCP endpoint (http://127.0.0.1:PORT/mcp)")
-	addAlias(fs, "gateway-url", "target")
+	cliflag.Alias(fs, "gateway-url", "target")
 	fs.StringVar(&ext.GatewayMetricsURL, "metrics-url", "", "external: your gateway's Prometheus endpoint")
-	addAlias(fs, "scrape", "metrics-url")
-	probeDSN := newSecretFlag(fs, "probe-dsn", "LEAKBENCH_PROBE_DSN", "external: `DSN` of a pg_monitor role on your PostgreSQL", "dsn")
-	postgresDSN := newSecretFlag(fs, "postgres-dsn", "LEAKBENCH_POSTGRES_DSN", "external: admin `DSN` of your PostgreSQL (optional)")
-	appDSN := newSecretFlag(fs, "app-dsn", "LEAKBENCH_APP_DSN", "external: your gateway's `DSN`, through PgBouncer (optional)")
-	pgbouncerDSN := newSecretFlag(fs, "pgbouncer-admin-dsn", "LEAKBENCH_PGBOUNCER_ADMIN_DSN", "external: `DSN` of your PgBouncer's admin console (optional)", "pgbouncer")
-	for _, s := range []*secretFlag{probeDSN, postgresDSN, appDSN, pgbouncerDSN} {
-		s.getenv = c.getenv // the cli's environment
+	cliflag.Alias(fs, "scrape", "metrics-url")
+	probeDSN := cliflag.NewSecret(fs, "probe-dsn", "LEAKBENCH_PROBE_DSN", "external: `DSN` of a pg_monitor role on your PostgreSQL", "dsn")
+	postgresDSN := cliflag.NewSecret(fs, "postgres-dsn", "LEAKBENCH_POSTGRES_DSN", "external: admin `DSN` of your PostgreSQL (optional)")
+	appDSN := cliflag.NewSecret(fs, "app-dsn", "LEAKBENCH_APP_DSN", "external: your gateway's `DSN`, through PgBouncer (optional)")
+	pgbouncerDSN := cliflag.NewSecret(fs, "pgbouncer-admin-dsn", "LEAKBENCH_PGBOUNCER_ADMIN_DSN", "external: `DSN` of your PgBouncer's admin console (optional)", "pgbouncer")
+	for _, s := range []*cliflag.Secret{probeDSN, postgresDSN, appDSN, pgbouncerDSN} {
+		s.Getenv = c.getenv // the cli's environment
 	}
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `Usage: leakbench up [--env auto|docker|local|external] [--variant V] [--json] [flags]
@@ -48,12 +49,12 @@ private network from images leakbench builds itself (see 'leakbench images');
 `)
 		printFlags(fs.Output(), fs)
 	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := cliflag.Parse(fs, args); err != nil {
 		return err
 	}
 	for _, f := range []struct {
 		dst  *string
-		flag *secretFlag
+		flag *cliflag.Secret
 	}{{&ext.ProbeDSN, probeDSN}, {&ext.PostgresDSN, postgresDSN}, {&ext.AppDSN, appDSN}, {&ext.PgBouncerAdminDSN, pgbouncerDSN}} {
 		v, err := f.flag.Value()
 		if err != nil {
@@ -62,7 +63,7 @@ private network from images leakbench builds itself (see 'leakbench images');
 		*f.dst = v
 	}
 	if _, err := gateway.ParseVariants(*variant); err != nil {
-		return fmt.Errorf("%w: %w", errUsage, err)
+		return fmt.Errorf("%w: %w", cliflag.ErrUsage, err)
 	}
 	return servers.Up(ctx, servers.UpOptions{
 		Stack:    stack.Config{Variant: *variant, Users: *users, IdleInTxTimeout: *iit, LogDir: *logDir},

@@ -8,11 +8,12 @@ import (
 
 	"github.com/leakbench/leakbench/gateway-under-test/upstream"
 	"github.com/leakbench/leakbench/internal/app/servers"
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 )
 
 func cmdUpstream(ctx context.Context, c *cli, args []string) error {
 	fs := c.flagSet("upstream")
-	e := &envFlags{fs: fs, lookupEnv: c.lookupEnv}
+	e := cliflag.NewEnv(fs, c.lookupEnv)
 	def := servers.DefaultUpstreamConfig()
 	listen := e.String("listen", "LEAKBENCH_UPSTREAM_LISTEN", def.Listen, "address to serve on")
 	latency := e.Duration("latency", "LEAKBENCH_UPSTREAM_LATENCY", 0, "how long each call takes before it is answered (at most "+upstream.MaxLatency.String()+")")
@@ -32,7 +33,7 @@ Every flag can also be set with the environment variable named in its help.
 `)
 		printFlags(fs.Output(), fs)
 	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := cliflag.Parse(fs, args); err != nil {
 		return err
 	}
 	if err := e.Err(); err != nil {
@@ -42,7 +43,7 @@ Every flag can also be set with the environment variable named in its help.
 		ReadHeaderTimeout: *readHeaderTimeout, BodyReadTimeout: *bodyReadTimeout, IdleTimeout: *idleTimeout,
 		Logger: slog.New(slog.NewTextHandler(c.stderr, nil))})
 	if errors.Is(err, upstream.ErrBadConfig) {
-		return fmt.Errorf("%w: %w", errUsage, err)
+		return fmt.Errorf("%w: %w", cliflag.ErrUsage, err)
 	}
 	return err
 }

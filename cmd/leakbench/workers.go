@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/leakbench/leakbench/internal/app/workers"
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 )
 
 // The hidden worker subcommand: a process run --workers starts of this
@@ -22,7 +23,7 @@ func init() {
 // input; the end of that input (the parent stopped it, or died) stops it.
 func cmdWorker(ctx context.Context, args []string) error {
 	if len(args) > 0 {
-		return fmt.Errorf("%w: leakbench worker takes no argument; it is started by leakbench run --workers", errUsage)
+		return fmt.Errorf("%w: leakbench worker takes no argument; it is started by leakbench run --workers", cliflag.ErrUsage)
 	}
 	return workers.Serve(ctx, os.Stdin, os.Stderr)
 }
@@ -58,8 +59,8 @@ func (w *workersFlags) config() (workers.Config, error) {
 // The reason alone follows "usage: " (the workers' sentinel would only
 // say it twice).
 func workersExit(err error) error {
-	if errors.Is(err, workers.ErrBadInput) && !errors.Is(err, errUsage) {
-		return fmt.Errorf("%w: %s", errUsage, strings.TrimPrefix(err.Error(), workers.ErrBadInput.Error()+": "))
+	if errors.Is(err, workers.ErrBadInput) && !errors.Is(err, cliflag.ErrUsage) {
+		return fmt.Errorf("%w: %s", cliflag.ErrUsage, strings.TrimPrefix(err.Error(), workers.ErrBadInput.Error()+": "))
 	}
 	return err
 }

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/leakbench/leakbench/internal/lib/cliflag"
 	"github.com/leakbench/leakbench/internal/testing/mcptest"
 )
 
@@ -60,7 +61,7 @@ func TestRunWorkers(t *testing.T) {
 	} {
 		bad := filepath.Join(dir, "bad")
 		err := cmdRun(context.Background(), isolatedCLI(), append([]string{"--target", target, "--scenario", scen, "--out", bad}, tc.args...))
-		if !errors.Is(err, errUsage) || exitCode(err) != exitUsage || !strings.Contains(err.Error(), tc.want) {
+		if !errors.Is(err, cliflag.ErrUsage) || exitCode(err) != exitUsage || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v; want exit 2 with %q", tc.args, err, tc.want)
 		}
 		if _, serr := os.Stat(bad); !errors.Is(serr, os.ErrNotExist) {

@@ -255,7 +255,7 @@ func leakbenchFlags(t *testing.T) map[string]bool {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("cmd/leakbench sources: %v", err)
 	}
-	def := regexp.MustCompile(`(?:fs\.(?:String|Bool|Int|Duration|Func|StringVar|BoolVar|Var)\((?:[^,"]+, )?|newSecretFlag\(fs, )"([a-z-]+)"`)
+	def := regexp.MustCompile(`(?:fs\.(?:String|Bool|Int|Duration|Func|StringVar|BoolVar|Var)\((?:[^,"]+, )?|cliflag\.NewSecret\(fs, )"([a-z-]+)"`)
 	flags := map[string]bool{}
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {

@@ -1,4 +1,4 @@
-package main
+package cliflag
 
 import (
 	"errors"
@@ -28,22 +28,32 @@ func TestParseArgs(t *testing.T) {
 			fs := flag.NewFlagSet("x", flag.ContinueOnError)
 			fs.SetOutput(io.Discard)
 			out := fs.String("out", "", "")
-			pos, err := parseArgs(fs, tc.args)
+			pos, err := ParseArgs(fs, tc.args)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !slices.Equal(pos, tc.pos) || *out != tc.out {
-				t.Errorf("parseArgs(%q) = %q, --out %q; want %q, %q", tc.args, pos, *out, tc.pos, tc.out)
+				t.Errorf("ParseArgs(%q) = %q, --out %q; want %q, %q", tc.args, pos, *out, tc.pos, tc.out)
 			}
 		})
 	}
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.String("out", "", "")
-	if err := parseFlags(fs, []string{"--out", "D", "stray"}); !errors.Is(err, errUsage) {
-		t.Errorf("parseFlags with a positional argument: %v, want a usage error", err)
+	if err := Parse(fs, []string{"--out", "D", "stray"}); !errors.Is(err, ErrUsage) {
+		t.Errorf("Parse with a positional argument: %v, want a usage error", err)
 	}
-	if _, err := parseArgs(fs, []string{"A", "--nope"}); !errors.Is(err, errUsage) {
+	if _, err := ParseArgs(fs, []string{"A", "--nope"}); !errors.Is(err, ErrUsage) {
 		t.Errorf("an unknown flag after a positional argument: %v, want a usage error", err)
+	}
+}
+
+// TestClosest: a typo is one or two edits away; an unrelated word is not.
+func TestClosest(t *testing.T) {
+	names := []string{"target", "tokens-file", "probe-dsn", "before-target"}
+	for in, want := range map[string]string{"tagret": "target", "probe-dns": "probe-dsn", "tokens": "tokens-file", "zzz": "", "x": ""} {
+		if got := Closest(in, names); got != want {
+			t.Errorf("Closest(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

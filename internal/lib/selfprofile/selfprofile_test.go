@@ -1,4 +1,4 @@
-package main
+package selfprofile
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ func TestProfilesWritten(t *testing.T) {
 		"LEAKBENCH_MEMPROFILE": filepath.Join(dir, "mem.pprof"),
 	}
 	var stderr bytes.Buffer
-	stop := startProfiles(func(k string) string { return env[k] }, &stderr)
+	stop := Start(func(k string) string { return env[k] }, &stderr)
 	burn := 0
 	for i := range 1_000_000 {
 		burn += i % 7
@@ -41,7 +41,7 @@ func TestProfilesWritten(t *testing.T) {
 
 	stderr.Reset()
 	bad := filepath.Join(dir, "no-such-dir", "cpu.pprof")
-	stop = startProfiles(func(k string) string {
+	stop = Start(func(k string) string {
 		if k == "LEAKBENCH_CPUPROFILE" {
 			return bad
 		}

@@ -1,4 +1,4 @@
-package main
+package selfprofile
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"runtime/pprof"
 )
 
-// startProfiles starts the Go profiles the environment asks for, for
+// Start starts the Go profiles the environment asks for, for
 // whoever works on leakbench itself (docs/development): LEAKBENCH_CPUPROFILE
 // names the file of a CPU profile of the whole process, LEAKBENCH_MEMPROFILE
 // the file of a heap profile written as it exits. With --env local the
@@ -18,7 +18,7 @@ import (
 // subcommand unchanged. The returned stop writes what was started; a
 // profile that cannot be written is said on stderr and does not change the
 // exit code of the run it watched.
-func startProfiles(getenv func(string) string, stderr io.Writer) (stop func()) {
+func Start(getenv func(string) string, stderr io.Writer) (stop func()) {
 	var cpu *os.File
 	if path := getenv("LEAKBENCH_CPUPROFILE"); path != "" {
 		f, err := os.Create(path)
@@ -50,6 +50,7 @@ func startProfiles(getenv func(string) string, stderr io.Writer) (stop func()) {
 	}
 }
 
+// writeHeapProfile writes the heap profile of what is live to path.
 func writeHeapProfile(path string) error {
 	f, err := os.Create(path)
 	if err != nil {
