@@ -3,7 +3,6 @@ package engine
 // Captures and checks: what a step finds in its answer.
 
 import (
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/leakbench/leakbench/scenarios/internal/textutil"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 	"github.com/leakbench/leakbench/scenarios/plan"
-	"github.com/leakbench/leakbench/scenarios/plan/threshold"
 )
 
 // maxAnswerSample bounds the sample answer kept for a failed check.
@@ -184,36 +182,4 @@ func (e *engine) checkResults() []rundir.CheckResult {
 		}
 	}
 	return out
-}
-
-// observeChecks is the checks metric: passes over checks judged.
-func (e *engine) observeChecks(f []threshold.Tag) (float64, int64) {
-	var pass, all int64
-	for i, sr := range e.runs {
-		for id, name := range sr.cs.Checks {
-			if !tagsMatch(f, map[string]string{"scenario": sr.cs.Name, "check": name}) {
-				continue
-			}
-			cc := &e.m.checks.byScen[i][id]
-			p := cc.pass.Load()
-			pass += p
-			all += p + cc.fail.Load()
-		}
-	}
-	if all == 0 {
-		return 0, 0
-	}
-	return float64(pass) / float64(all), all
-}
-
-// tagsMatch reports whether every tag of the filter has its value in tags.
-func tagsMatch(f []threshold.Tag, tags map[string]string) bool {
-	for _, t := range f {
-		if v, ok := tags[t.Name]; ok && v != t.Value && !strings.EqualFold(t.Name, "method") {
-			return false
-		} else if ok && strings.EqualFold(t.Name, "method") && !strings.EqualFold(v, t.Value) {
-			return false
-		}
-	}
-	return true
 }

@@ -24,7 +24,9 @@
 //
 // The [Result] holds counters, errors by kind (mcp.Classify), latency
 // summaries from mergeable HDR histograms (per method, per tool and
-// prompt, per scenario), every threshold's verdict and how the run ended.
+// prompt, per scenario), every threshold's verdict and how the run ended;
+// package results sums it up from what the engine counted, as it sums up
+// the shards of one plan (leakbench merge).
 // While it runs the engine appends a per-second time series to the run
 // directory ([rundir.LoadFile], see scenarios/FORMAT.md), can serve live
 // Prometheus metrics ([RunOptions].MetricsAddr), and draws a progress line.

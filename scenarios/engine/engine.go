@@ -19,16 +19,10 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/redact"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/scenarios/engine/live"
+	"github.com/leakbench/leakbench/scenarios/engine/results"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 	"github.com/leakbench/leakbench/scenarios/mcp/bearer"
 	"github.com/leakbench/leakbench/scenarios/plan"
-)
-
-// How a run ended (Result.EndReason).
-const (
-	EndCompleted          = "completed"
-	EndInterrupted        = "interrupted"
-	EndAbortedByThreshold = "aborted_by_threshold"
 )
 
 // maxConcurrentCloses bounds the session closes in flight at once.
@@ -195,9 +189,8 @@ func RunPlan(ctx context.Context, pl *plan.Plan, opts RunOptions) (*rundir.LoadR
 	if res.Plan, err = json.Marshal(&resolved); err != nil {
 		return nil, fmt.Errorf("record the plan played: %w", err)
 	}
-	res.Config = configOf(cp)
 	if opts.RunDir != "" {
-		// What leakbench merge adds shards up from (shardresults.go).
+		// What leakbench merge adds shards up from (counts.go).
 		if err := e.writeSeries(opts.RunDir, res, opts.StartAt); err != nil {
 			return nil, err
 		}
@@ -346,7 +339,7 @@ func (e *engine) run(ctx context.Context, opts RunOptions, out *outputs) *rundir
 	defer abortRun()
 	defer stopRun()
 	e.stopRun = stopRun
-	stopOnCtx := context.AfterFunc(ctx, func() { e.end(EndInterrupted) })
+	stopOnCtx := context.AfterFunc(ctx, func() { e.end(results.EndInterrupted) })
 	defer stopOnCtx()
 
 	e.started = time.Now()
@@ -365,82 +358,28 @@ func (e *engine) run(ctx context.Context, opts RunOptions, out *outputs) *rundir
 	close(monDone)
 	monWG.Wait()
 	mon.finish(ended)
-	e.end(EndCompleted)
+	e.end(results.EndCompleted)
 	return e.result(ended)
 }
 
 // end records how the run ended (the first reason wins) and stops it.
 func (e *engine) end(reason string) {
 	e.endOnce.Do(func() { e.endReason.Store(reason) })
-	if reason != EndCompleted && e.stopRun != nil {
+	if reason != results.EndCompleted && e.stopRun != nil {
 		e.stopRun()
 	}
 }
 
-// result assembles the Result once every user has stopped.
+// result assembles the Result once every user has stopped (package
+// results sums up and judges what e counted).
 func (e *engine) result(ended time.Time) *rundir.LoadResult {
-	all := e.m.collect(nil)
-	r := &rundir.LoadResult{
-		Started:           e.started,
-		Ended:             ended,
-		EndReason:         e.endReason.Load().(string),
-		ErrorsByKind:      make(map[string]int64, mcp.NumKinds),
-		PeakUsers:         int(e.m.all.peak.Load()),
-		Latency:           e.m.latency(all, -1),
-		IterationDuration: iterationStats(all, -1),
-		Scenarios:         make(map[string]rundir.ScenarioResult, len(e.runs)),
+	c := e.counts(ended)
+	var dropped int64
+	for _, sc := range c.State.Scenarios {
+		dropped += sc.DroppedIterations
 	}
-	r.Interrupted = r.EndReason == EndInterrupted
-	r.FirstErrors = e.m.firstErrors(e.started)
-	for _, k := range mcp.Kinds {
-		r.ErrorsByKind[k] = 0
-	}
-	for i, sr := range e.runs {
-		sc := sr.sc
-		s := rundir.ScenarioResult{
-			Executor:          sr.cs.Executor,
-			Requests:          sc.requests.Load(),
-			Failures:          sc.failures.Load(),
-			Aborted:           sc.aborted.Load(),
-			Iterations:        sc.iterations.Load(),
-			DroppedIterations: sc.dropped.Load(),
-			PeakUsers:         int(sc.peak.Load()),
-			ErrorsByKind:      make(map[string]int64, mcp.NumKinds),
-			Latency:           e.m.latency(all, i),
-			IterationDuration: iterationStats(all, i),
-		}
-		for k, name := range mcp.Kinds {
-			n := sc.kinds[k].Load()
-			s.ErrorsByKind[name] = n
-			r.ErrorsByKind[name] += n
-		}
-		r.Scenarios[sr.cs.Name] = s
-		r.Requests += s.Requests
-		r.Failures += s.Failures
-		r.Aborted += s.Aborted
-		r.Iterations += s.Iterations
-		r.DroppedIterations += s.DroppedIterations
-		r.Reinits += sc.reinits.Load()
-		r.InitRetries += sc.initRetries.Load()
-		r.AbortedUsers += sc.retired.Load()
-		r.EndedSessions += sc.ended.Load()
-		if f := sc.features.snapshot(); f != nil {
-			if r.Features == nil {
-				r.Features = &rundir.FeatureStats{}
-			}
-			r.Features.Add(f)
-		}
-	}
-	elapsed := ended.Sub(e.started)
-	for _, t := range e.cp.Thresholds {
-		r.Thresholds = append(r.Thresholds, e.evaluate(t, all, elapsed))
-	}
-	e.m.samplesMu.Lock()
-	r.ErrorSamples = append([]string{}, e.m.samples...)
-	e.m.samplesMu.Unlock()
-	r.Checks, r.HTTP = e.checkResults(), e.httpResults(all)
-	e.addProtocols(r) // protocol.go
-	r.Generator = e.gen.result(r.DroppedIterations)
+	c.State.Generator = e.gen.result(dropped)
+	r := results.Summarize(c)
 	r.ScaleChanges = e.scaleChanges() // external.go
 	return r
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/redact"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/internal/testing/mcptest"
+	"github.com/leakbench/leakbench/scenarios/engine/results"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
@@ -136,7 +137,7 @@ func TestRunStopsOnCancel(t *testing.T) {
 	if took := time.Since(start); took > 3*time.Second {
 		t.Errorf("RunPlan returned %s after start, %s after cancel", took, took-500*time.Millisecond)
 	}
-	if err != nil || res == nil || !res.Interrupted || res.EndReason != EndInterrupted {
+	if err != nil || res == nil || !res.Interrupted || res.EndReason != results.EndInterrupted {
 		t.Fatalf("RunPlan: res %+v, err %v; want an interrupted result", res, err)
 	}
 	if res.ErrorsByKind[mcp.KindCanceled] != users || res.Failures != 0 {

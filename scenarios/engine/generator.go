@@ -10,7 +10,9 @@ import (
 
 	"github.com/leakbench/leakbench/internal/lib/procstat"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
+	"github.com/leakbench/leakbench/scenarios/engine/hdrlog"
 	"github.com/leakbench/leakbench/scenarios/engine/live"
+	"github.com/leakbench/leakbench/scenarios/engine/results"
 )
 
 // The generator's self-check: whether the engine kept to its own schedule
@@ -73,7 +75,7 @@ type genSecond struct {
 // for abortOnFail thresholds); live, from a scrape, reads only the last
 // second, under mu.
 type genCheck struct {
-	begun             bool // false: no run played (a merge of shards)
+	begun             bool // false: no run played
 	cpus, machineCPUs int
 	started           time.Time
 	startCPU          time.Duration
@@ -94,7 +96,7 @@ type genCheck struct {
 	last *live.Generator
 }
 
-func newGenCheck() *genCheck { return &genCheck{run: newHist()} }
+func newGenCheck() *genCheck { return &genCheck{run: hdrlog.New()} }
 
 // begin starts the self-check at the run's start.
 func (g *genCheck) begin(started time.Time) {
@@ -119,7 +121,7 @@ func (g *genCheck) sample(now time.Time, late *hdrhistogram.Histogram) genSecond
 			g.lastMachine = m
 		}
 	}
-	s.late = statsOf(late)
+	s.late = results.Stats(late)
 	g.run.Merge(late)
 	if span >= minSampleSpan {
 		g.coresMax = max(g.coresMax, s.cores)
@@ -161,13 +163,13 @@ func (g *genCheck) live() *live.Generator {
 	return g.last
 }
 
-// lateness is the run's lateness so far (empty before the run, and in a
-// merge of shards): what the generator_lag threshold judges.
+// lateness is the run's lateness so far (empty before the run): what the
+// generator_lag threshold judges.
 func (g *genCheck) lateness() *hdrhistogram.Histogram { return g.run }
 
 // result is the run's self-check, once the monitor has taken its last
 // sample; dropped is the run's dropped iterations. It is nil when no run
-// was played: a merge of shards states theirs (mergeGenerators).
+// was played (results.Merge states the shards' own).
 func (g *genCheck) result(dropped int64) *rundir.Generator {
 	if !g.begun {
 		return nil
@@ -177,7 +179,7 @@ func (g *genCheck) result(dropped int64) *rundir.Generator {
 		EngineCoresMax:    g.coresMax,
 		MachineCPUs:       g.machineCPUs,
 		MachineBusyMax:    g.busyMax,
-		Lateness:          statsOf(g.run),
+		Lateness:          results.Stats(g.run),
 		DroppedIterations: dropped,
 	}
 	if wall := g.lastAt.Sub(g.started); wall > 0 {

@@ -15,6 +15,8 @@ import (
 
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/internal/testing/mcptest"
+	"github.com/leakbench/leakbench/scenarios/engine/hdrlog"
+	"github.com/leakbench/leakbench/scenarios/engine/results"
 	"github.com/leakbench/leakbench/scenarios/plan"
 	"github.com/leakbench/leakbench/scenarios/plan/threshold"
 )
@@ -41,9 +43,9 @@ func TestLatenessRecorder(t *testing.T) {
 	}
 	m.recordLate(m.shard(0), -time.Second) // a timer that fired early counts as on time
 	wg.Wait()
-	all, http, late := newHist(), newHist(), newHist()
+	all, http, late := hdrlog.New(), hdrlog.New(), hdrlog.New()
 	m.interval(all, http, late)
-	st := statsOf(late)
+	st := results.Stats(late)
 	if st.Count != users*each+1 || st.P50Ms != 1 || st.MaxMs < 899 || st.MaxMs > 901 || st.MinMs > 0.001 {
 		t.Errorf("lateness %+v; want %d samples, p50 1 ms, max 900 ms, min 1 µs", st, users*each+1)
 	}
@@ -110,7 +112,7 @@ func TestGeneratorLagThreshold(t *testing.T) {
 		}
 		e.m.recordLate(e.m.shard(i), d)
 	}
-	all, http, late := newHist(), newHist(), newHist()
+	all, http, late := hdrlog.New(), hdrlog.New(), hdrlog.New()
 	e.m.interval(all, http, late)
 	e.gen.run.Merge(late) // what the monitor's sample does each second
 	want := []struct {
@@ -118,7 +120,7 @@ func TestGeneratorLagThreshold(t *testing.T) {
 		observed float64
 	}{{false, 300}, {false, 300}, {true, 2}}
 	for i, th := range e.cp.Thresholds {
-		r := e.evaluate(th, nil, time.Second)
+		r := results.Judge(e.counts(e.started), th, time.Second)
 		if r.Pass != want[i].pass || r.Observed < want[i].observed*0.99 || r.Observed > want[i].observed*1.01 || r.Samples != 100 {
 			t.Errorf("%s %s: pass %v observed %v samples %d; want %v, %v, 100", r.Metric, r.Expression, r.Pass, r.Observed, r.Samples, want[i].pass, want[i].observed)
 		}

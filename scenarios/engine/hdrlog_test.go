@@ -13,10 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/internal/testing/mcptest"
+	"github.com/leakbench/leakbench/scenarios/engine/results"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 	"github.com/leakbench/leakbench/scenarios/plan"
 	"github.com/leakbench/leakbench/scenarios/plan/threshold"
@@ -81,13 +80,13 @@ func (f *fakeRun) record(s sample) {
 func (f *fakeRun) result(started time.Time) *rundir.LoadResult {
 	f.e.started = started
 	f.e.m.all.peak.Store(5)
-	f.e.end(EndCompleted)
+	f.e.end(results.EndCompleted)
 	r := f.e.result(started.Add(time.Minute))
 	recorded, err := json.Marshal(f.pl)
 	if err != nil {
 		panic(err)
 	}
-	r.Plan, r.Config = recorded, configOf(f.e.cp)
+	r.Plan = recorded
 	return r
 }
 
@@ -138,7 +137,7 @@ func TestMergeIsExact(t *testing.T) {
 
 	for _, n := range []int{1, 3, 7} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			var shards []*Shard
+			var shards []*results.Shard
 			for i := range n {
 				f := newFakeRun(t, pl)
 				f.e.segment = plan.Segment{Index: i, Count: n}
@@ -159,13 +158,13 @@ func TestMergeIsExact(t *testing.T) {
 				if err := f.e.writeSeries(dir, r, time.Time{}); err != nil {
 					t.Fatal(err)
 				}
-				sh, err := ReadShard(dir)
+				sh, err := results.ReadShard(dir)
 				if err != nil {
 					t.Fatal(err)
 				}
 				shards = append(shards, sh)
 			}
-			got, err := Merge(shards, "")
+			got, err := results.Merge(shards, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -208,23 +207,23 @@ func TestMergeIsExact(t *testing.T) {
 }
 
 func TestMergeRefusesAnotherPlan(t *testing.T) {
-	var shards []*Shard
+	var shards []*results.Shard
 	for i, src := range []string{mergePlan, strings.Replace(mergePlan, "vus: 7", "vus: 8", 1)} {
 		f := newFakeRun(t, mustParse(t, src))
 		dir := t.TempDir()
 		if err := f.e.writeSeries(dir, f.result(time.Now()), time.Time{}); err != nil {
 			t.Fatal(err)
 		}
-		sh, err := ReadShard(dir)
+		sh, err := results.ReadShard(dir)
 		if err != nil {
 			t.Fatal(i, err)
 		}
 		shards = append(shards, sh)
 	}
-	if _, err := Merge(shards, ""); err == nil || !strings.Contains(err.Error(), "another plan") {
+	if _, err := results.Merge(shards, ""); err == nil || !strings.Contains(err.Error(), "another plan") {
 		t.Fatalf("merge of two plans: %v", err)
 	}
-	if _, err := ReadShard(t.TempDir()); err == nil {
+	if _, err := results.ReadShard(t.TempDir()); err == nil {
 		t.Fatal("an empty directory read as a shard")
 	}
 }
@@ -238,7 +237,7 @@ func TestShardsAgainstOneServer(t *testing.T) {
 	srv := mcptest.Start(t, mcptest.Options{SDK: true})
 	pl := mustParse(t, mergePlan)
 	const n = 3
-	shards := make([]*Shard, n)
+	shards := make([]*results.Shard, n)
 	errs := make([]error, n)
 	startAt := time.Now().Add(300 * time.Millisecond)
 	var wg sync.WaitGroup
@@ -249,7 +248,7 @@ func TestShardsAgainstOneServer(t *testing.T) {
 			defer cancel()
 			_, err := RunPlan(ctx, pl, RunOptions{Target: srv.URL, RunDir: dir, Segment: plan.Segment{Index: i, Count: n}, StartAt: startAt})
 			if err == nil {
-				shards[i], err = ReadShard(dir)
+				shards[i], err = results.ReadShard(dir)
 			}
 			errs[i] = err
 		})
@@ -263,7 +262,7 @@ func TestShardsAgainstOneServer(t *testing.T) {
 			t.Errorf("shard %d: segment %s, start at %v, started %v", i, sh.State.Segment, sh.State.StartAt, sh.State.Started)
 		}
 	}
-	res, err := Merge(shards, t.TempDir())
+	res, err := results.Merge(shards, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +303,7 @@ func TestShardsAgainstOneServer(t *testing.T) {
 	if r.Iterations+r.DroppedIterations != 30 {
 		t.Errorf("rate: %d iterations + %d dropped, want the whole schedule's 30", r.Iterations, r.DroppedIterations)
 	}
-	if res.EndReason != EndCompleted || len(res.Thresholds) != 7 {
+	if res.EndReason != results.EndCompleted || len(res.Thresholds) != 7 {
 		t.Errorf("end %s, %d thresholds", res.EndReason, len(res.Thresholds))
 	}
 
@@ -330,37 +329,5 @@ func TestShardsAgainstOneServer(t *testing.T) {
 		if one.Thresholds[i].Pass != th.Pass {
 			t.Errorf("threshold %s %s: one process %v, merged %v", th.Metric, th.Expression, one.Thresholds[i].Pass, th.Pass)
 		}
-	}
-}
-
-// TestMergeGenerators: a merged run is saturated when any shard was, its
-// reasons named by the shard; a shard without a self-check (written before
-// it was recorded) makes the merge's "not recorded", never a guess.
-func TestMergeGenerators(t *testing.T) {
-	shard := func(seg string, g *rundir.Generator, lateMs ...int64) *Shard {
-		h := newHist()
-		for _, ms := range lateMs {
-			h.RecordValue(ms * 1000) //nolint:errcheck // in range
-		}
-		return &Shard{State: &rundir.SeriesState{Segment: seg, Generator: g, LatenessTag: latenessTag}, Hists: map[string]*hdrhistogram.Histogram{latenessTag: h}}
-	}
-	kept := &rundir.Generator{Verdict: rundir.GeneratorKeptUp, EngineCPUs: 2, EngineCoresMean: 0.5, MachineCPUs: 8, DroppedIterations: 1}
-	sat := &rundir.Generator{Verdict: rundir.GeneratorSaturated, Reasons: []string{"schedule late by p99 840 ms"}, EngineCPUs: 2, EngineCoresMean: 1.9, MachineCPUs: 8, MachineBusyMax: 0.99, DroppedIterations: 2}
-	lat := newHist()
-	for _, ms := range []int64{1, 2, 900, 950} {
-		lat.RecordValue(ms * 1000) //nolint:errcheck // in range
-	}
-	g := mergeGenerators([]*Shard{shard("0/2", kept, 1, 2), shard("1/2", sat, 900, 950)}, lat)
-	if g == nil || g.Verdict != rundir.GeneratorSaturated || len(g.Reasons) != 1 || g.Reasons[0] != "shard 1/2: schedule late by p99 840 ms" ||
-		g.EngineCPUs != 4 || g.EngineCoresMean != 2.4 || g.MachineCPUs != 8 || g.MachineBusyMax != 0.99 || g.DroppedIterations != 3 || g.Lateness.Count != 4 {
-		t.Errorf("merged %+v", g)
-	}
-	if !strings.Contains(g.Line(), "shard 1/2") {
-		t.Errorf("line %q does not name the shard", g.Line())
-	}
-	old := shard("1/2", nil)
-	old.State.LatenessTag = ""
-	if g := mergeGenerators([]*Shard{shard("0/2", kept, 1), old}, lat); g != nil {
-		t.Errorf("a shard without a self-check merged into %+v, want none (not recorded)", g)
 	}
 }

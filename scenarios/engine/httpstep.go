@@ -4,15 +4,11 @@ package engine
 
 import (
 	"context"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 	"github.com/leakbench/leakbench/scenarios/plan"
-	"github.com/leakbench/leakbench/scenarios/plan/threshold"
 )
 
 // opHTTP is the operation of http steps' series: after the MCP methods
@@ -115,83 +111,4 @@ func escapePath(p string) string {
 		}
 	}
 	return p
-}
-
-// httpFilter selects http series by a threshold's tags.
-func (e *engine) httpMatch(f []threshold.Tag, k seriesKey) bool {
-	if k.op != opHTTP {
-		return false
-	}
-	method, name, _ := strings.Cut(e.m.name(k.name), " ")
-	return tagsMatch(f, map[string]string{"scenario": e.runs[k.scen].cs.Name, "method": method, "name": name, "status": strconv.Itoa(int(k.status))})
-}
-
-// observeHTTP is http_req_duration, http_req_failed and http_reqs.
-func (e *engine) observeHTTP(t *plan.CompiledThreshold, all []*merged, elapsed time.Duration) (float64, int64) {
-	h := newHist()
-	var sent, failed, answered int64
-	for _, g := range all {
-		if !e.httpMatch(t.Filter, g.key) {
-			continue
-		}
-		h.Merge(g.hist)
-		sent += g.reqs
-		failed += g.failed
-		answered += g.reqs - g.aborted - g.cancelled
-	}
-	switch t.Name {
-	case threshold.MetricHTTPReqDuration:
-		return trendValue(h, t.Expr), h.TotalCount()
-	case threshold.MetricHTTPReqFailed:
-		if answered <= 0 {
-			return 0, 0
-		}
-		return float64(failed) / float64(answered), answered
-	}
-	return counterValue(sent, elapsed, t.Expr), sent
-}
-
-// httpResults sums up the http steps by "METHOD name".
-func (e *engine) httpResults(all []*merged) map[string]rundir.HTTPStats {
-	type acc struct {
-		s rundir.HTTPStats
-		h []*merged
-	}
-	by := map[string]*acc{}
-	for _, g := range all {
-		if g.key.op != opHTTP {
-			continue
-		}
-		name := e.m.name(g.key.name)
-		a := by[name]
-		if a == nil {
-			a = &acc{s: rundir.HTTPStats{Statuses: map[string]int64{}}}
-			by[name] = a
-		}
-		a.s.Requests += g.reqs
-		a.s.Failures += g.failed
-		if g.key.status > 0 {
-			a.s.Statuses[strconv.Itoa(int(g.key.status))] += g.reqs
-		}
-		a.h = append(a.h, g)
-	}
-	if len(by) == 0 {
-		return nil
-	}
-	out := make(map[string]rundir.HTTPStats, len(by))
-	names := make([]string, 0, len(by))
-	for n := range by {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		a := by[n]
-		h := newHist()
-		for _, g := range a.h {
-			h.Merge(g.hist)
-		}
-		a.s.Latency = statsOf(h)
-		out[n] = a.s
-	}
-	return out
 }

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -11,19 +10,15 @@ import (
 
 	"github.com/leakbench/leakbench/internal/lib/redact"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
+	"github.com/leakbench/leakbench/scenarios/engine/hdrlog"
+	"github.com/leakbench/leakbench/scenarios/engine/results"
 	"github.com/leakbench/leakbench/scenarios/internal/textutil"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
-// Histogram geometry: microseconds, 1 µs to 1 h, 3 significant digits
-// (~170 KiB each). The top is far above any request timeout because
-// arrival-rate latencies count from the intended start.
 const (
-	histMinUs   = 1
-	histMaxUs   = int64(time.Hour / time.Microsecond)
-	histSigFigs = 3
-	maxSamples  = 10
+	// maxSampleLn bounds the length of an error sample (sample).
 	maxSampleLn = 300
 	// maxNames bounds the distinct tool and prompt names measured apart
 	// (templated names could otherwise grow histograms without bound);
@@ -31,8 +26,6 @@ const (
 	maxNames  = 64
 	otherName = "(other)"
 )
-
-func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histMinUs, histMaxUs, histSigFigs) }
 
 // Operation indexes: the MCP methods, then the iteration pseudo-operation.
 const (
@@ -61,7 +54,7 @@ const (
 // opNames maps operation indexes to names.
 var opNames = [...]string{plan.OpInitialize, plan.OpPing, plan.OpListTools, plan.OpCallTool, plan.OpListResources,
 	plan.OpReadResource, plan.OpListPrompts, plan.OpGetPrompt, plan.OpDiscover, plan.OpDelete,
-	plan.OpTasksGet, plan.OpTasksUpdate, plan.OpTasksCancel, plan.OpListen, "iteration"}
+	plan.OpTasksGet, plan.OpTasksUpdate, plan.OpTasksCancel, plan.OpListen, results.MethodIteration}
 
 func opIndex(name string) (uint8, bool) {
 	for i, n := range opNames[:numRequestOps] {
@@ -107,7 +100,7 @@ type shard struct {
 func (sh *shard) get(k seriesKey) *series {
 	s := sh.series[k]
 	if s == nil {
-		s = &series{hist: newHist()}
+		s = &series{hist: hdrlog.New()}
 		sh.series[k] = s
 	}
 	return s
@@ -180,7 +173,7 @@ func newMetrics(scenarios int, secrets []string) *metrics {
 	m := &metrics{shards: make([]*shard, n), scen: make([]*scenCounters, scenarios), secrets: redact.NewSecrets(secrets),
 		names: []string{""}, nameIDs: map[string]uint32{"": 0}}
 	for i := range m.shards {
-		m.shards[i] = &shard{series: map[seriesKey]*series{}, recent: newHist(), recentHTTP: newHist(), late: newHist()}
+		m.shards[i] = &shard{series: map[seriesKey]*series{}, recent: hdrlog.New(), recentHTTP: hdrlog.New(), late: hdrlog.New()}
 	}
 	m.all.vusMin.Store(-1)
 	for i := range m.scen {
@@ -215,14 +208,6 @@ func (m *metrics) nameID(name string) uint32 {
 	m.names = append(m.names, name)
 	m.nameIDs[name] = id
 	return id
-}
-
-// lookupName returns the id of name, if it was ever recorded.
-func (m *metrics) lookupName(name string) (uint32, bool) {
-	m.namesMu.RLock()
-	defer m.namesMu.RUnlock()
-	id, ok := m.nameIDs[name]
-	return id, ok
 }
 
 func (m *metrics) name(id uint32) string {
@@ -272,7 +257,7 @@ func (m *metrics) record(sh *shard, k seriesKey, d time.Duration, err error) {
 			m.sample(err)
 		}
 	}
-	us := min(max(d.Microseconds(), histMinUs), histMaxUs)
+	us := min(max(d.Microseconds(), hdrlog.MinMicros), hdrlog.MaxMicros)
 	sh.mu.Lock()
 	s := sh.get(k)
 	s.reqs++
@@ -305,16 +290,16 @@ func (m *metrics) record(sh *shard, k seriesKey, d time.Duration, err error) {
 // recordIteration counts one completed iteration of scenario scen.
 func (m *metrics) recordIteration(sh *shard, scen uint16, d time.Duration) {
 	m.scen[scen].iterations.Add(1)
-	us := min(max(d.Microseconds(), histMinUs), histMaxUs)
+	us := min(max(d.Microseconds(), hdrlog.MinMicros), hdrlog.MaxMicros)
 	sh.mu.Lock()
 	sh.get(seriesKey{scen: scen, op: opIteration}).hist.RecordValue(us) //nolint:errcheck
 	sh.mu.Unlock()
 }
 
-// sample keeps up to maxSamples distinct error messages, without secrets.
+// sample keeps up to results.MaxErrorSamples distinct error messages, without secrets.
 func (m *metrics) sample(err error) {
 	m.samplesMu.Lock()
-	full := len(m.samples) >= maxSamples
+	full := len(m.samples) >= results.MaxErrorSamples
 	m.samplesMu.Unlock()
 	if full {
 		return
@@ -322,7 +307,7 @@ func (m *metrics) sample(err error) {
 	msg := textutil.Truncate(m.secrets.Redact(err.Error()), maxSampleLn)
 	m.samplesMu.Lock()
 	defer m.samplesMu.Unlock()
-	if len(m.samples) >= maxSamples {
+	if len(m.samples) >= results.MaxErrorSamples {
 		return
 	}
 	for _, s := range m.samples {
@@ -348,7 +333,7 @@ func (sc *scenCounters) userStopped() { sc.active.Add(-1) }
 // recordLate counts how late one due time was met: d is its actual start
 // minus when it was due (generator.go).
 func (m *metrics) recordLate(sh *shard, d time.Duration) {
-	us := min(max(d.Microseconds(), histMinUs), histMaxUs)
+	us := min(max(d.Microseconds(), hdrlog.MinMicros), hdrlog.MaxMicros)
 	sh.mu.Lock()
 	sh.late.RecordValue(us) //nolint:errcheck // us is in range
 	sh.mu.Unlock()
@@ -396,7 +381,7 @@ func (m *metrics) collect(keep func(seriesKey) bool) []*merged {
 			}
 			g := byKey[k]
 			if g == nil {
-				g = &merged{key: k, series: series{hist: newHist()}}
+				g = &merged{key: k, series: series{hist: hdrlog.New()}}
 				byKey[k] = g
 				out = append(out, g)
 			}
@@ -412,65 +397,4 @@ func (m *metrics) collect(keep func(seriesKey) bool) []*merged {
 		sh.mu.Unlock()
 	}
 	return out
-}
-
-// latency summarizes the request series of scenario scen (all scenarios
-// if scen < 0): per operation, per "tools/call:<name>" and
-// "prompts/get:<name>", and OpAll.
-func (m *metrics) latency(all []*merged, scen int) map[string]rundir.LatencyStats {
-	hists := map[string]*hdrhistogram.Histogram{}
-	add := func(key string, h *hdrhistogram.Histogram) {
-		if hists[key] == nil {
-			hists[key] = newHist()
-		}
-		hists[key].Merge(h)
-	}
-	for _, g := range all {
-		if g.key.op >= numRequestOps || (scen >= 0 && int(g.key.scen) != scen) {
-			continue
-		}
-		op := opNames[g.key.op]
-		add(op, g.hist)
-		add(rundir.OpAll, g.hist)
-		if g.key.name != 0 {
-			add(op+":"+m.name(g.key.name), g.hist)
-		}
-	}
-	out := make(map[string]rundir.LatencyStats, len(hists)+1)
-	for k, h := range hists {
-		out[k] = statsOf(h)
-	}
-	if _, ok := out[rundir.OpAll]; !ok {
-		out[rundir.OpAll] = rundir.LatencyStats{}
-	}
-	return out
-}
-
-// iterationStats summarizes iteration durations of scenario scen (all if
-// scen < 0).
-func iterationStats(all []*merged, scen int) rundir.LatencyStats {
-	h := newHist()
-	for _, g := range all {
-		if g.key.op == opIteration && (scen < 0 || int(g.key.scen) == scen) {
-			h.Merge(g.hist)
-		}
-	}
-	return statsOf(h)
-}
-
-func statsOf(h *hdrhistogram.Histogram) rundir.LatencyStats {
-	if h.TotalCount() == 0 {
-		return rundir.LatencyStats{}
-	}
-	ms := func(us int64) float64 { return float64(us) / 1000 }
-	return rundir.LatencyStats{
-		Count:  h.TotalCount(),
-		MinMs:  ms(h.Min()),
-		MeanMs: math.Round(h.Mean()) / 1000,
-		P50Ms:  ms(h.ValueAtQuantile(50)),
-		P90Ms:  ms(h.ValueAtQuantile(90)),
-		P95Ms:  ms(h.ValueAtQuantile(95)),
-		P99Ms:  ms(h.ValueAtQuantile(99)),
-		MaxMs:  ms(h.Max()),
-	}
 }

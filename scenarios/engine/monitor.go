@@ -12,6 +12,7 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/internal/lib/tty"
 	"github.com/leakbench/leakbench/scenarios/engine/hdrlog"
+	"github.com/leakbench/leakbench/scenarios/engine/results"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
@@ -63,7 +64,7 @@ type monitor struct {
 
 func newMonitor(e *engine, progress io.Writer, out *outputs) *monitor {
 	m := &monitor{e: e, out: out, progress: progress, tty: tty.Is(progress),
-		scratch: newHist(), scratchHTTP: newHist(), scratchLate: newHist(), window: newHist(), lastTick: e.started, lastPrint: e.started}
+		scratch: hdrlog.New(), scratchHTTP: hdrlog.New(), scratchLate: hdrlog.New(), window: hdrlog.New(), lastTick: e.started, lastPrint: e.started}
 	e.gen.begin(e.started)
 	// On a terminal the line is redrawn every second; plain output gets
 	// at most about 60 lines per run.
@@ -210,16 +211,16 @@ func (m *monitor) checkAborts(now time.Time) {
 		return
 	}
 	elapsed := now.Sub(m.e.started)
-	var all []*merged
+	var c *results.Counts
 	for _, t := range m.abortChecks {
 		if elapsed < t.DelayAbortEval.D() {
 			continue
 		}
-		if all == nil {
-			all = m.e.m.collect(nil)
+		if c == nil {
+			c = m.e.counts(now)
 		}
-		if r := m.e.evaluate(t, all, elapsed); !r.Pass {
-			m.e.end(EndAbortedByThreshold)
+		if r := results.Judge(c, t, elapsed); !r.Pass {
+			m.e.end(results.EndAbortedByThreshold)
 			if m.progress != nil {
 				fmt.Fprintf(m.progress, "%sthreshold %s: %s failed (observed %g): aborting the run\n",
 					map[bool]string{true: "\n"}[m.tty], r.Metric, r.Expression, r.Observed)

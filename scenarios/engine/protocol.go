@@ -5,7 +5,6 @@ import (
 	"maps"
 	"sync"
 
-	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
@@ -31,7 +30,7 @@ type protocolCounts struct {
 
 func (pc *protocolCounts) add(version string) { pc.addN(version, 1) }
 
-// addN counts n users under version (a shard's, when shards are merged).
+// addN counts n users under version.
 func (pc *protocolCounts) addN(version string, n int64) {
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
@@ -79,24 +78,4 @@ func (v *vu) startOp(err error) uint8 {
 		return opDiscover
 	}
 	return opInitialize
-}
-
-// addProtocols writes the users' protocol versions into r: the run's,
-// and each scenario's.
-func (e *engine) addProtocols(r *rundir.LoadResult) {
-	for _, sr := range e.runs {
-		counts := sr.sc.protocols.snapshot()
-		if len(counts) == 0 {
-			continue
-		}
-		s := r.Scenarios[sr.cs.Name]
-		s.Protocol = counts
-		r.Scenarios[sr.cs.Name] = s
-		if r.Protocol == nil {
-			r.Protocol = map[string]int64{}
-		}
-		for v, n := range counts {
-			r.Protocol[v] += n
-		}
-	}
 }

@@ -42,15 +42,11 @@ type featureCounts struct {
 	noticesSent, noticesRefused, noticesFailed atomic.Int64
 	eventsMu                                   sync.Mutex
 	events                                     map[string]int64
-	merged                                     *rundir.FeatureStats // shards' counts (merge)
 }
 
 // snapshot returns the counts (nil: nothing of the kind happened).
 func (fc *featureCounts) snapshot() *rundir.FeatureStats {
-	f := fc.merged.Clone()
-	if f == nil {
-		f = &rundir.FeatureStats{}
-	}
+	f := &rundir.FeatureStats{}
 	own := &rundir.FeatureStats{InputRoundTrips: fc.inputRounds.Load()}
 	for op := range fc.cacheHits {
 		if n := fc.cacheHits[op].Load(); n > 0 {
@@ -83,17 +79,6 @@ func (fc *featureCounts) snapshot() *rundir.FeatureStats {
 		return nil
 	}
 	return f
-}
-
-// addMerged adds a shard's counts.
-func (fc *featureCounts) addMerged(f *rundir.FeatureStats) {
-	if f == nil {
-		return
-	}
-	if fc.merged == nil {
-		fc.merged = &rundir.FeatureStats{}
-	}
-	fc.merged.Add(f)
 }
 
 // maxEventMethods bounds the notification methods counted apart (a

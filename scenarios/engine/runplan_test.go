@@ -21,6 +21,7 @@ import (
 
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/internal/testing/mcptest"
+	"github.com/leakbench/leakbench/scenarios/engine/results"
 	"github.com/leakbench/leakbench/scenarios/mcp"
 
 	"github.com/leakbench/leakbench/scenarios/plan"
@@ -97,7 +98,7 @@ thresholds:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.EndReason != EndCompleted || res.Interrupted {
+	if res.EndReason != results.EndCompleted || res.Interrupted {
 		t.Errorf("end %q", res.EndReason)
 	}
 	if res.Failures != 0 || res.ErrorRate() != 0 {
@@ -287,7 +288,7 @@ scenarios:
 	if took := time.Since(start); took > 3*time.Second {
 		t.Errorf("took %s", took)
 	}
-	if err != nil || res.EndReason != EndInterrupted || !res.Interrupted {
+	if err != nil || res.EndReason != results.EndInterrupted || !res.Interrupted {
 		t.Fatalf("res %+v, err %v", res, err)
 	}
 	if res.ErrorsByKind[mcp.KindCanceled] != 4 || res.Failures != 0 {
@@ -330,7 +331,7 @@ thresholds:
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("took %s", took)
 	}
-	if res.EndReason != EndAbortedByThreshold || res.Thresholds[0].Pass || !res.Thresholds[0].AbortOnFail || !res.Thresholds[1].Pass {
+	if res.EndReason != results.EndAbortedByThreshold || res.Thresholds[0].Pass || !res.Thresholds[0].AbortOnFail || !res.Thresholds[1].Pass {
 		t.Errorf("end %q, thresholds %+v", res.EndReason, res.Thresholds)
 	}
 	if !strings.Contains(progress.String(), "threshold mcp_reqs: count<5 failed") {
@@ -479,7 +480,7 @@ thresholds:
 	if s := res.Scenarios["s"]; s.Iterations+s.DroppedIterations < 18 || s.Iterations+s.DroppedIterations > 20 || s.DroppedIterations > 2 {
 		t.Errorf("%d iterations, %d dropped; want about 20 scheduled", s.Iterations, s.DroppedIterations)
 	}
-	if res.EndReason != EndCompleted || res.Thresholds[0].Pass {
+	if res.EndReason != results.EndCompleted || res.Thresholds[0].Pass {
 		t.Errorf("end %q, threshold %+v: want completed, and the threshold failed at the end", res.EndReason, res.Thresholds[0])
 	}
 	if played, err := scenariofile.ReadRecorded(res.Plan); err != nil || played.Scenarios[0].Executor != plan.ExecRampingArrivalRate {

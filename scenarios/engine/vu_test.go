@@ -36,12 +36,12 @@ func TestCoordinatedOmission(t *testing.T) {
 	const late = 80 * time.Millisecond
 	v.iterate(ctx, ctx, time.Now().Add(-late))
 	v.closeSession(ctx)
-	lat := e.m.latency(e.m.collect(nil), -1)
+	lat := e.result(time.Now()).Latency
 	ping := lat[plan.OpPing]
 	if ping.Count != 2 || ping.MaxMs < float64(late.Milliseconds()) || ping.MinMs >= float64(late.Milliseconds()) {
 		t.Errorf("ping latencies %+v: want one (the first) to include the %s of lateness", ping, late)
 	}
-	if it := iterationStats(e.m.collect(nil), -1); it.Count != 1 || it.MinMs < float64(late.Milliseconds()) {
+	if it := e.result(time.Now()).IterationDuration; it.Count != 1 || it.MinMs < float64(late.Milliseconds()) {
 		t.Errorf("iteration duration %+v: want it measured from the due time", it)
 	}
 }

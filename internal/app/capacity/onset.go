@@ -216,8 +216,8 @@ func perRequest(t *plan.CompiledThreshold) bool {
 }
 
 // add counts request r, which ended in second sec, if the threshold's
-// metric takes it — as the engine's metrics do (scenarios/engine,
-// metrics.go and observe.go): a latency of every request but the aborted
+// metric takes it — as the engine's metrics do (scenarios/engine's
+// metrics.go, scenarios/engine/results' judge.go): a latency of every request but the aborted
 // and canceled ones, a failed share over the requests answered.
 func (s *seconds) add(sec int, r *rundir.Request) {
 	t := s.t

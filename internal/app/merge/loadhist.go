@@ -15,6 +15,7 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/scenarios/engine"
 	"github.com/leakbench/leakbench/scenarios/engine/hdrlog"
+	"github.com/leakbench/leakbench/scenarios/engine/results"
 )
 
 // exactPercentiles sets the percentiles of every merged second in bySec
@@ -22,7 +23,7 @@ import (
 // the load points are, and writes the merged intervals to out's load.hlog
 // so that a merged run merges again. It changes nothing, and writes no
 // log, unless every shard has one.
-func exactPercentiles(out string, shards []*engine.Shard, started time.Time, bySec map[int64]*rundir.LoadPoint) error {
+func exactPercentiles(out string, shards []*results.Shard, started time.Time, bySec map[int64]*rundir.LoadPoint) error {
 	type second struct{ all, http *hdrhistogram.Histogram }
 	merged := map[int64]*second{}
 	for _, sh := range shards {

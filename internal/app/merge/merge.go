@@ -2,7 +2,7 @@
 // (leakbench run --shard i/N) into one run directory that report, compare
 // and signoff read like any other: counters summed, latency histograms
 // merged (percentiles exact), thresholds judged on the merged result by the
-// engine's own evaluation (engine.Merge).
+// engine's own evaluation (results.Merge).
 //
 // A shard that is missing, failed or started late is named, and the merge
 // does not pass; waiting for shards still running is bounded (Options.Wait).
@@ -32,7 +32,7 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/reports"
 	"github.com/leakbench/leakbench/reports/forensics"
-	"github.com/leakbench/leakbench/scenarios/engine"
+	"github.com/leakbench/leakbench/scenarios/engine/results"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
@@ -112,13 +112,13 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	out := &Outcome{}
 	type read struct {
 		dir   string
-		shard *engine.Shard
+		shard *results.Shard
 		seg   plan.Segment
 		sum   *rundir.Summary
 	}
 	var good []read
 	for _, dir := range o.Dirs {
-		sh, err := engine.ReadShard(dir)
+		sh, err := results.ReadShard(dir)
 		if err != nil {
 			reason := "no results: " + err.Error()
 			if errors.Is(err, fs.ErrNotExist) {
@@ -146,7 +146,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	}
 	// Each segment once; the ones nobody played are missing.
 	seen := map[int]string{}
-	var shards []*engine.Shard
+	var shards []*results.Shard
 	var first *rundir.Summary
 	probed := -1 // the lowest index of a shard that probed the database
 	var probeDir string
@@ -168,7 +168,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 			probed, probeDir, probeSum = g.seg.Index, g.dir, g.sum.Probe
 		}
 		st := g.shard.State
-		if st.EndReason != engine.EndCompleted {
+		if st.EndReason != results.EndCompleted {
 			out.Problems = append(out.Problems, Problem{Shard: g.seg.String(), Dir: g.dir, Reason: "its load ended " + st.EndReason})
 		}
 		if g.sum != nil && g.sum.Error != "" {
@@ -202,7 +202,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 				Reason: fmt.Sprintf("from another run: --start-at %s, the others' is %s", fmtTime(at), fmtTime(want))})
 		}
 	}
-	res, err := engine.Merge(shards, o.Out)
+	res, err := results.Merge(shards, o.Out)
 	if err != nil {
 		return out, err
 	}
@@ -292,7 +292,7 @@ func waitForShards(ctx context.Context, o Options, logw io.Writer) {
 
 // late names the shards that started their load more than skew after the
 // earliest one, or after their common start (--start-at).
-func late(shards []*engine.Shard, skew time.Duration) []Problem {
+func late(shards []*results.Shard, skew time.Duration) []Problem {
 	earliest := shards[0].State.Started
 	for _, sh := range shards[1:] {
 		if sh.State.Started.Before(earliest) {
@@ -322,7 +322,7 @@ func late(shards []*engine.Shard, skew time.Duration) []Problem {
 //
 // Each kind's first failure in first gets the users every shard had
 // active in its second (a shard knows only its own).
-func mergeLoad(out string, shards []*engine.Shard, started time.Time, first map[string]rundir.FirstError) ([]rundir.ScaleChange, error) {
+func mergeLoad(out string, shards []*results.Shard, started time.Time, first map[string]rundir.FirstError) ([]rundir.ScaleChange, error) {
 	bySec := map[int64]*rundir.LoadPoint{}
 	// Each shard was scaled through its own dashboard: the run's changes
 	// are all of theirs, in time order.

@@ -16,7 +16,7 @@ import (
 	"github.com/leakbench/leakbench/internal/app/merge"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/reports"
-	"github.com/leakbench/leakbench/scenarios/engine"
+	"github.com/leakbench/leakbench/scenarios/engine/results"
 	"github.com/leakbench/leakbench/scenarios/plan"
 	"github.com/leakbench/leakbench/scenarios/scenariofile"
 )
@@ -47,7 +47,7 @@ func writeShard(tb testing.TB, dir string, seg plan.Segment, p *plan.Plan, start
 	if err != nil {
 		tb.Fatal(err)
 	}
-	st := &rundir.SeriesState{Segment: seg.String(), Plan: recorded, Started: started, Ended: started.Add(d), EndReason: engine.EndCompleted,
+	st := &rundir.SeriesState{Segment: seg.String(), Plan: recorded, Started: started, Ended: started.Add(d), EndReason: results.EndCompleted,
 		PeakUsers: 1000, MinUsers: 990, ErrorSamples: []string{}}
 	var hists []*hdrhistogram.Histogram
 	total := int64(d.Seconds()) * int64(rate)
@@ -72,7 +72,7 @@ func writeShard(tb testing.TB, dir string, seg plan.Segment, p *plan.Plan, start
 	if err := os.WriteFile(filepath.Join(dir, rundir.SeriesFile), raw, 0o644); err != nil {
 		tb.Fatal(err)
 	}
-	if err := engine.WriteHistogramLog(filepath.Join(dir, rundir.HistogramsFile), st, hists); err != nil {
+	if err := results.WriteHistogramLog(filepath.Join(dir, rundir.HistogramsFile), st, hists); err != nil {
 		tb.Fatal(err)
 	}
 	var load strings.Builder

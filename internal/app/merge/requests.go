@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/leakbench/leakbench/internal/lib/rundir"
-	"github.com/leakbench/leakbench/scenarios/engine"
+	"github.com/leakbench/leakbench/scenarios/engine/results"
 )
 
 // mergeRequests writes the merged run's requests.jsonl: every shard's
@@ -20,7 +20,7 @@ import (
 // request. The files are streamed (a 30-minute shard at 5,000 requests/s
 // writes about 2 GB) and a shard's last line, cut short when it was
 // killed, is left out. No shard with an index: no file.
-func mergeRequests(out string, shards []*engine.Shard) error {
+func mergeRequests(out string, shards []*results.Shard) error {
 	var have []string
 	for _, sh := range shards {
 		p := filepath.Join(sh.Dir, rundir.RequestsFile)

@@ -20,8 +20,8 @@ import (
 	"github.com/leakbench/leakbench/internal/app/merge"
 	"github.com/leakbench/leakbench/internal/lib/redact"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
-	"github.com/leakbench/leakbench/scenarios/engine"
 	"github.com/leakbench/leakbench/scenarios/engine/live"
+	"github.com/leakbench/leakbench/scenarios/engine/results"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
 
@@ -332,7 +332,7 @@ func collect(ctx context.Context, o Options, procs []*proc, dirs []string) (*run
 		for _, a := range lay.Sources.PerWorker[i] {
 			w.SourceAddrs = append(w.SourceAddrs, a.String())
 		}
-		if sh, err := engine.ReadShard(p.dir); err == nil {
+		if sh, err := results.ReadShard(p.dir); err == nil {
 			w.EndReason, w.Generator = sh.State.EndReason, sh.State.Generator
 			for _, s := range sh.State.Scenarios {
 				w.Requests += s.Requests

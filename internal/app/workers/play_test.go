@@ -27,6 +27,7 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/internal/testing/mcptest"
 	"github.com/leakbench/leakbench/scenarios/engine"
+	"github.com/leakbench/leakbench/scenarios/engine/results"
 	"github.com/leakbench/leakbench/scenarios/plan"
 	"github.com/leakbench/leakbench/scenarios/scenariofile"
 )
@@ -202,7 +203,7 @@ func TestMergedEqualsOneProcess(t *testing.T) {
 	var sum int64
 	for _, w := range rec.Workers {
 		sum += w.Requests
-		if w.Generator == nil || w.Exit != "exit status 0" || w.EndReason != engine.EndCompleted {
+		if w.Generator == nil || w.Exit != "exit status 0" || w.EndReason != results.EndCompleted {
 			t.Errorf("worker %s: %+v", w.Segment, w)
 		}
 	}
@@ -231,7 +232,7 @@ func checkHistograms(t *testing.T, dir string, n int, res, single *rundir.LoadRe
 	}
 	var all *hdrhistogram.Histogram
 	for i := range n {
-		sh, err := engine.ReadShard(filepath.Join(dir, fmt.Sprintf("worker-%d", i)))
+		sh, err := results.ReadShard(filepath.Join(dir, fmt.Sprintf("worker-%d", i)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -342,7 +343,7 @@ func TestCancelStopsEveryWorker(t *testing.T) {
 		t.Fatalf("merged %+v, record %+v", res, rec)
 	}
 	for _, w := range rec.Workers {
-		if w.EndReason != engine.EndInterrupted {
+		if w.EndReason != results.EndInterrupted {
 			t.Errorf("worker %s ended %q, want interrupted", w.Segment, w.EndReason)
 		}
 	}

@@ -25,6 +25,21 @@ import (
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
+// Every histogram of a run directory has one geometry, so that any two
+// merge exactly: microseconds from 1 µs to 1 h, 3 significant digits
+// (~170 KiB each). The top is far above any request timeout because
+// arrival-rate latencies count from the intended start.
+const (
+	MinMicros = 1
+	MaxMicros = int64(time.Hour / time.Microsecond)
+	sigFigs   = 3
+)
+
+// New returns an empty histogram of the run directory's geometry: the
+// engine records into these, and sums of them (a Result's summaries, a
+// merge of shards) are made of them.
+func New() *hdrhistogram.Histogram { return hdrhistogram.New(MinMicros, MaxMicros, sigFigs) }
+
 // Write writes hists to path, each over start..end and tagged tags[i],
 // atomically (a reader sees the whole file or none). comment, if set, is
 // written as the log's comment line.
