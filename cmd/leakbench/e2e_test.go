@@ -8,6 +8,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -259,7 +260,7 @@ func TestE2ESignoffWithCapacity(t *testing.T) {
 	stdout, err := cmd.Output()
 	if err != nil {
 		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
+		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 			stderr = ee.Stderr
 		}
 		t.Fatalf("signoff --capacity: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)

@@ -34,7 +34,7 @@ func (e *Env) lookup(env string, usage *string) (string, bool) {
 
 // bad records a variable that does not parse as its flag's type.
 func (e *Env) bad(env, v string, err error) {
-	e.errs = append(e.errs, fmt.Errorf("environment variable %s=%q: %v", env, v, err))
+	e.errs = append(e.errs, fmt.Errorf("environment variable %s=%q: %w", env, v, err))
 }
 
 // String defines a string flag whose default is env's value when it is
