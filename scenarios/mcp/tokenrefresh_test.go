@@ -60,6 +60,21 @@ func (rt *revokingTarget) revoke(tok string) {
 	rt.revoked[tok] = true
 }
 
+// oauthAgainst is a client whose tokens come from a fresh token server
+// and whose target answers 401 to revoked tokens (to every token when
+// all); all three close when the test ends.
+func oauthAgainst(t *testing.T, all bool) (*mcptest.TokenServer, *revokingTarget, bearer.RefreshingTokenSource, *Client) {
+	t.Helper()
+	ts := mcptest.StartTokenServer(t, 0)
+	rt := &revokingTarget{all: all}
+	target := httptest.NewServer(rt)
+	t.Cleanup(target.Close)
+	src := bearer.NewOAuthTokens(oauthConfig(ts))
+	c := NewClient(target.URL, ClientOptions{Tokens: src, RequestTimeout: 5 * time.Second})
+	t.Cleanup(c.CloseIdleConnections)
+	return ts, rt, src, c
+}
+
 // TestOAuth401RefreshesOnce: a target answering 401 to a token (expired
 // early, revoked) makes the session fetch one new token and send the
 // request once more; only a second 401 counts, as kind auth. Users
@@ -67,13 +82,7 @@ func (rt *revokingTarget) revoke(tok string) {
 // A static token has nothing to refresh: its 401 stays an http failure.
 func TestOAuth401RefreshesOnce(t *testing.T) {
 	t.Run("revoked once", func(t *testing.T) {
-		ts := mcptest.StartTokenServer(t, 0)
-		rt := &revokingTarget{}
-		target := httptest.NewServer(rt)
-		defer target.Close()
-		src := bearer.NewOAuthTokens(oauthConfig(ts))
-		c := NewClient(target.URL, ClientOptions{Tokens: src, RequestTimeout: 5 * time.Second})
-		defer c.CloseIdleConnections()
+		ts, rt, _, c := oauthAgainst(t, false)
 		s := c.NewSession("")
 		defer s.CloseConn()
 		if err := s.Ping(context.Background()); err != nil {
@@ -88,13 +97,7 @@ func TestOAuth401RefreshesOnce(t *testing.T) {
 		}
 	})
 	t.Run("always refused", func(t *testing.T) {
-		ts := mcptest.StartTokenServer(t, 0)
-		rt := &revokingTarget{all: true}
-		target := httptest.NewServer(rt)
-		defer target.Close()
-		src := bearer.NewOAuthTokens(oauthConfig(ts))
-		c := NewClient(target.URL, ClientOptions{Tokens: src, RequestTimeout: 5 * time.Second})
-		defer c.CloseIdleConnections()
+		ts, rt, _, c := oauthAgainst(t, true)
 		s := c.NewSession("")
 		defer s.CloseConn()
 		err := s.Ping(context.Background())
@@ -107,13 +110,7 @@ func TestOAuth401RefreshesOnce(t *testing.T) {
 		}
 	})
 	t.Run("shared token revoked", func(t *testing.T) {
-		ts := mcptest.StartTokenServer(t, 0)
-		rt := &revokingTarget{}
-		target := httptest.NewServer(rt)
-		defer target.Close()
-		src := bearer.NewOAuthTokens(oauthConfig(ts))
-		c := NewClient(target.URL, ClientOptions{Tokens: src, RequestTimeout: 5 * time.Second})
-		defer c.CloseIdleConnections()
+		ts, rt, src, c := oauthAgainst(t, false)
 		if _, err := src.Token(context.Background()); err != nil {
 			t.Fatal(err)
 		}
