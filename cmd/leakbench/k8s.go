@@ -16,7 +16,7 @@ func cmdK8s(_ context.Context, c *cli, args []string) error {
 	fs := c.flagSet("k8s")
 	var o k8s.Options
 	fs.IntVar(&o.Shards, "shards", 0, "how many pods play the scenario, each a shard (required)")
-	scenario := fs.String("scenario", "", "the scenario `FILE` (required); it goes into a ConfigMap")
+	scenario := fs.String("scenario", "", "the scenario `FILE` (required); it goes into a ConfigMap, its data files into another, mounted beside it")
 	fs.StringVar(&o.Target, "target", "", "the MCP endpoint the shards load, as the pods reach it (required)")
 	fs.StringVar(&o.Image, "image", "", "the leakbench image, as the cluster pulls it (required): build it with leakbench images and push it")
 	fs.StringVar(&o.Name, "name", "leakbench", "prefix of every object's name")
@@ -35,7 +35,7 @@ func cmdK8s(_ context.Context, c *cli, args []string) error {
 	})
 	out := fs.String("out", "-", "write the manifests to this `FILE` (-: standard output)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: leakbench k8s --shards N --scenario FILE --target URL --image IMAGE [flags] | kubectl apply -f -\n\nRenders an Indexed Job of N pods, each playing one shard of the scenario (run --shard\n$(JOB_COMPLETION_INDEX)/N, all from one --start-at), a ConfigMap with the scenario, a claim for the\nresults and a Job that merges them (leakbench merge) into /results/%s on the claim. The merge\nJob fails (exit 99) when a merged threshold fails, or a shard is missing, failed or late.\n\n", k8s.MergedDir)
+		fmt.Fprintf(fs.Output(), "Usage: leakbench k8s --shards N --scenario FILE --target URL --image IMAGE [flags] | kubectl apply -f -\n\nRenders an Indexed Job of N pods, each playing one shard of the scenario (run --shard\n$(JOB_COMPLETION_INDEX)/N, all from one --start-at), a ConfigMap with the scenario (and one with its\ndata files, mounted beside it), a claim for the results and a Job that merges them (leakbench merge)\ninto /results/%s on the claim. The merge Job fails (exit 99) when a merged threshold fails, or a\nshard is missing, failed or late.\n\n", k8s.MergedDir)
 		printFlags(fs.Output(), fs)
 	}
 	if err := cliflag.Parse(fs, args); err != nil {
@@ -54,6 +54,9 @@ func cmdK8s(_ context.Context, c *cli, args []string) error {
 		return err
 	}
 	o.Plan = prof.Plan
+	if o.DataFiles, err = k8s.ReadDataFiles(prof.Plan); err != nil {
+		return err
+	}
 	_, at, err := shardFlags("", *startAt, time.Now())
 	if err != nil {
 		return err

@@ -86,3 +86,58 @@ func TestK8sRefusesSecrets(t *testing.T) {
 		t.Errorf("manifests with --scenario-secret (%v):\n%s", err, raw)
 	}
 }
+
+// TestK8sCarriesDataFiles: leakbench k8s reads the scenario's data file
+// from beside the scenario and renders it into the data ConfigMap,
+// mounted at the path the scenario gives; a data file outside the
+// scenario's folder is a usage error naming it, with no file written.
+func TestK8sCarriesDataFiles(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "scen", "rows"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "scen", "rows", "users.csv"), []byte("email\na@example.com\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const flow = "scenarios:\n  a: {executor: constant-vus, vus: 2, duration: 10s, flow: [ping]}\n"
+	scen := filepath.Join(dir, "scen", "s.yaml")
+	if err := os.WriteFile(scen, []byte("data: rows/users.csv\n"+flow), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "m.yaml")
+	if err := cmdK8s(context.Background(), testCLI(), []string{"--shards", "2", "--scenario", scen, "--target", "http://gw:8080/mcp",
+		"--image", "i", "--out", out}); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "email\na@example.com\n" in base64, and its place in the pods.
+	for _, want := range []string{"name: leakbench-data", "data-0: ZW1haWwKYUBleGFtcGxlLmNvbQo=", "path: rows/users.csv", "projected:"} {
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("manifests lack %q:\n%s", want, raw)
+		}
+	}
+	outside := filepath.Join(dir, "outside.yaml")
+	if err := os.WriteFile(outside, []byte("data: scen/rows/users.csv\n"+flow), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "scen", "up.yaml"), []byte("data: ../scen/rows/users.csv\n"+flow), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	refused := filepath.Join(dir, "refused.yaml")
+	err = cmdK8s(context.Background(), testCLI(), []string{"--shards", "2", "--scenario", filepath.Join(dir, "scen", "up.yaml"),
+		"--target", "http://gw/mcp", "--image", "i", "--out", refused})
+	if !errors.Is(err, cliflag.ErrUsage) || !strings.Contains(err.Error(), "data file ../scen/rows/users.csv") {
+		t.Errorf("a data file outside the scenario's folder: %v, want a usage error naming it", err)
+	}
+	if _, err := os.Stat(refused); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused render wrote %s (%v)", refused, err)
+	}
+	// The same file, inside the folder of a scenario one level up: fine.
+	if err := cmdK8s(context.Background(), testCLI(), []string{"--shards", "2", "--scenario", outside, "--target", "http://gw/mcp",
+		"--image", "i", "--out", filepath.Join(dir, "ok.yaml")}); err != nil {
+		t.Errorf("a data file below the scenario's folder: %v", err)
+	}
+}

@@ -56,11 +56,14 @@ type Options struct {
 	// Shards is N: parallelism = completions = N.
 	Shards int
 	// Scenario is the scenario (or profile) file's content; Plan is it
-	// parsed (nil: Scenario parsed as a plain scenario file). Files it
-	// names (tokensFile, data) are not carried: give tokens with
-	// TokensSecret.
+	// parsed (nil: Scenario parsed as a plain scenario file). A
+	// tokensFile it names is not carried: give tokens with TokensSecret.
 	Scenario []byte
 	Plan     *plan.Plan
+	// DataFiles are the contents of the plan's data files by their paths
+	// as the scenario writes them (ReadDataFiles): they go into a
+	// ConfigMap and appear beside the scenario in the pods (datafiles.go).
+	DataFiles map[string][]byte
 	// Target is the MCP endpoint the shards load.
 	Target string
 	// Image is the leakbench image (leakbench images, pushed).
@@ -155,6 +158,7 @@ func (o *Options) check() (time.Duration, error) {
 		return 0, errors.Join(append(errs, fmt.Errorf("scenario: %w", err))...)
 	}
 	errs = append(errs, o.checkSecrets(p)...) // secrets.go
+	errs = append(errs, o.checkData(p)...)    // datafiles.go
 	// How long the load can last: the latest scenario end plus its
 	// gracefulStop.
 	var length time.Duration
@@ -165,8 +169,9 @@ func (o *Options) check() (time.Duration, error) {
 }
 
 // Render writes the manifests, YAML documents separated by "---": the
-// ConfigMap (unless o.ScenarioSecret), the PersistentVolumeClaim (unless
-// o.PVC), the shards' Indexed Job and the merge Job. It refuses a secret
+// ConfigMap (unless o.ScenarioSecret), the data files' ConfigMap (when the
+// plan has data files), the PersistentVolumeClaim (unless o.PVC), the
+// shards' Indexed Job and the merge Job. It refuses a secret
 // that would be printed into them — the scenario's inline tokens or
 // credential headers, a --target or run argument that carries one — naming
 // the Secret that carries it instead (secrets.go). Each Job has an activeDeadlineSeconds, so that
@@ -183,6 +188,9 @@ func Render(w io.Writer, o Options) error {
 	var docs []any
 	if o.ScenarioSecret == "" {
 		docs = append(docs, o.configMapManifest())
+	}
+	if len(o.DataFiles) > 0 {
+		docs = append(docs, o.dataConfigMapManifest())
 	}
 	if o.PVC == "" {
 		docs = append(docs, o.claimManifest())
@@ -253,6 +261,7 @@ type object struct {
 	Kind       string `json:"kind"`
 	Metadata   meta   `json:"metadata"`
 	Data       any    `json:"data,omitempty"`
+	BinaryData any    `json:"binaryData,omitempty"`
 	Spec       any    `json:"spec,omitempty"`
 }
 
@@ -320,11 +329,7 @@ func (o Options) pod(component string, args []string, env []any, withScenario bo
 		map[string]any{"name": "tmp", "emptyDir": map[string]any{}}}
 	if withScenario {
 		mounts = append(mounts, map[string]any{"name": "scenario", "mountPath": ScenarioDir, "readOnly": true})
-		if o.ScenarioSecret != "" {
-			vols = append(vols, map[string]any{"name": "scenario", "secret": map[string]any{"secretName": o.ScenarioSecret}})
-		} else {
-			vols = append(vols, map[string]any{"name": "scenario", "configMap": map[string]any{"name": o.configMap()}})
-		}
+		vols = append(vols, o.scenarioVolume())
 		if o.TokensSecret != "" {
 			mounts = append(mounts, map[string]any{"name": "tokens", "mountPath": TokensDir, "readOnly": true})
 			vols = append(vols, map[string]any{"name": "tokens", "secret": map[string]any{"secretName": o.TokensSecret}})
