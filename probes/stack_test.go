@@ -250,10 +250,14 @@ func testAccuracy(t *testing.T, ctx context.Context, env *fixtures.Env, observer
 		t.Fatalf("IdleInTxTimeout %s, interval %s, database %q; want %s, %s (the default), %q",
 			got, p.Config().Interval, p.Config().Database, stackTimeout, interval, env.Database)
 	}
-	short := openIdleSession(t, ctx, env, observer)
-	long := openIdleSession(t, ctx, env, observer)
+	// The shortest opens last, so that its 300 ms overlap the other three
+	// whole (the samples must see four idle in transaction at once): opened
+	// first, on a loaded machine the opening of the other three took most
+	// of its span, and no sample saw the four.
 	longer := openIdleSession(t, ctx, env, observer)
 	leaked := openIdleSession(t, ctx, env, observer)
+	long := openIdleSession(t, ctx, env, observer)
+	short := openIdleSession(t, ctx, env, observer)
 	shortHeld := commitAfter(t, ctx, observer, short, 300*time.Millisecond)
 	longHeld := commitAfter(t, ctx, observer, long, 1500*time.Millisecond)
 	// While two are stuck, the probe's own metrics say so. The probe sees

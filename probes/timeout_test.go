@@ -73,7 +73,12 @@ func TestTimeoutHolds(t *testing.T) {
 				if _, err := p.Stop(); err != nil {
 					t.Fatalf("Stop: %v", err)
 				}
-				dir, exact, slack := withLog, true, 100*time.Millisecond
+				// The logged kill is when PostgreSQL's timer fired and the
+				// backend wrote its FATAL: after the timeout by the
+				// server's own timer latency, which reached 148 ms while
+				// the race detector's tests loaded both cores. That
+				// latency is the server's, not the probe's error.
+				dir, exact, slack := withLog, true, 250*time.Millisecond
 				if i == 1 {
 					dir, exact, slack = without, false, DefaultInterval+500*time.Millisecond
 				}

@@ -17,6 +17,9 @@
 #   INPUT_TOKENS_FILE   bearer tokens, one a line (default: the scenario's)
 #   INPUT_BASELINE      a stored run directory (the default branch's, restored
 #                       from an artifact or the cache) to judge the run against
+#   INPUT_REGRESSION_RULES
+#                       noise rules of the regression verdict, FIGURE=RATIO:FLOOR
+#                       each, split on white space (compare --regression-rule)
 #   INPUT_NAME          the name of this run (heading, artifact)
 #   INPUT_OUT           where everything goes (default leakbench-out)
 #   INPUT_FAIL_ON       verdict (default), regression or exit-code, see below
@@ -206,6 +209,12 @@ if [[ -n $baseline && ($rc -eq 0 || $rc -eq 99) ]]; then
 		compare_dir=$out/compare
 		compare_rc=0
 		cargs=(compare --mode regression "$base" "$run_dir" --out "$compare_dir")
+		if [[ -n ${INPUT_REGRESSION_RULES:-} ]]; then
+			read -r -d '' -a rules <<<"$INPUT_REGRESSION_RULES" || true
+			for r in "${rules[@]}"; do
+				cargs+=(--regression-rule "$r")
+			done
+		fi
 		echo "leakbench ${cargs[*]}"
 		env -u GITHUB_STEP_SUMMARY "$bin" "${cargs[@]}" 2>&1 | tee -a "$log" || compare_rc=$?
 		if [[ -s $compare_dir/report.md ]]; then
