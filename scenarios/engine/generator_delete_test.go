@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/internal/testing/mcptest"
 	"github.com/leakbench/leakbench/scenarios/plan"
 )
@@ -19,10 +18,13 @@ import (
 // The DELETE is the request the think's due time is met by; a target that
 // is slow to answer it delays the initialize after it, and that wait is
 // the target's, not the generator's. Here every DELETE waits 300 ms at a
-// proxy in front of the server: the self-check must still say kept up,
-// with a lateness p99 far below 300 ms. Taking the lateness at the
-// initialize instead, as leakbench once did, puts every one of those
-// samples at 300 ms or more and fails it.
+// proxy in front of the server: the lateness must stay below 300 ms, its
+// median far below. Taking the lateness at the initialize instead, as
+// leakbench once did, puts every one of those samples at 300 ms or more
+// and fails both. (The verdict is not asserted: on a quiet machine it is
+// kept_up, but its 50 ms limit is the machine's too — under the race
+// detector beside make test one stall made the p99 of these 40 samples
+// 119 ms, the self-check rightly saying so.)
 func TestLatenessLeavesOutTheTargetsDelete(t *testing.T) {
 	checkLeaks(t)
 	const deleteDelay = 300 * time.Millisecond
@@ -59,8 +61,9 @@ func TestLatenessLeavesOutTheTargetsDelete(t *testing.T) {
 	if g == nil {
 		t.Fatal("no generator record")
 	}
-	if g.Verdict != rundir.GeneratorKeptUp || g.Lateness.P99Ms >= float64(deleteDelay/time.Millisecond)/2 {
-		t.Errorf("verdict %s %q, lateness %+v after %d slow DELETEs; want kept_up with a p99 well under the DELETE's %v",
-			g.Verdict, g.Reasons, g.Lateness, res.EndedSessions, deleteDelay)
+	delay := float64(deleteDelay / time.Millisecond)
+	if g.Lateness.Count < 8 || g.Lateness.P50Ms >= delay/4 || g.Lateness.P99Ms >= delay {
+		t.Errorf("lateness %+v (verdict %s %q) after %d slow DELETEs; want a median under %v and every sample under the DELETE's %v",
+			g.Lateness, g.Verdict, g.Reasons, res.EndedSessions, deleteDelay/4, deleteDelay)
 	}
 }
