@@ -82,11 +82,17 @@ func observe(c *Counts, t *plan.CompiledThreshold, elapsed time.Duration) (float
 	series := c.State.Series
 	switch t.Name {
 	case threshold.MetricReqDuration, threshold.MetricIterationDuration:
+		// mcp_req_duration is of MCP requests only, as the report's
+		// latency is: an http step's series (http_req_duration's) was once
+		// taken in too.
 		h := hdrlog.New()
 		for i := range series {
 			s := &series[i]
-			isIter := s.Method == MethodIteration
-			if f.match(s) && isIter == (t.Name == threshold.MetricIterationDuration) {
+			of := isRequest(s)
+			if t.Name == threshold.MetricIterationDuration {
+				of = s.Method == MethodIteration
+			}
+			if of && f.match(s) {
 				h.Merge(c.Hists[i])
 			}
 		}
