@@ -40,9 +40,7 @@ func (e *Env) bad(env, v string, err error) {
 // String defines a string flag whose default is env's value when it is
 // set. The default shows redacted in help.
 func (e *Env) String(name, env, def, usage string) *string {
-	if v, ok := e.lookup(env, &usage); ok {
-		def = v
-	}
+	def = fromEnv(e, env, &usage, def, func(s string) (string, error) { return s, nil })
 	v := e.fs.String(name, def, usage)
 	// --help prints defaults: one taken from the environment may carry a
 	// credential (a URL's userinfo), so it is shown redacted.
@@ -50,84 +48,58 @@ func (e *Env) String(name, env, def, usage string) *string {
 	return v
 }
 
+// fromEnv is def, or env's value parsed when it is set (and a recorded
+// error, def kept, when it does not parse): the one parser every typed
+// flag below shares.
+func fromEnv[T any](e *Env, env string, usage *string, def T, parse func(string) (T, error)) T {
+	v, ok := e.lookup(env, usage)
+	if !ok {
+		return def
+	}
+	x, err := parse(v)
+	if err != nil {
+		e.bad(env, v, err)
+		return def
+	}
+	return x
+}
+
 // Int defines an int flag whose default is env's value when it is set.
 func (e *Env) Int(name, env string, def int, usage string) *int {
-	if v, ok := e.lookup(env, &usage); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			e.bad(env, v, err)
-		} else {
-			def = n
-		}
-	}
+	def = fromEnv(e, env, &usage, def, strconv.Atoi)
 	return e.fs.Int(name, def, usage)
 }
 
 // Int64 defines an int64 flag whose default is env's value when it is set.
 func (e *Env) Int64(name, env string, def int64, usage string) *int64 {
-	if v, ok := e.lookup(env, &usage); ok {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			e.bad(env, v, err)
-		} else {
-			def = n
-		}
-	}
+	def = fromEnv(e, env, &usage, def, func(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) })
 	return e.fs.Int64(name, def, usage)
 }
 
 // Uint64 defines a uint64 flag whose default is env's value when it is
 // set.
 func (e *Env) Uint64(name, env string, def uint64, usage string) *uint64 {
-	if v, ok := e.lookup(env, &usage); ok {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			e.bad(env, v, err)
-		} else {
-			def = n
-		}
-	}
+	def = fromEnv(e, env, &usage, def, func(s string) (uint64, error) { return strconv.ParseUint(s, 10, 64) })
 	return e.fs.Uint64(name, def, usage)
 }
 
 // Float64 defines a float64 flag whose default is env's value when it is
 // set.
 func (e *Env) Float64(name, env string, def float64, usage string) *float64 {
-	if v, ok := e.lookup(env, &usage); ok {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			e.bad(env, v, err)
-		} else {
-			def = f
-		}
-	}
+	def = fromEnv(e, env, &usage, def, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) })
 	return e.fs.Float64(name, def, usage)
 }
 
 // Duration defines a duration flag whose default is env's value when it
 // is set.
 func (e *Env) Duration(name, env string, def time.Duration, usage string) *time.Duration {
-	if v, ok := e.lookup(env, &usage); ok {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			e.bad(env, v, err)
-		} else {
-			def = d
-		}
-	}
+	def = fromEnv(e, env, &usage, def, time.ParseDuration)
 	return e.fs.Duration(name, def, usage)
 }
 
 // Bool defines a bool flag whose default is env's value when it is set.
 func (e *Env) Bool(name, env string, def bool, usage string) *bool {
-	if v, ok := e.lookup(env, &usage); ok {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			e.bad(env, v, err)
-		} else {
-			def = b
-		}
-	}
+	def = fromEnv(e, env, &usage, def, strconv.ParseBool)
 	return e.fs.Bool(name, def, usage)
 }
 
