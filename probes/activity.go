@@ -1,6 +1,10 @@
 package probes
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/leakbench/leakbench/internal/lib/pgappname"
+)
 
 // activitySQL reads, in one statement and so from one snapshot of the
 // server's backend status table (taken once per transaction), the
@@ -34,6 +38,7 @@ const activitySQL = `WITH a AS MATERIALIZED (
     FROM pg_stat_get_activity(NULL) AS a
     WHERE a.datid = (SELECT oid FROM pg_database WHERE datname = $1)
       AND a.backend_type = 'client backend' AND a.pid <> pg_backend_pid()
+      AND a.application_name IS DISTINCT FROM '` + pgappname.Preflight + `'
 )
 SELECT s.*, d.xact_commit, d.xact_rollback, {{dbcols}},
   (SELECT coalesce(json_agg(json_build_array(g.app, g.byaddr, g.active, g.idle, g.iit, g.iita, g.other,

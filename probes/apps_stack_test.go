@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/leakbench/leakbench/internal/lib/pgappname"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 	"github.com/leakbench/leakbench/scenarios/stack"
 )
@@ -14,7 +15,8 @@ import (
 // TestBackendsByApplication: each sample groups the database's client
 // backends by application_name, and those that set none by their client
 // address, with their states and the latest state change — the service's
-// pool as the database sees it. The probe's own session is not counted.
+// pool as the database sees it. The probe's own session is not counted,
+// nor one of leakbench's checks before a run (pgappname.Preflight).
 func TestBackendsByApplication(t *testing.T) {
 	// Parallel: it waits for the probe to see backends; its one clock check allows seconds.
 	t.Parallel()
@@ -44,6 +46,8 @@ func TestBackendsByApplication(t *testing.T) {
 		}
 	}
 	open("")
+	// leakbench's own check before a run, not yet gone: not a client.
+	open(pgappname.Preflight)
 	changed := time.Now()
 	p, err := Start(ctx, Config{DSN: env.ProbeDSN, Interval: 50 * time.Millisecond})
 	if err != nil {
@@ -103,6 +107,12 @@ func TestBackendsByApplication(t *testing.T) {
 	}
 	if _, ok := byName[probeApplicationName]; ok {
 		t.Errorf("the probe counted its own session: %+v", s.Apps)
+	}
+	if _, ok := byName[pgappname.Preflight]; ok {
+		t.Errorf("the probe counted leakbench's preflight session: %+v", s.Apps)
+	}
+	if n := s.States.Idle + s.States.IdleInTx + s.States.Active + s.States.Other; n != 4 {
+		t.Errorf("states %+v: %d client backends, want the 4 of svc and the unnamed client", s.States, n)
 	}
 }
 

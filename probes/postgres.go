@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/leakbench/leakbench/internal/lib/pgappname"
 	"github.com/leakbench/leakbench/internal/lib/rundir"
 )
 
@@ -47,7 +48,8 @@ var probeParams = map[string]string{
 	"application_name": probeApplicationName,
 }
 
-const probeApplicationName = "leakbench-probe"
+// probeApplicationName names the probe's session (package pgappname).
+const probeApplicationName = pgappname.Probe
 
 // statementTimeout matches probeParams; a read's context allows a little
 // more so that the server's timeout, which keeps the connection, fires
