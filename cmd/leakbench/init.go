@@ -9,11 +9,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leakbench/leakbench/internal/app/ownservice"
 	"github.com/leakbench/leakbench/internal/app/runner"
 	"github.com/leakbench/leakbench/internal/lib/cliflag"
 	"github.com/leakbench/leakbench/internal/lib/redact"
 	"github.com/leakbench/leakbench/scenarios/mcp/bearer"
+	"github.com/leakbench/leakbench/scenarios/scenariofile"
 	"github.com/leakbench/leakbench/scenarios/starter"
 )
 
@@ -83,7 +83,7 @@ func runInit(ctx context.Context, c *cli, args []string) error {
 		if topts.OAuth != nil {
 			return fmt.Errorf("%w: give --tokens-file or --oauth-token-url, not both", cliflag.ErrUsage)
 		}
-		toks, err := ownservice.ReadTokens(*tokensFile)
+		toks, err := scenariofile.ReadTokens(*tokensFile)
 		if err != nil {
 			return fmt.Errorf("%w: %w", cliflag.ErrUsage, err)
 		}

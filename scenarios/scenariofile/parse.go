@@ -83,7 +83,7 @@ func LoadWith(path string, o Options, sections ...Section) (*plan.Plan, error) {
 		if !filepath.IsAbs(tf) {
 			tf = filepath.Join(filepath.Dir(path), tf)
 		}
-		toks, err := readTokens(tf)
+		toks, err := ReadTokens(tf)
 		if err != nil {
 			pe := &plan.Problems{File: path}
 			pe.Add(d.lines["tokensFile"], "tokensFile", "%v", err)

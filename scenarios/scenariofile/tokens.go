@@ -29,12 +29,14 @@ func readBounded(path string, limit int64) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// readTokens reads bearer tokens, one a line; blank lines and lines
-// starting with # are skipped. Errors never quote a token.
-func readTokens(path string) ([]string, error) {
+// ReadTokens reads bearer tokens, one a line; blank lines and lines
+// starting with # are skipped. It is the one reader of a tokens file: a
+// scenario's tokensFile and the --tokens-file flag. Errors never quote a
+// token.
+func ReadTokens(path string) ([]string, error) {
 	data, err := readBounded(path, maxTokensBytes)
 	if err != nil {
-		return nil, fmt.Errorf("read tokens: %w", err)
+		return nil, fmt.Errorf("read the tokens file: %w", err)
 	}
 	var toks []string
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -50,10 +52,10 @@ func readTokens(path string) ([]string, error) {
 		toks = append(toks, t)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read tokens: %w", err)
+		return nil, fmt.Errorf("read the tokens file: %w", err)
 	}
 	if len(toks) == 0 {
-		return nil, fmt.Errorf("%s holds no token", path)
+		return nil, fmt.Errorf("tokens file %s holds no token", path)
 	}
 	return toks, nil
 }

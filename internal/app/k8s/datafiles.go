@@ -85,8 +85,8 @@ func (o Options) checkData(p *plan.Plan) []error {
 // dataConfigMap is the data files' ConfigMap's name.
 func (o Options) dataConfigMap() string { return o.Name + "-data" }
 
-// dataKeys are the data files' paths, sorted, and the ConfigMap's key of
-// each (key i is "data-i": a ConfigMap's keys allow no '/').
+// dataKeys are the data files' paths, sorted: the i-th is stored under
+// the ConfigMap key dataKey(i) (a ConfigMap's keys allow no '/').
 func (o Options) dataKeys() []string {
 	names := make([]string, 0, len(o.DataFiles))
 	for name := range o.DataFiles {

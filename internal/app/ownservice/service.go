@@ -3,12 +3,11 @@ package ownservice
 import (
 	"fmt"
 	"net/url"
-	"os"
-	"strings"
 
 	"github.com/leakbench/leakbench/fixtures"
 	"github.com/leakbench/leakbench/internal/app/runner"
 	"github.com/leakbench/leakbench/internal/lib/cliflag"
+	"github.com/leakbench/leakbench/scenarios/scenariofile"
 )
 
 // Service is one service's endpoints as the command line gives them: its
@@ -85,7 +84,7 @@ func (s *Service) External(conn runner.TargetOptions) (fixtures.External, error)
 		return ext, fmt.Errorf("%w: --%spgbouncer-admin-dsn and --%smetrics-url join the probes, which need a probe DSN (%s)", cliflag.ErrUsage, s.Prefix, s.Prefix, s.ProbeDSN.Sources())
 	}
 	if s.TokensFile != "" {
-		if ext.Tokens, err = ReadTokens(s.TokensFile); err != nil {
+		if ext.Tokens, err = scenariofile.ReadTokens(s.TokensFile); err != nil {
 			return ext, fmt.Errorf("%w: --%stokens-file: %w", cliflag.ErrUsage, s.Prefix, err)
 		}
 	}
@@ -95,27 +94,6 @@ func (s *Service) External(conn runner.TargetOptions) (fixtures.External, error)
 // RunName is what a run against the service is called: --name, else the
 // target's host and port (externalName).
 func (s *Service) RunName() string { return externalName(s.Name, s.Target) }
-
-// ReadTokens reads bearer tokens, one a line; blank lines and # comments
-// are skipped.
-func ReadTokens(path string) ([]string, error) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read tokens file: %w", err)
-	}
-	var toks []string
-	for _, line := range strings.Split(string(raw), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		toks = append(toks, line)
-	}
-	if len(toks) == 0 {
-		return nil, fmt.Errorf("tokens file %s holds no token", path)
-	}
-	return toks, nil
-}
 
 // externalName is what a run against the user's own service is called:
 // name, else the target's host and port (never its credentials, path or
